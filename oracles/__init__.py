@@ -1,0 +1,8 @@
+"""Independent reference schedulers: plain lists, sorted or scanned, no heap.
+
+They never import simclock's implementation (an import-linter contract checks
+this); they exist so property tests can compare simclock to something written
+separately from the SPEC.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,56 @@
+"""simclock: a deterministic integer-nanosecond clock for robotics simulation.
+
+The public API is re-exported here; modules starting with ``_`` are private.
+The contract is ``SPEC.md``; clause ids (``C-TIE-1``, ...) are cited in the
+docstrings of the code that implements them.
+"""
+
+from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
+from simclock._errors import (
+    SimclockError,
+    SimclockRuntimeError,
+    SimclockTypeError,
+    SimclockValueError,
+)
+from simclock._heapclock import HeapSimClock, callback_name
+from simclock._protocols import (
+    Callback,
+    Handle,
+    PeriodicStats,
+    RandomSource,
+    SimClock,
+    SystemClock,
+)
+from simclock._random import SeededRandomSource
+from simclock._timeint import check_time_ns, seconds_to_ns
+
+CONTRACT_VERSION = "1.0"
+"""Version of SPEC.md this implementation follows; stored in recordings (C-MCAP-2)."""
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "EVENTS_TOPIC",
+    "Bus",
+    "Callback",
+    "Event",
+    "EventKind",
+    "Handle",
+    "HeapSimClock",
+    "Message",
+    "PeriodicStats",
+    "RandomSource",
+    "SeededRandomSource",
+    "SimClock",
+    "SimclockError",
+    "SimclockRuntimeError",
+    "SimclockTypeError",
+    "SimclockValueError",
+    "Subscriber",
+    "SystemClock",
+    "__version__",
+    "callback_name",
+    "check_time_ns",
+    "seconds_to_ns",
+]

@@ -1,0 +1,255 @@
+"""The message bus and its events (SPEC §3, C-BUS-1..4).
+
+Every ``publish`` takes the next value of one global sequence, whatever the
+topic (C-BUS-1); ``(stamp_ns, sequence)`` is the total order and every
+subscriber sees messages in that order (C-BUS-2).
+
+A bus bound to a :class:`~simclock.SimClock` refuses stamps in the past,
+delivers a message stamped ``now`` at once, and holds a future-stamped message
+until the clock reaches its stamp (C-BUS-3): it asks the clock to
+``schedule`` a delivery at that stamp, so delivery is an ordinary clock entry,
+runs with ``now_ns() == stamp`` and keeps the clock's ``(at_ns, seq)`` order.
+An unbound bus delivers at once and refuses a stamp lower than the last one.
+
+A subscriber that raises ``Exception`` is reported as an
+``Event(kind=SUBSCRIBER_FAILED)`` on :data:`EVENTS_TOPIC` and delivery to the
+others goes on (C-BUS-4). A failure while delivering such a failure report is
+only counted (``dropped_failures``), so a broken events subscriber cannot loop.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import itertools
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._protocols import Handle, SimClock
+from simclock._timeint import check_time_ns
+
+__all__ = ["EVENTS_TOPIC", "Bus", "Event", "EventKind", "Message", "Subscriber"]
+
+EVENTS_TOPIC = "/simclock/events"
+_TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
+
+
+class EventKind(enum.StrEnum):
+    """Kinds of :class:`Event` the library publishes."""
+
+    SCHEDULER_CALLBACK_FAILED = "SCHEDULER_CALLBACK_FAILED"
+    SUBSCRIBER_FAILED = "SUBSCRIBER_FAILED"
+    PERIODIC_DEADLINE_MISSED = "PERIODIC_DEADLINE_MISSED"
+    PACING_LAG = "PACING_LAG"
+    EPISODE_RESET = "EPISODE_RESET"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something the library reports about itself, published on :data:`EVENTS_TOPIC`.
+
+    ``details`` holds JSON-friendly values; for a failed callback they are
+    ``callback`` (qualified name), ``error_type`` and ``error_message`` (C-ERR-1).
+    """
+
+    kind: EventKind
+    at_ns: int
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
+        return {"kind": str(self.kind), "at_ns": self.at_ns, "details": dict(self.details)}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One published message; ``(stamp_ns, sequence)`` is its place in the total order."""
+
+    topic: str
+    stamp_ns: int
+    sequence: int
+    payload: Any
+
+
+Subscriber = Callable[[Message], object]
+
+
+def _check_topic(topic: object) -> str:
+    if not isinstance(topic, str):
+        raise SimclockTypeError(f"topic must be a str, got {type(topic).__name__} {topic!r}")
+    if not _TOPIC.fullmatch(topic):
+        raise SimclockValueError(
+            f"topic must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+        )
+    return topic
+
+
+class Bus:
+    """Publish/subscribe in the total order ``(stamp_ns, sequence)`` (SPEC §3).
+
+    Thread-safe: the global sequence and the pending queue are guarded by one
+    re-entrant lock, so sequences are unique and gap-free across threads.
+    Complexity: publish and delivery are O(log n) in pending messages plus
+    O(subscribers of the topic).
+    """
+
+    def __init__(self, clock: SimClock | None = None) -> None:
+        self._lock = threading.RLock()
+        self._seq = itertools.count()
+        self._next_sequence = 0
+        # Invariant: every element is (stamp_ns, sequence, message) with
+        # stamp_ns >= the bound clock's now at the time it was pushed.
+        self._pending: list[tuple[int, int, Message]] = []
+        self._subs: dict[str | None, list[Subscriber]] = {}
+        self._delivering = False
+        self._last_stamp = 0
+        self._clock: SimClock | None = None
+        self.dropped_failures = 0
+        if clock is not None:
+            self.bind(clock)
+
+    @property
+    def clock(self) -> SimClock | None:
+        """The clock this bus takes ``now`` from, or ``None`` when unbound."""
+        return self._clock
+
+    @property
+    def next_sequence(self) -> int:
+        """The sequence the next ``publish`` will take."""
+        return self._next_sequence
+
+    def bind(self, clock: SimClock) -> None:
+        """Take time from ``clock``; binding twice to different clocks is refused."""
+        if self._clock is not None and self._clock is not clock:
+            raise SimclockRuntimeError(
+                "bus is already bound to another clock; create one Bus per clock"
+            )
+        self._clock = clock
+
+    def subscribe(self, topic: str | None, callback: Subscriber) -> Handle:
+        """Call ``callback(message)`` for every message on ``topic`` (``None``: all topics).
+
+        Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
+        """
+        if topic is not None:
+            _check_topic(topic)
+        if not callable(callback):
+            raise SimclockTypeError(f"callback must be callable, got {callback!r}")
+        with self._lock:
+            self._subs.setdefault(topic, []).append(callback)
+
+        def cancel() -> None:
+            with self._lock:
+                subs = self._subs.get(topic, [])
+                for i, sub in enumerate(subs):
+                    if sub is callback:
+                        # Copy-on-write: a delivery in progress iterates the old list.
+                        self._subs[topic] = subs[:i] + subs[i + 1 :]
+                        return
+
+        return Handle(cancel=cancel)
+
+    def publish(self, topic: str, payload: Any, *, stamp_ns: int | None = None) -> Message:
+        """Publish ``payload`` on ``topic``; return the :class:`Message` with its sequence.
+
+        ``stamp_ns`` defaults to the bound clock's ``now``. Bound: a stamp before
+        ``now`` is a ``ValueError``; a future stamp is delivered when the clock
+        reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
+        lower than the last stamp published.
+        """
+        _check_topic(topic)
+        clock = self._clock
+        with self._lock:
+            if stamp_ns is None:
+                if clock is None:
+                    raise SimclockValueError(
+                        "stamp_ns is required on a bus with no clock; pass stamp_ns=... "
+                        "or bind the bus to a clock"
+                    )
+                stamp = clock.now_ns()
+            else:
+                stamp = check_time_ns(stamp_ns, "stamp_ns")
+                floor = clock.now_ns() if clock is not None else self._last_stamp
+                if stamp < floor:
+                    raise SimclockValueError(
+                        f"stamp_ns={stamp} is in the past (now is {floor} ns); "
+                        "stamp messages at or after now"
+                    )
+            seq = next(self._seq)
+            self._next_sequence = seq + 1
+            message = Message(topic, stamp, seq, payload)
+            heapq.heappush(self._pending, (stamp, seq, message))
+            self._last_stamp = max(self._last_stamp, stamp)
+            due = clock is None or stamp <= clock.now_ns()
+        if due:
+            self.flush()
+        elif clock is not None:
+            clock.schedule(stamp, self.flush)
+        return message
+
+    def flush(self) -> None:
+        """Deliver every pending message whose stamp is due, in total order.
+
+        Re-entrant: a subscriber that publishes adds to the queue, and the
+        outermost ``flush`` delivers it in order.
+        """
+        with self._lock:
+            if self._delivering:
+                return
+            self._delivering = True
+        try:
+            while True:
+                with self._lock:
+                    pending = self._pending
+                    if not pending:
+                        return
+                    if self._clock is not None and pending[0][0] > self._clock.now_ns():
+                        return
+                    message = heapq.heappop(pending)[2]
+                self._deliver(message)
+        finally:
+            with self._lock:
+                self._delivering = False
+
+    def deliver(self, message: Message) -> None:
+        """Hand an already-sequenced ``message`` to subscribers (used by replay).
+
+        The caller is responsible for the total order; the bus's own sequence
+        is not consumed.
+        """
+        self._deliver(message)
+
+    def _deliver(self, message: Message) -> None:
+        subs = self._subs
+        for sub in (*subs.get(message.topic, ()), *subs.get(None, ())):
+            try:
+                sub(message)
+            except Exception as exc:  # C-BUS-4: one subscriber never stops the others
+                self._report_subscriber_failure(message, sub, exc)
+
+    def _report_subscriber_failure(self, message: Message, sub: Subscriber, exc: Exception) -> None:
+        payload = message.payload
+        if (
+            message.topic == EVENTS_TOPIC
+            and isinstance(payload, Event)
+            and payload.kind is EventKind.SUBSCRIBER_FAILED
+        ):
+            self.dropped_failures += 1
+            return
+        event = Event(
+            EventKind.SUBSCRIBER_FAILED,
+            message.stamp_ns,
+            {
+                "subscriber": getattr(sub, "__qualname__", repr(sub)),
+                "topic": message.topic,
+                "sequence": message.sequence,
+                "error_type": type(exc).__qualname__,
+                "error_message": str(exc),
+            },
+        )
+        # Bound: now (== the message's stamp); unbound: never below the last stamp.
+        self.publish(EVENTS_TOPIC, event, stamp_ns=None if self._clock else self._last_stamp)

@@ -1,0 +1,45 @@
+"""The ``simclock`` console script.
+
+Each sub-command lives in its own private module exposing
+``register(subparsers) -> None``; the module adds its parser and sets
+``func=handler`` where ``handler(args) -> int`` returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+# Modules that contribute sub-commands, in the order their help is listed.
+_COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every registered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="simclock", description="Deterministic simulation clock tools."
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (2 on usage errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    result: int = func(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,366 @@
+"""The reference deterministic clock: a binary heap of ``(at_ns, seq, entry)``.
+
+Semantics cite SPEC §1. The heap holds plain tuples whose ``seq`` comes from a
+per-clock counter, so comparison never reaches an entry or a callback
+(C-TIE-1). Cancellation is lazy (C-CAN-4): a cancelled entry stays as a
+tombstone until it reaches the root or until tombstones outnumber live entries
+by more than ``2*live + compact_threshold``, when the heap is rebuilt in place.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from fractions import Fraction
+from functools import partial
+
+from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._protocols import Callback, Handle, PeriodicStats
+from simclock._random import SeededRandomSource
+from simclock._timeint import check_positive_ns, check_time_ns
+
+__all__ = ["HeapSimClock", "callback_name", "check_rate_hz", "rate_offset_ns"]
+
+_PENDING = 0  # in the heap, will fire
+_RUNNING = 1  # popped, its callback is running
+_DONE = 2  # fired (one-shot), or cancelled
+_CANCELLED_RUNNING = 3  # cancelled while its own callback runs: never re-pushed
+
+_ONESHOT = 0
+_PERIODIC = 1
+_RATE = 2
+
+_NS_PER_S = 1_000_000_000
+
+
+def callback_name(cb: object) -> str:
+    """A deterministic name for ``cb``: its ``__qualname__``, never a repr with an address."""
+    if isinstance(cb, partial):
+        return f"partial({callback_name(cb.func)})"
+    name = getattr(cb, "__qualname__", None)
+    if isinstance(name, str):
+        return name
+    return type(cb).__qualname__
+
+
+def check_rate_hz(rate_hz: object) -> Fraction:
+    """Validate a rate in Hz given as ``int`` or ``Fraction`` (C-X-RATE).
+
+    ``bool`` and ``float`` are ``TypeError`` (a float rate is not exact);
+    rates <= 0 or above 1 GHz (a period under 1 ns) are ``ValueError``.
+    """
+    if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
+        raise SimclockTypeError(
+            f"rate_hz must be an int or fractions.Fraction of Hz, got "
+            f"{type(rate_hz).__name__} {rate_hz!r}; write Fraction(30000, 1001) for 29.97 Hz"
+        )
+    rate = Fraction(rate_hz)
+    if rate <= 0:
+        raise SimclockValueError(f"rate_hz must be > 0, got {rate_hz!r}")
+    if rate > _NS_PER_S:
+        raise SimclockValueError(
+            f"rate_hz must be <= 1e9 (one firing per ns at most), got {rate_hz!r}"
+        )
+    return rate
+
+
+def rate_offset_ns(k: int, rate: Fraction) -> int:
+    """``ceil(k * 10**9 / rate)`` in exact integers: offset of firing ``k`` (C-X-RATE)."""
+    return -((-k * _NS_PER_S * rate.denominator) // rate.numerator)
+
+
+def _first_rate_index(elapsed: int, rate: Fraction) -> int:
+    """Smallest ``k >= 0`` with ``rate_offset_ns(k, rate) >= elapsed``."""
+    if elapsed <= 0:
+        return 0
+    k = (elapsed * rate.numerator) // (_NS_PER_S * rate.denominator)
+    while rate_offset_ns(k, rate) < elapsed:
+        k += 1
+    while k > 0 and rate_offset_ns(k - 1, rate) >= elapsed:
+        k -= 1
+    return k
+
+
+class _Entry:
+    """One schedule. A periodic or rate schedule is one entry re-pushed after each firing."""
+
+    __slots__ = ("cb", "failed", "fired", "k", "kind", "period", "phase", "rate", "state")
+
+    def __init__(
+        self,
+        cb: Callback,
+        kind: int,
+        phase: int = 0,
+        period: int = 0,
+        rate: Fraction | None = None,
+        k: int = 0,
+    ) -> None:
+        self.cb = cb
+        self.kind = kind
+        self.phase = phase
+        self.period = period
+        self.rate = rate
+        self.k = k
+        self.state = _PENDING
+        self.fired = 0
+        self.failed = 0
+
+    def at_k(self) -> int:
+        """Nominal time of firing ``k``, in exact integers (C-PER-1, C-PER-3, C-X-RATE)."""
+        if self.kind == _PERIODIC:
+            return self.phase + self.k * self.period
+        assert self.rate is not None
+        return self.phase + rate_offset_ns(self.k, self.rate)
+
+
+class HeapSimClock:
+    """Deterministic event clock in integer nanoseconds (SPEC §1).
+
+    ``HeapSimClock(seed, *, start_ns=0, step_ns=1, bus=None, compact_threshold=64)``.
+
+    Order: entries fire by ``(at_ns, seq)``; ``seq`` is taken when an entry is
+    pushed, so equal times fire in push order (C-TIE-1) and a periodic entry,
+    re-pushed after its callback with a fresh ``seq`` (C-PER-2), fires after
+    entries already waiting at its next time.
+
+    Errors: wrong types are ``TypeError``, bad values ``ValueError``, ``advance``
+    from inside a callback ``RuntimeError``; every refused call leaves the clock
+    unchanged. A callback raising ``Exception`` is reported on the bus as
+    ``Event(SCHEDULER_CALLBACK_FAILED)`` (C-ERR-1); other ``BaseException``\\ s
+    propagate with ``now`` at the failing entry (C-ERR-2).
+
+    Complexity: ``schedule*`` and each firing O(log n); ``cancel`` O(1)
+    amortised (compaction is O(n) and happens at most once per n cancels).
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        *,
+        start_ns: int = 0,
+        step_ns: int = 1,
+        bus: Bus | None = None,
+        compact_threshold: int = 64,
+    ) -> None:
+        self._random = SeededRandomSource(seed)
+        self._now = check_time_ns(start_ns, "start_ns")
+        self._step = check_positive_ns(step_ns, "step_ns")
+        if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
+            raise SimclockTypeError(f"compact_threshold must be an int, got {compact_threshold!r}")
+        if compact_threshold < 0:
+            raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
+        if bus is not None and not isinstance(bus, Bus):
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+        self._threshold = compact_threshold
+        # Invariant: _heap is a binary heap of (at_ns, seq, entry); seqs are unique.
+        # Invariant: _dead == number of heap items whose entry is not _PENDING.
+        # Invariant: len(_heap) <= 2 * (len(_heap) - _dead) + _threshold after every call.
+        self._heap: list[tuple[int, int, _Entry]] = []
+        self._dead = 0
+        self._seq = itertools.count()
+        self._running = False
+        self.bus = bus if bus is not None else Bus()
+        self.bus.bind(self)
+
+    # -- reading ----------------------------------------------------------
+
+    def now_ns(self) -> int:
+        """Current simulation time in ns (C-TIME-1, C-TIME-2)."""
+        return self._now
+
+    def step_ns(self) -> int:
+        """The nominal step given at construction, 1 ns by default (C-STEP-1).
+
+        An event clock does not quantise: entries fire at their exact ``at_ns``.
+        ``step_ns`` only tells drivers (``run_paced``, a demo loop) how far to
+        advance per step.
+        """
+        return self._step
+
+    def random_source(self) -> SeededRandomSource:
+        """The root random stream, label ``/`` (C-RNG-1); the same object every call."""
+        return self._random
+
+    def next_event_ns(self) -> int | None:
+        """Time of the earliest live entry, or ``None`` (C-X-PEEK). Amortised O(log n)."""
+        heap = self._heap
+        while heap and heap[0][2].state != _PENDING:
+            heapq.heappop(heap)
+            self._dead -= 1
+        return heap[0][0] if heap else None
+
+    def pending_count(self) -> int:
+        """Live entries in the heap (a running periodic is not counted until re-pushed)."""
+        return len(self._heap) - self._dead
+
+    def heap_size(self) -> int:
+        """Items physically in the heap, tombstones included (C-CAN-4)."""
+        return len(self._heap)
+
+    # -- scheduling ---------------------------------------------------------
+
+    def _push(self, at: int, entry: _Entry) -> Handle:
+        heapq.heappush(self._heap, (at, next(self._seq), entry))
+        return Handle(cancel=partial(self._cancel, entry), stats=partial(self._stats, entry))
+
+    def schedule(self, at_ns: int, cb: Callback) -> Handle:
+        """Fire ``cb`` once at ``at_ns`` (C-SCH-1, C-SCH-2).
+
+        ``at_ns`` must be a time-int ``>= now``; ``at_ns == now`` fires on the
+        next ``advance``, even ``advance(0)``. O(log n).
+        """
+        at = check_time_ns(at_ns, "at_ns")
+        _check_callable(cb)
+        if at < self._now:
+            raise SimclockValueError(
+                f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
+            )
+        return self._push(at, _Entry(cb, _ONESHOT))
+
+    def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
+        """Fire ``cb`` at ``phase + k*period`` for every grid point ``>= now`` (C-PER-1..3).
+
+        The grid is absolute and computed in integers: the n-th firing is
+        exactly at ``phase + (k0 + n) * period`` where ``k0`` is the first index
+        whose time is ``>= now`` at the call. ``period > 0``, ``phase >= 0``.
+        """
+        period = check_positive_ns(period_ns, "period_ns")
+        phase = check_time_ns(phase_ns, "phase_ns")
+        _check_callable(cb)
+        now = self._now
+        k0 = 0 if phase >= now else -((phase - now) // period)
+        entry = _Entry(cb, _PERIODIC, phase=phase, period=period, k=k0)
+        return self._push(entry.at_k(), entry)
+
+    def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
+        """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
+
+        ``rate_hz`` is an ``int`` or ``Fraction`` (30 Hz is 33 333 333⅓ ns: the
+        third is spread over ticks, so firing 30 is exactly at ``phase + 1 s``).
+        Like ``schedule_periodic`` the first firing is the first grid point at
+        or after ``now``, and each re-push happens after the callback.
+        """
+        rate = check_rate_hz(rate_hz)
+        phase = check_time_ns(phase_ns, "phase_ns")
+        _check_callable(cb)
+        entry = _Entry(cb, _RATE, phase=phase, rate=rate)
+        entry.k = _first_rate_index(self._now - phase, rate)
+        return self._push(entry.at_k(), entry)
+
+    # -- cancellation -----------------------------------------------------
+
+    def _cancel(self, entry: _Entry) -> None:
+        """Cancel ``entry`` (C-CAN-1..4): never raises, idempotent, no-op once fired."""
+        state = entry.state
+        if state == _PENDING:
+            entry.state = _DONE
+            self._dead += 1
+            heap = self._heap
+            if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
+                self._compact()
+        elif state == _RUNNING:
+            entry.state = _CANCELLED_RUNNING
+
+    def _compact(self) -> None:
+        heap = self._heap
+        # In place: advance() holds a local reference to this list.
+        heap[:] = [item for item in heap if item[2].state == _PENDING]
+        heapq.heapify(heap)
+        self._dead = 0
+        # Invariant: right after compaction the heap holds live entries only.
+        assert all(item[2].state == _PENDING for item in heap)
+
+    @staticmethod
+    def _stats(entry: _Entry) -> PeriodicStats:
+        return PeriodicStats(fired=entry.fired, failed=entry.failed)
+
+    # -- running ------------------------------------------------------------
+
+    def advance(self, dt_ns: int) -> None:
+        """Fire every live entry with ``at_ns <= now + dt`` in ``(at_ns, seq)`` order.
+
+        Contract: C-ADV-1 (order, then ``now = target``), C-ADV-2 (``now`` equals
+        the entry's ``at_ns`` during its callback), C-ADV-3 (entries pushed by a
+        callback at or before the target fire in this call), C-ADV-4 (nested
+        call raises ``RuntimeError`` and changes nothing), C-ADV-5 (splitting
+        time changes nothing). Each entry is popped and ``now`` set *before* its
+        callback, so a raising callback leaves the clock well-defined (C-ERR-2).
+        """
+        dt = check_time_ns(dt_ns, "dt_ns")
+        if self._running:
+            raise SimclockRuntimeError(
+                f"advance(dt_ns={dt}) called from inside a callback at now={self._now} ns; "
+                "schedule the work with schedule() instead"
+            )
+        target = self._now + dt
+        # Local bindings: this loop is the clock's hot path.
+        heap = self._heap
+        pop = heapq.heappop
+        self._running = True
+        try:
+            while heap and heap[0][0] <= target:
+                at, _seq, entry = pop(heap)
+                if entry.state != _PENDING:
+                    self._dead -= 1
+                    continue
+                self._now = at
+                entry.state = _RUNNING
+                try:
+                    entry.cb()
+                except Exception as exc:
+                    entry.failed += 1
+                    self._report_failure(at, entry.cb, exc)
+                finally:
+                    entry.fired += 1
+                    if entry.kind == _ONESHOT or entry.state == _CANCELLED_RUNNING:
+                        entry.state = _DONE
+                    else:
+                        # C-PER-2: re-pushed after the callback, with a fresh seq.
+                        entry.state = _PENDING
+                        entry.k += 1
+                        heapq.heappush(heap, (entry.at_k(), next(self._seq), entry))
+            self._now = target
+        finally:
+            self._running = False
+
+    def _report_failure(self, at: int, cb: Callback, exc: Exception) -> None:
+        """Publish ``Event(SCHEDULER_CALLBACK_FAILED)`` for a raising callback (C-ERR-1)."""
+        event = Event(
+            EventKind.SCHEDULER_CALLBACK_FAILED,
+            at,
+            {
+                "callback": callback_name(cb),
+                "error_type": type(exc).__qualname__,
+                "error_message": str(exc),
+            },
+        )
+        self.bus.publish(EVENTS_TOPIC, event)
+
+    # -- checking -------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert every invariant; called by the state machine after each step."""
+        heap = self._heap
+        for i in range(1, len(heap)):
+            assert heap[(i - 1) // 2][:2] < heap[i][:2], "heap order violated"
+        seqs = [item[1] for item in heap]
+        assert len(seqs) == len(set(seqs)), "duplicate seq in heap"
+        dead = sum(1 for item in heap if item[2].state != _PENDING)
+        assert dead == self._dead, f"tombstone count {self._dead} != {dead}"
+        live = len(heap) - dead
+        assert len(heap) <= 2 * live + self._threshold, "tombstones unbounded"
+        live_entries = [item[2] for item in heap if item[2].state == _PENDING]
+        assert len({id(e) for e in live_entries}) == len(live_entries), "entry pushed twice"
+        for at, _seq, entry in heap:
+            if entry.state != _PENDING:
+                continue
+            if not self._running:
+                assert at >= self._now, "live entry in the past"
+            if entry.kind != _ONESHOT:
+                assert at == entry.at_k(), "periodic entry off its grid"
+
+
+def _check_callable(cb: object) -> None:
+    if not callable(cb):
+        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")

@@ -1,0 +1,157 @@
+"""Seeded, labelled random streams (SPEC §2, C-RNG-1..5).
+
+Derivation (C-RNG-2): the stream at label path ``/a/b`` is
+``numpy.random.Generator(PCG64(SeedSequence(seed, spawn_key=K)))`` where ``K`` is
+four big-endian 32-bit words of ``blake2b(DOMAIN + path)``. It depends only on
+the root seed and the full path, never on Python's salted ``hash``, on the order
+children were made, or on draws from other streams (C-RNG-4). Changing
+``DOMAIN`` or the digest changes every number; it is versioned for that reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from simclock._errors import SimclockTypeError, SimclockValueError
+
+__all__ = ["DrawObserver", "SeededRandomSource", "derive_spawn_key", "normalise_label"]
+
+DOMAIN = b"simclock.random_source.v1\x00"
+_SEGMENT = re.compile(r"[A-Za-z0-9_.-]+")
+
+DrawObserver = Callable[[str, str, tuple[Any, ...], Any], None]
+"""Called after every draw as ``observer(label, method, args, value)``."""
+
+
+def normalise_label(parent: str, label: object) -> str:
+    """Join ``label`` onto ``parent`` and return the absolute path (C-RNG-3).
+
+    A leading ``/`` is optional and always relative to ``parent``:
+    ``child("a").child("b")``, ``child("a/b")`` and ``child("/a/b")`` are the
+    same stream. Empty segments, whitespace and characters outside
+    ``[A-Za-z0-9_.-]`` raise ``ValueError``; a non-``str`` raises ``TypeError``.
+    """
+    if not isinstance(label, str):
+        raise SimclockTypeError(f"label must be a str, got {type(label).__name__} {label!r}")
+    body = label[1:] if label.startswith("/") else label
+    segments = body.split("/")
+    for segment in segments:
+        if not _SEGMENT.fullmatch(segment):
+            raise SimclockValueError(
+                f"label {label!r} is malformed: segments must be non-empty and use only "
+                "[A-Za-z0-9_.-], e.g. '/sensors/imu0/noise'"
+            )
+    prefix = "" if parent == "/" else parent
+    return prefix + "/" + "/".join(segments)
+
+
+def derive_spawn_key(path: str) -> tuple[int, ...]:
+    """Stable 4-word spawn key of a label path (C-RNG-2)."""
+    digest = hashlib.blake2b(DOMAIN + path.encode("ascii"), digest_size=16).digest()
+    return tuple(int.from_bytes(digest[i : i + 4], "big") for i in range(0, 16, 4))
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    value = operator.index(seed)
+    if value < 0:
+        raise SimclockValueError(f"seed must be >= 0, got {value!r}")
+    return value
+
+
+def _check_size(size: object) -> int | tuple[int, ...] | None:
+    if size is None:
+        return None
+    if isinstance(size, bool):
+        raise SimclockTypeError(f"size must be an int, a tuple of ints or None, got {size!r}")
+    if isinstance(size, int):
+        return size
+    if isinstance(size, tuple) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in size
+    ):
+        return size
+    raise SimclockTypeError(f"size must be an int, a tuple of ints or None, got {size!r}")
+
+
+class SeededRandomSource:
+    """A random stream labelled by its path in the tree of streams (SPEC §2).
+
+    ``SeededRandomSource(seed)`` is the root, label ``/`` (C-RNG-1). Scalar draws
+    return Python ``float``/``int``; with ``size`` they return numpy arrays.
+    ``numpy_rng()`` returns the same ``Generator`` every call (C-RNG-5); draws
+    made on it directly bypass the ``observer``.
+    """
+
+    __slots__ = ("_gen", "_label", "_observer", "_seed")
+
+    def __init__(
+        self, seed: int, label: str = "/", *, observer: DrawObserver | None = None
+    ) -> None:
+        self._seed = _check_seed(seed)
+        self._label = "/" if label == "/" else normalise_label("/", label)
+        self._observer = observer
+        seq = np.random.SeedSequence(self._seed, spawn_key=derive_spawn_key(self._label))
+        self._gen = np.random.Generator(np.random.PCG64(seq))
+
+    @property
+    def seed(self) -> int:
+        """The root (scenario) seed this stream derives from."""
+        return self._seed
+
+    @property
+    def label(self) -> str:
+        """The absolute label path, ``/`` for the root."""
+        return self._label
+
+    def __repr__(self) -> str:
+        return f"SeededRandomSource(seed={self._seed}, label={self._label!r})"
+
+    def child(self, label: str) -> SeededRandomSource:
+        """The stream at ``self.label + '/' + label`` (C-RNG-2, C-RNG-3).
+
+        O(len(label)); makes a new independent generator each call, so two calls
+        with the same label give two objects producing the same numbers.
+        """
+        path = normalise_label(self._label, label)
+        return SeededRandomSource(self._seed, path, observer=self._observer)
+
+    def _emit(self, method: str, args: tuple[Any, ...], value: Any) -> None:
+        if self._observer is not None:
+            self._observer(self._label, method, args, value)
+
+    def uniform(self, a: float, b: float) -> float:
+        """One float from ``[a, b)``."""
+        value = float(self._gen.uniform(a, b))
+        self._emit("uniform", (a, b), value)
+        return value
+
+    def normal(self, mu: float, sigma: float, size: int | tuple[int, ...] | None = None) -> Any:
+        """Normal draws: a ``float`` when ``size`` is None, else an ndarray."""
+        shape = _check_size(size)
+        if shape is None:
+            value: Any = float(self._gen.normal(mu, sigma))
+        else:
+            value = self._gen.normal(mu, sigma, size=shape)
+        self._emit("normal", (mu, sigma, shape), value)
+        return value
+
+    def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
+        """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray."""
+        shape = _check_size(size)
+        if shape is None:
+            value: Any = int(self._gen.integers(low, high))
+        else:
+            value = self._gen.integers(low, high, size=shape)
+        self._emit("integers", (low, high, shape), value)
+        return value
+
+    def numpy_rng(self) -> np.random.Generator:
+        """The stream's own ``Generator``, the same object on every call (C-RNG-5)."""
+        return self._gen

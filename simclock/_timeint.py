@@ -1,0 +1,97 @@
+"""Validation of time-ints (SPEC §0, C-TIME-3).
+
+A time-int is a Python ``int`` or ``numpy.integer`` of nanoseconds. ``bool`` and
+every non-integral number (``float``, ``numpy.floating``, ``Decimal``,
+``Fraction``) and ``str`` are refused with ``TypeError``: a float is never
+rounded. Negative values are refused with ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+import numpy as np
+
+from simclock._errors import SimclockTypeError, SimclockValueError
+
+__all__ = ["check_positive_ns", "check_time_ns", "seconds_to_ns"]
+
+
+def check_time_ns(value: object, name: str) -> int:
+    """Return ``value`` as a non-negative ``int`` of ns, or raise (C-TIME-3).
+
+    ``int`` and ``numpy.integer`` are accepted and normalised with
+    ``operator.index``; anything else is a ``TypeError`` naming ``name`` and the
+    value; a negative value is a ``ValueError``.
+    """
+    # type() instead of isinstance() for the fast path: bool is an int subclass.
+    if type(value) is int:
+        result = value
+    elif isinstance(value, np.integer) and not isinstance(value, np.bool_):
+        result = operator.index(value)
+    else:
+        raise SimclockTypeError(
+            f"{name} must be an int of nanoseconds, got {type(value).__name__} {value!r}; "
+            "convert seconds explicitly, e.g. simclock.seconds_to_ns(...)"
+        )
+    if result < 0:
+        raise SimclockValueError(f"{name} must be >= 0 ns, got {result!r}")
+    return result
+
+
+def check_positive_ns(value: object, name: str) -> int:
+    """Like :func:`check_time_ns` but the value must be > 0 (periods, steps)."""
+    result = check_time_ns(value, name)
+    if result == 0:
+        raise SimclockValueError(f"{name} must be > 0 ns, got 0")
+    return result
+
+
+def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
+    """Convert a duration in seconds to an exact int of ns, or refuse (C-GRID-4).
+
+    Accepted: ``int``, ``Fraction``, ``Decimal``, ``str`` (a decimal literal) and
+    ``float``/``numpy.floating``. A float goes through its shortest decimal
+    ``repr`` (``Decimal(repr(x))``), so MuJoCo's ``0.002`` is exactly 2 000 000
+    ns. The result must be a whole, non-negative number of ns; ``1e-10`` s is
+    0.1 ns and is refused with ``ValueError`` rather than rounded. ``bool``,
+    NaN and infinities are refused.
+    """
+    if isinstance(seconds, bool | np.bool_):
+        raise SimclockTypeError(f"{name} must be a number of seconds, got bool {seconds!r}")
+    exact: Fraction
+    if isinstance(seconds, int | np.integer):
+        exact = Fraction(operator.index(seconds))
+    elif isinstance(seconds, Fraction):
+        exact = seconds
+    elif isinstance(seconds, float | np.floating):
+        if not math.isfinite(float(seconds)):
+            raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
+        exact = Fraction(Decimal(repr(float(seconds))))
+    elif isinstance(seconds, Decimal | str):
+        try:
+            dec = Decimal(seconds)
+        except InvalidOperation:
+            raise SimclockValueError(
+                f"{name} must be a decimal number of seconds, got {seconds!r}"
+            ) from None
+        if not dec.is_finite():
+            raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
+        exact = Fraction(dec)
+    else:
+        raise SimclockTypeError(
+            f"{name} must be a number of seconds (int, Fraction, Decimal, str or float), "
+            f"got {type(seconds).__name__} {seconds!r}"
+        )
+    ns = exact * 1_000_000_000
+    if ns.denominator != 1:
+        raise SimclockValueError(
+            f"{name} = {seconds!r} s is not a whole number of nanoseconds ({ns} ns); "
+            "refusing to round it"
+        )
+    if ns < 0:
+        raise SimclockValueError(f"{name} must be >= 0 s, got {seconds!r}")
+    return int(ns)
