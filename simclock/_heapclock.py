@@ -323,6 +323,10 @@ class HeapSimClock:
             self._now = target
         finally:
             self._running = False
+            # Firing live entries lowers the live count while far-future tombstones
+            # stay, so the C-CAN-4 bound must be re-established here, not only in cancel.
+            if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
+                self._compact()
 
     def _report_failure(self, at: int, cb: Callback, exc: Exception) -> None:
         """Publish ``Event(SCHEDULER_CALLBACK_FAILED)`` for a raising callback (C-ERR-1)."""
