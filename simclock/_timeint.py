@@ -44,9 +44,13 @@ def check_time_ns(value: object, name: str) -> int:
 
 def check_positive_ns(value: object, name: str) -> int:
     """Like :func:`check_time_ns` but the value must be > 0 (periods, steps)."""
-    result = check_time_ns(value, name)
-    if result == 0:
-        raise SimclockValueError(f"{name} must be > 0 ns, got 0")
+    try:
+        result = check_time_ns(value, name)
+    except SimclockValueError:
+        # A negative period must not be told ">= 0": 0 is refused too.
+        result = operator.index(value)  # type: ignore[arg-type]
+    if result <= 0:
+        raise SimclockValueError(f"{name} must be > 0 ns, got {result!r}")
     return result
 
 
