@@ -5,4 +5,6 @@ this); they exist so property tests can compare simclock to something written
 separately from the SPEC.
 """
 
-__all__: list[str] = []
+from oracles._reference import FailureRecord, ReferenceClock
+
+__all__: list[str] = ["FailureRecord", "ReferenceClock"]
