@@ -6,5 +6,11 @@ separately from the SPEC.
 """
 
 from oracles._reference import FailureRecord, ReferenceClock
+from oracles._sampling import SamplingReference, sampling_batch
 
-__all__: list[str] = ["FailureRecord", "ReferenceClock"]
+__all__: list[str] = [
+    "FailureRecord",
+    "ReferenceClock",
+    "SamplingReference",
+    "sampling_batch",
+]
