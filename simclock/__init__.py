@@ -12,6 +12,7 @@ from simclock._errors import (
     SimclockTypeError,
     SimclockValueError,
 )
+from simclock._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
 from simclock._heapclock import HeapSimClock, callback_name
 from simclock._protocols import (
     Callback,
@@ -36,11 +37,13 @@ __all__ = [
     "Callback",
     "Event",
     "EventKind",
+    "Fingerprinter",
     "Handle",
     "HeapSimClock",
     "Message",
     "PeriodicStats",
     "RandomSource",
+    "RawPayload",
     "SeededRandomSource",
     "SimClock",
     "SimclockError",
@@ -53,4 +56,5 @@ __all__ = [
     "callback_name",
     "check_time_ns",
     "seconds_to_ns",
+    "trace_fingerprint",
 ]

@@ -1,0 +1,197 @@
+"""Run fingerprints: a stable hash of the ordered bus trace (C-X-FP).
+
+A run's fingerprint is the SHA-256 of one line per bus message, in the order
+the messages were delivered (the total order ``(stamp_ns, sequence)``,
+C-BUS-1/2)::
+
+    <stamp_ns> <sequence> <topic> <kind> <canonical JSON of the payload>\\n
+
+``kind`` is ``json`` for plain payloads, ``event`` for :class:`~simclock.Event`
+payloads (hashed through ``Event.to_json()``) and ``raw`` for
+:class:`RawPayload` (bytes of an encoding simclock does not decode, hashed as
+``{"data": <hex>, "encoding": ..., "schema": ...}``). Canonical JSON is
+``json`` with sorted keys, no whitespace, ASCII only and no NaN/Infinity, so
+the line never contains a raw newline and topics (``[A-Za-z0-9_./-]``) never
+contain a space: the encoding is unambiguous. numpy scalars and arrays are
+hashed as their ``tolist()``; tuples as lists. Anything else is refused.
+
+The hash depends only on the trace, never on wall-clock time, object
+identities, ``PYTHONHASHSEED`` or the platform (C-DET-1), so two processes, two
+execution modes (C-MODE-1) or a run and its replay (C-REP-4) can be compared by
+one string. Decoding canonical JSON and encoding it again gives the same text,
+which is why a recorded run and its replay have the same fingerprint.
+
+Usage, without recording anything::
+
+    fp = simclock.Fingerprinter()
+    clock.bus.subscribe(None, fp)
+    ...  # run
+    print(fp.hexdigest())
+
+Only bus messages count: the recording's ``/clock`` channel and persisted
+random draws are not part of the trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simclock._bus import Event, Message
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+
+__all__ = [
+    "FINGERPRINT_ALGORITHM",
+    "Fingerprinter",
+    "RawPayload",
+    "canonical_json",
+    "payload_kind_and_json",
+    "trace_fingerprint",
+    "trace_line",
+]
+
+FINGERPRINT_ALGORITHM = "simclock-trace-v1/sha256"
+"""Name and version of the line format above; stored next to every fingerprint."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawPayload:
+    """A replayed message whose encoding simclock does not decode (foreign recordings).
+
+    ``encoding`` is the MCAP channel's message encoding (e.g. ``"cdr"``,
+    ``"protobuf"``), ``schema`` the schema name (``""`` when there is none) and
+    ``data`` the message bytes exactly as stored.
+    """
+
+    encoding: str
+    schema: str
+    data: bytes
+
+    def to_json(self) -> dict[str, str]:
+        """The JSON form used in fingerprints and ``simclock replay --json``."""
+        return {"data": self.data.hex(), "encoding": self.encoding, "schema": self.schema}
+
+
+def _default(obj: object) -> Any:
+    """Convert the few non-JSON types a simulation payload commonly holds."""
+    if isinstance(obj, np.ndarray | np.generic):
+        return obj.tolist()
+    if isinstance(obj, Event | RawPayload):
+        return obj.to_json()
+    raise TypeError(f"{type(obj).__name__} {obj!r}")
+
+
+# One encoder, built once: json.dumps with options builds a new encoder per call.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=True,
+    allow_nan=False,
+    default=_default,
+)
+
+
+def canonical_json(value: object, what: str = "payload") -> str:
+    """Canonical JSON text of ``value`` (sorted keys, no spaces, ASCII, no NaN).
+
+    Raises ``SimclockTypeError`` for a value with no JSON form (name the
+    ``what``) and ``SimclockValueError`` for NaN/Infinity or a dict whose keys
+    cannot be sorted. Canonical text decoded and encoded again is unchanged.
+    """
+    try:
+        return _ENCODER.encode(value)
+    except TypeError as exc:
+        raise SimclockTypeError(
+            f"{what} is not JSON-serialisable ({exc}); publish dicts, lists, str, int, "
+            "float, bool, None, numpy values or simclock.Event"
+        ) from None
+    except ValueError as exc:
+        raise SimclockValueError(
+            f"{what} has no canonical JSON form ({exc}); replace NaN/Infinity with None or a string"
+        ) from None
+
+
+def payload_kind_and_json(payload: object) -> tuple[str, str]:
+    """``(kind, canonical JSON)`` of a bus payload: kind is ``event``, ``raw`` or ``json``."""
+    if isinstance(payload, Event):
+        return "event", canonical_json(payload.to_json())
+    if isinstance(payload, RawPayload):
+        return "raw", canonical_json(payload.to_json())
+    return "json", canonical_json(payload)
+
+
+def trace_line(stamp_ns: int, sequence: int, topic: str, kind: str, payload_json: str) -> bytes:
+    """One line of the fingerprinted trace (see the module docstring)."""
+    return f"{stamp_ns} {sequence} {topic} {kind} {payload_json}\n".encode("ascii")
+
+
+class Fingerprinter:
+    """A bus subscriber hashing every message it receives, in delivery order (C-X-FP).
+
+    ``bus.subscribe(None, fp)`` then ``fp.hexdigest()``. ``count`` is the number
+    of messages hashed. A payload with no canonical JSON form is not skipped
+    silently: the error is kept and ``hexdigest()`` raises
+    ``SimclockRuntimeError`` naming the first such message. Thread-safe; O(size
+    of the payload) per message.
+    """
+
+    __slots__ = ("_error", "_hash", "_lock", "count")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self._lock = threading.Lock()
+        self._error: str | None = None
+        self.count = 0
+
+    def __call__(self, message: Message) -> None:
+        """Hash ``message`` (the subscriber entry point)."""
+        try:
+            kind, text = payload_kind_and_json(message.payload)
+        except (SimclockTypeError, SimclockValueError) as exc:
+            with self._lock:
+                if self._error is None:
+                    self._error = (
+                        f"message sequence={message.sequence} on {message.topic!r} at "
+                        f"{message.stamp_ns} ns: {exc}"
+                    )
+            raise
+        line = trace_line(message.stamp_ns, message.sequence, message.topic, kind, text)
+        with self._lock:
+            self._hash.update(line)
+            self.count += 1
+
+    def update_line(self, line: bytes) -> None:
+        """Hash a line already built with :func:`trace_line` (used by the Recorder)."""
+        with self._lock:
+            self._hash.update(line)
+            self.count += 1
+
+    def hexdigest(self) -> str:
+        """The fingerprint so far: 64 lower-case hex digits.
+
+        Raises ``SimclockRuntimeError`` if a message could not be hashed.
+        """
+        with self._lock:
+            if self._error is not None:
+                raise SimclockRuntimeError(
+                    f"the trace has no fingerprint: {self._error}; make that payload "
+                    "JSON-serialisable"
+                )
+            return self._hash.hexdigest()
+
+
+def trace_fingerprint(messages: Iterable[Message]) -> str:
+    """Fingerprint of ``messages`` taken in the given order (C-X-FP).
+
+    Equal to a :class:`Fingerprinter` subscribed to the bus that delivered them.
+    """
+    fp = Fingerprinter()
+    for message in messages:
+        fp(message)
+    return fp.hexdigest()
