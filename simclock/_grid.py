@@ -1,0 +1,429 @@
+"""A physics-grid clock: every firing lands on a boundary ``k*s`` (SPEC §7).
+
+:class:`GridClock` is a :class:`~simclock.SimClock` whose ``step_ns()`` is the
+physics step ``s`` (C-GRID-1). It is built by composition on
+:class:`~simclock.HeapSimClock`, which keeps the order, cancellation, error
+reporting and events of SPEC §1; the grid clock only decides *when* an entry is
+pushed. Every schedule carries a :class:`Policy`:
+
+* ``next_boundary`` (C-GRID-2): a nominal deadline ``d`` runs at the first
+  boundary ``>= d``. The next nominal deadline comes from the original
+  schedule, so 7 ms on a 2 ms grid runs at 8, 14, 22, 28 ms and never drifts.
+* ``strict`` (C-GRID-3): a time, period or phase that is not a multiple of
+  ``s`` is refused when the schedule is made, with an error naming the
+  schedule. This is the default: nothing is moved unless asked for.
+
+Order at a boundary: entries fire by ``(boundary, seq)``, where ``seq`` is the
+push order (C-TIE-1). The *nominal* time does not take part: a 7 ms deadline
+quantised to 8 ms and an 8 ms deadline fire in the order they were pushed. A
+periodic pushes its next entry after its callback returns or raises, with a
+fresh ``seq`` (C-PER-2), so at a shared boundary the schedule whose previous
+firing came earlier fires first.
+
+Physics: an optional ``on_step(k)`` hook advances an engine from boundary ``k-1``
+to ``k``. It runs exactly once per boundary crossed, *before* anything fires at
+boundary ``k``, so callbacks at ``k*s`` see the state after ``k`` steps and
+``steps == now_ns() // s`` holds between calls.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import partial
+
+from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._heapclock import HeapSimClock, callback_name, check_rate_hz, rate_offset_ns
+from simclock._protocols import Callback, Handle, PeriodicStats
+from simclock._random import SeededRandomSource
+from simclock._timeint import check_positive_ns, check_time_ns
+
+__all__ = [
+    "GridClock",
+    "Policy",
+    "StepHook",
+    "check_policy",
+    "check_schedule_on_grid",
+    "format_ns",
+    "quantise",
+]
+
+StepHook = Callable[[int], object]
+"""``on_step(k)``: advance the physics from boundary ``k-1`` to boundary ``k``."""
+
+
+class Policy(enum.StrEnum):
+    """How a schedule's nominal deadlines map onto the physics grid (C-GRID-2, C-GRID-3)."""
+
+    NEXT_BOUNDARY = "next_boundary"
+    STRICT = "strict"
+
+
+def check_policy(policy: object, name: str = "policy") -> Policy:
+    """Return ``policy`` as a :class:`Policy`; a ``str`` must be one of its values."""
+    if isinstance(policy, Policy):
+        return policy
+    if not isinstance(policy, str):
+        raise SimclockTypeError(
+            f"{name} must be 'next_boundary' or 'strict', got {type(policy).__name__} {policy!r}"
+        )
+    try:
+        return Policy(policy)
+    except ValueError:
+        raise SimclockValueError(
+            f"{name} must be 'next_boundary' or 'strict', got {policy!r}"
+        ) from None
+
+
+_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
+
+
+def format_ns(ns: int) -> str:
+    """Human form of a duration: the largest unit showing it with at most 3 decimals.
+
+    Display only; the value is always the int of ns. ``7_000_000`` -> ``7 ms``,
+    ``1_500_000`` -> ``1.5 ms``, ``333`` -> ``333 ns``, ``0`` -> ``0 s``.
+    """
+    if ns == 0:
+        return "0 s"
+    for scale, unit in _UNITS:
+        if abs(ns) >= scale and (ns * 1000) % scale == 0:
+            text = format((Decimal(ns) / scale).normalize(), "f")
+            return f"{text} {unit}"
+    return f"{ns} ns"
+
+
+def quantise(t_ns: int, step_ns: int) -> int:
+    """The first boundary ``k*step_ns >= t_ns`` (C-GRID-2), in exact integers."""
+    return -(-t_ns // step_ns) * step_ns
+
+
+def check_schedule_on_grid(name: str, step_ns: int, policy: Policy, **times_ns: int) -> None:
+    """Refuse, under ``strict``, any of ``times_ns`` that is off the grid (C-GRID-3).
+
+    ``times_ns`` maps a field name (``period``, ``phase``, ``latency``, ``at``)
+    to its value; the first one off the grid raises ``ValueError`` naming the
+    schedule and the field. Under ``next_boundary`` nothing is refused.
+    """
+    if policy is not Policy.STRICT:
+        return
+    for field, value in times_ns.items():
+        if value % step_ns:
+            raise SimclockValueError(
+                f"schedule {name!r}: {field} {format_ns(value)} is not on the "
+                f"{format_ns(step_ns)} grid (policy strict); use a multiple of "
+                f"{step_ns} ns or policy 'next_boundary'"
+            )
+
+
+@dataclass(slots=True)
+class _GridSchedule:
+    """One quantised repeating schedule; ``nominal(k)`` is its original, unquantised grid."""
+
+    cb: Callback
+    nominal: Callable[[int], int]
+    k: int
+    fired: int = 0
+    failed: int = 0
+    overrun: int = 0
+    cancelled: bool = False
+    handle: Handle | None = None
+
+
+class GridClock:
+    """A SimClock on a physics grid of step ``s`` ns (SPEC §7, C-GRID-1..3).
+
+    ``GridClock(seed, step_ns, *, start_ns=0, bus=None, default_policy="strict",
+    on_step=None, compact_threshold=64)``. ``start_ns`` must be a boundary.
+
+    Every ``schedule*`` takes ``policy`` (default ``default_policy``) and an
+    optional ``name`` used in errors (default: the callback's qualified name).
+    Entries are pushed at their quantised time on an inner
+    :class:`~simclock.HeapSimClock`, so C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
+    C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
+    ``s == 1`` the clock behaves exactly like ``HeapSimClock``.
+
+    Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
+    quantised firing is late, never dropped) and ``overrun`` (a firing whose
+    boundary is at or after the schedule's next nominal deadline: with a period
+    shorter than ``s``, several nominal deadlines share one boundary and each
+    still fires there, in order).
+
+    Complexity: as ``HeapSimClock`` (O(log n) per schedule and firing);
+    ``advance`` with an ``on_step`` hook costs O(boundaries crossed) more.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        step_ns: int,
+        *,
+        start_ns: int = 0,
+        bus: Bus | None = None,
+        default_policy: Policy | str = Policy.STRICT,
+        on_step: StepHook | None = None,
+        compact_threshold: int = 64,
+    ) -> None:
+        step = check_positive_ns(step_ns, "step_ns")
+        start = check_time_ns(start_ns, "start_ns")
+        if start % step:
+            raise SimclockValueError(
+                f"start_ns={start} is not on the {step} ns grid; start at a multiple of step_ns"
+            )
+        policy = check_policy(default_policy, "default_policy")
+        if on_step is not None and not callable(on_step):
+            raise SimclockTypeError(f"on_step must be callable or None, got {on_step!r}")
+        self._inner = HeapSimClock(
+            seed, start_ns=start, step_ns=step, bus=bus, compact_threshold=compact_threshold
+        )
+        self._s = step
+        self._default_policy = policy
+        self._on_step = on_step
+        # Invariant: between calls, _steps == now_ns() // _s (one hook call per boundary).
+        self._steps = start // step
+        self._running = False
+
+    # -- reading ----------------------------------------------------------
+
+    @property
+    def bus(self) -> Bus:
+        """The bus this clock reports on; bound to the inner clock, so stamps are exact."""
+        return self._inner.bus
+
+    @property
+    def default_policy(self) -> Policy:
+        """The policy of a ``schedule*`` call that names none."""
+        return self._default_policy
+
+    @property
+    def steps(self) -> int:
+        """Boundaries crossed since time 0: ``now_ns() // step_ns()`` between calls."""
+        return self._steps
+
+    def now_ns(self) -> int:
+        """Current simulation time in ns (C-TIME-1, C-TIME-2)."""
+        return self._inner.now_ns()
+
+    def step_ns(self) -> int:
+        """The physics step ``s``; boundaries are ``k*s`` (C-GRID-1, C-STEP-1)."""
+        return self._s
+
+    def random_source(self) -> SeededRandomSource:
+        """The root random stream, label ``/`` (C-RNG-1)."""
+        return self._inner.random_source()
+
+    def next_event_ns(self) -> int | None:
+        """The boundary of the earliest live entry, or ``None`` (C-X-PEEK)."""
+        return self._inner.next_event_ns()
+
+    def pending_count(self) -> int:
+        """Live entries waiting (a running periodic is counted once re-pushed)."""
+        return self._inner.pending_count()
+
+    def quantise(self, t_ns: int) -> int:
+        """The first boundary at or after ``t_ns`` (C-GRID-2)."""
+        return quantise(check_time_ns(t_ns, "t_ns"), self._s)
+
+    # -- scheduling -------------------------------------------------------
+
+    def _policy(self, policy: Policy | str | None) -> Policy:
+        return self._default_policy if policy is None else check_policy(policy)
+
+    def schedule(
+        self,
+        at_ns: int,
+        cb: Callback,
+        *,
+        policy: Policy | str | None = None,
+        name: str | None = None,
+    ) -> Handle:
+        """Fire ``cb`` once at the boundary of ``at_ns`` (C-SCH-1, C-GRID-2, C-GRID-3).
+
+        ``at_ns >= now``; under ``strict`` it must be a boundary, under
+        ``next_boundary`` it runs at the first boundary ``>= at_ns``. O(log n).
+        """
+        at = check_time_ns(at_ns, "at_ns")
+        _check_callable(cb)
+        pol = self._policy(policy)
+        now = self.now_ns()
+        if at < now:
+            raise SimclockValueError(
+                f"at_ns={at} is in the past (now is {now} ns); schedule at or after now"
+            )
+        check_schedule_on_grid(_name(name, cb), self._s, pol, at=at)
+        return self._inner.schedule(quantise(at, self._s), cb)
+
+    def schedule_periodic(
+        self,
+        period_ns: int,
+        cb: Callback,
+        phase_ns: int = 0,
+        *,
+        policy: Policy | str | None = None,
+        name: str | None = None,
+    ) -> Handle:
+        """Fire ``cb`` at the boundary of every nominal ``phase + k*period >= now``.
+
+        Contract: C-PER-1..3 on the nominal grid, C-GRID-2 (each firing at the
+        first boundary ``>= phase + k*period``; the next nominal deadline is
+        ``phase + (k+1)*period``, never derived from the quantised one),
+        C-GRID-3 (under ``strict`` an off-grid period or phase is refused
+        naming the schedule), C-PER-2 (next entry pushed after the callback).
+        """
+        period = check_positive_ns(period_ns, "period_ns")
+        phase = check_time_ns(phase_ns, "phase_ns")
+        _check_callable(cb)
+        pol = self._policy(policy)
+        check_schedule_on_grid(_name(name, cb), self._s, pol, period=period, phase=phase)
+        now = self.now_ns()
+        k0 = 0 if phase >= now else -((phase - now) // period)
+        return self._start(cb, partial(_periodic_nominal, phase, period), k0)
+
+    def schedule_rate(
+        self,
+        rate_hz: int | Fraction,
+        cb: Callback,
+        phase_ns: int = 0,
+        *,
+        policy: Policy | str | None = None,
+        name: str | None = None,
+    ) -> Handle:
+        """Fire ``cb`` at the boundary of every ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
+
+        Under ``strict`` the rate's period must be a whole multiple of ``s``
+        (and the phase a boundary); otherwise like :meth:`schedule_periodic`.
+        """
+        rate = check_rate_hz(rate_hz)
+        phase = check_time_ns(phase_ns, "phase_ns")
+        _check_callable(cb)
+        pol = self._policy(policy)
+        label = _name(name, cb)
+        period = Fraction(1_000_000_000) / rate
+        if pol is Policy.STRICT and (period.denominator != 1 or period.numerator % self._s):
+            raise SimclockValueError(
+                f"schedule {label!r}: rate {rate} Hz has period {float(period):g} ns, not a "
+                f"multiple of the {format_ns(self._s)} grid (policy strict); use policy "
+                "'next_boundary'"
+            )
+        check_schedule_on_grid(label, self._s, pol, phase=phase)
+        nominal = partial(_rate_nominal, phase, rate)
+        now = self.now_ns()
+        # Estimate from below, then step: rate_offset_ns rounds up by less than 1 ns.
+        k = max(0, ((now - phase) * rate.numerator) // (1_000_000_000 * rate.denominator) - 1)
+        while nominal(k) < now:
+            k += 1
+        return self._start(cb, nominal, k)
+
+    def _start(self, cb: Callback, nominal: Callable[[int], int], k0: int) -> Handle:
+        sched = _GridSchedule(cb=cb, nominal=nominal, k=k0)
+        self._push_next(sched)
+        return Handle(cancel=partial(_cancel, sched), stats=partial(_stats, sched))
+
+    def _push_next(self, sched: _GridSchedule) -> None:
+        at = quantise(sched.nominal(sched.k), self._s)
+        sched.handle = self._inner.schedule(at, partial(self._fire, sched))
+
+    def _fire(self, sched: _GridSchedule) -> None:
+        """Run one quantised firing, then push the next (C-PER-2)."""
+        now = self.now_ns()
+        if now >= sched.nominal(sched.k + 1):
+            sched.overrun += 1
+        sched.fired += 1
+        try:
+            sched.cb()
+        except Exception as exc:
+            # Reported here, not by the inner clock, so the event names the user's
+            # callback rather than this wrapper (C-ERR-1).
+            sched.failed += 1
+            self.bus.publish(
+                EVENTS_TOPIC,
+                Event(
+                    EventKind.SCHEDULER_CALLBACK_FAILED,
+                    now,
+                    {
+                        "callback": callback_name(sched.cb),
+                        "error_type": type(exc).__qualname__,
+                        "error_message": str(exc),
+                    },
+                ),
+            )
+        finally:
+            if not sched.cancelled:
+                sched.k += 1
+                self._push_next(sched)
+
+    # -- running ----------------------------------------------------------
+
+    def advance(self, dt_ns: int) -> None:
+        """Move time by ``dt_ns``, stepping physics once per boundary crossed.
+
+        Contract: as ``HeapSimClock.advance`` (C-ADV-1..5, C-ERR-2). With an
+        ``on_step`` hook, for each boundary ``b = k*s`` in ``(now, now+dt]``:
+        everything due before ``b`` fires, then ``on_step(k)`` runs once, then
+        everything at ``b`` fires. ``advance`` from inside a callback or the
+        hook raises ``RuntimeError`` and changes nothing.
+        """
+        dt = check_time_ns(dt_ns, "dt_ns")
+        if self._running:
+            raise SimclockRuntimeError(
+                f"advance(dt_ns={dt}) called from inside a callback at now={self.now_ns()} ns; "
+                "schedule the work with schedule() instead"
+            )
+        inner = self._inner
+        hook = self._on_step
+        target = inner.now_ns() + dt
+        s = self._s
+        self._running = True
+        try:
+            if hook is None:
+                inner.advance(dt)
+                self._steps = target // s
+                return
+            while True:
+                boundary = (self._steps + 1) * s
+                if boundary > target:
+                    inner.advance(target - inner.now_ns())
+                    return
+                # Non-boundary entries (future-stamped bus deliveries) fire before the step.
+                inner.advance(boundary - 1 - inner.now_ns())
+                hook(self._steps + 1)
+                self._steps += 1
+                inner.advance(1)
+        finally:
+            self._running = False
+
+
+def _periodic_nominal(phase: int, period: int, k: int) -> int:
+    return phase + k * period
+
+
+def _rate_nominal(phase: int, rate: Fraction, k: int) -> int:
+    return phase + rate_offset_ns(k, rate)
+
+
+def _cancel(sched: _GridSchedule) -> None:
+    """Cancel a quantised schedule (C-CAN-1..3): idempotent, never raises."""
+    sched.cancelled = True
+    if sched.handle is not None:
+        sched.handle.cancel()
+
+
+def _stats(sched: _GridSchedule) -> PeriodicStats:
+    return PeriodicStats(fired=sched.fired, failed=sched.failed, skipped=0, overrun=sched.overrun)
+
+
+def _name(name: str | None, cb: Callback) -> str:
+    if name is None:
+        return callback_name(cb)
+    if not isinstance(name, str):
+        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
+    return name
+
+
+def _check_callable(cb: object) -> None:
+    if not callable(cb):
+        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")
