@@ -14,6 +14,7 @@ from simclock._errors import (
 )
 from simclock._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
 from simclock._heapclock import HeapSimClock, callback_name
+from simclock._pacing import PacingControl, PacingMode, PacingReport, run_paced
 from simclock._protocols import (
     Callback,
     Handle,
@@ -23,6 +24,14 @@ from simclock._protocols import (
     SystemClock,
 )
 from simclock._random import SeededRandomSource
+from simclock._recorder import Recorder
+from simclock._realtime import (
+    JitterStats,
+    LatenessHistogram,
+    MonotonicClock,
+    PeriodicThreadHandle,
+    schedule_periodic_thread,
+)
 from simclock._timeint import check_time_ns, seconds_to_ns
 
 CONTRACT_VERSION = "1.0"
@@ -40,10 +49,18 @@ __all__ = [
     "Fingerprinter",
     "Handle",
     "HeapSimClock",
+    "JitterStats",
+    "LatenessHistogram",
     "Message",
+    "MonotonicClock",
+    "PacingControl",
+    "PacingMode",
+    "PacingReport",
     "PeriodicStats",
+    "PeriodicThreadHandle",
     "RandomSource",
     "RawPayload",
+    "Recorder",
     "SeededRandomSource",
     "SimClock",
     "SimclockError",
@@ -55,6 +72,8 @@ __all__ = [
     "__version__",
     "callback_name",
     "check_time_ns",
+    "run_paced",
+    "schedule_periodic_thread",
     "seconds_to_ns",
     "trace_fingerprint",
 ]
