@@ -24,7 +24,6 @@ from simclock._protocols import (
     SystemClock,
 )
 from simclock._random import SeededRandomSource
-from simclock._recorder import Recorder
 from simclock._realtime import (
     JitterStats,
     LatenessHistogram,
@@ -32,6 +31,7 @@ from simclock._realtime import (
     PeriodicThreadHandle,
     schedule_periodic_thread,
 )
+from simclock._recorder import Recorder
 from simclock._timeint import check_time_ns, seconds_to_ns
 
 CONTRACT_VERSION = "1.0"

@@ -64,6 +64,17 @@ class Event:
         """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
         return {"kind": str(self.kind), "at_ns": self.at_ns, "details": dict(self.details)}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Event:
+        """Inverse of :meth:`to_json` (used by replay); ``ValueError`` for an unknown kind."""
+        try:
+            kind = EventKind(data["kind"])
+        except (KeyError, ValueError, TypeError):
+            raise SimclockValueError(
+                f"event must have a 'kind' among {[str(k) for k in EventKind]}, got {data!r}"
+            ) from None
+        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(data.get("details", {})))
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -205,15 +216,20 @@ class Bus:
             while True:
                 with self._lock:
                     pending = self._pending
-                    if not pending:
-                        return
-                    if self._clock is not None and pending[0][0] > self._clock.now_ns():
+                    if not pending or (
+                        self._clock is not None and pending[0][0] > self._clock.now_ns()
+                    ):
+                        # Invariant: the flag is cleared in the critical section that saw
+                        # nothing due; clearing it later let a publish from another thread
+                        # land in between, see the flag still set, and never be delivered.
+                        self._delivering = False
                         return
                     message = heapq.heappop(pending)[2]
                 self._deliver(message)
-        finally:
+        except BaseException:
             with self._lock:
                 self._delivering = False
+            raise
 
     def deliver(self, message: Message) -> None:
         """Hand an already-sequenced ``message`` to subscribers (used by replay).

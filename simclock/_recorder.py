@@ -1,0 +1,552 @@
+"""Record a run to one MCAP file (SPEC §6, C-MCAP-1..3, C-X-FP).
+
+API (for scenario code)::
+
+    bus = simclock.Bus()
+    with simclock.Recorder("run.mcap", bus, seed=7, record_draws=True) as rec:
+        clock = simclock.HeapSimClock(7, bus=bus, draw_observer=rec.draw_observer)
+        ...  # schedule, publish, advance
+    # the file is complete once the ``with`` block (or ``rec.close()``) ends
+    print(rec.fingerprint())
+
+``Recorder(path, bus, *, seed, metadata=None, record_draws=False,
+clock_period_ns=None, start_ns=None, chunk_size=1 MiB, compression="zstd")``
+subscribes to every topic of ``bus`` and writes each delivered message as it
+arrives, so the file holds the bus total order ``(stamp_ns, sequence)``
+(C-BUS-1/2). A bus already bound to a clock works too:
+``Recorder(path, clock.bus, seed=...)``; only draws need the observer at
+construction of the clock.
+
+File layout (C-MCAP-1):
+
+* one channel per topic, message encoding ``json``, a ``jsonschema`` schema
+  per message type: ``simclock/Message`` (any JSON payload) and
+  ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
+  on replay). A topic that carries both kinds gets one channel per kind.
+* every message: ``log_time = publish_time = stamp_ns``; the MCAP
+  ``sequence`` is the bus sequence mod 2**32 and the data is the canonical
+  JSON envelope ``{"payload": ..., "sequence": <full bus sequence>}``, so the
+  order survives past 2**32 messages. Messages are written in total order;
+  MCAP readers break ``log_time`` ties by file position, so they see the same
+  order.
+* ``/clock`` as ``rosgraph_msgs/msg/Clock`` (``ros2msg`` schema, ``cdr``
+  encoding, encoded with mcap-ros2-support) carrying session time, always with
+  an explicit ``log_time`` equal to that time (C-MCAP-3, C-EP-2). Default: one
+  ``/clock`` message at ``start_ns`` and each time the stamp of delivered
+  messages moves forward, plus one at the end time on ``close()``. With
+  ``clock_period_ns=P`` instead: one at every grid point ``k*P`` from
+  ``start_ns`` to the end, emitted lazily as stamps pass them (no clock entry
+  is scheduled, so the run itself is untouched). ``clock_tick(session_ns)``
+  adds one explicitly. ``/clock`` is not part of the bus trace.
+* with ``record_draws=True``, every draw of a random stream created with
+  ``draw_observer=rec.draw_observer`` goes to channel
+  ``/simclock/draws<label>`` (``/simclock/draws`` for the root ``/``) as
+  ``simclock/Draw`` JSON ``{"args", "index", "method", "value"}``; arrays are
+  ``{"data", "dtype", "shape"}``. ``ReplayClock.random_source()`` hands them
+  back per label (C-REP-3).
+* chunked (``chunk_size``) and compressed (``zstd`` by default, ``lz4`` or
+  ``none``), with CRCs and the full summary/indexes.
+* on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
+  ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
+  ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
+  see :mod:`simclock._fingerprint`), ``fingerprint_algorithm``,
+  ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
+  ``clock_period_ns``, ``record_draws``, ``draw_labels`` and ``error`` (empty
+  unless something could not be recorded); and a metadata record
+  ``simclock.user`` with ``metadata`` if given. The file contains no
+  wall-clock time: the same run gives a byte-identical file.
+
+Errors: bad arguments are refused before the file is created. A payload with
+no canonical JSON form is not dropped silently: the subscriber raises (so the
+bus reports ``SUBSCRIBER_FAILED``, C-BUS-4, which is itself recorded), the
+file is still completed on ``close()`` with the error in its metadata, and
+``close()`` raises ``SimclockRuntimeError``; ``ReplayClock`` refuses such a
+file. Thread-safe: one lock around each write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+from typing import IO, Any, Final
+
+import numpy as np
+from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
+from mcap_ros2._dynamic import serialize_dynamic
+
+from simclock._bus import Bus, Message
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._fingerprint import (
+    FINGERPRINT_ALGORITHM,
+    Fingerprinter,
+    canonical_json,
+    payload_kind_and_json,
+    trace_line,
+)
+from simclock._random import DrawObserver
+from simclock._timeint import check_positive_ns, check_time_ns
+
+__all__ = [
+    "CLOCK_SCHEMA_NAME",
+    "CLOCK_SCHEMA_TEXT",
+    "CLOCK_TOPIC",
+    "DRAWS_TOPIC_PREFIX",
+    "FORMAT",
+    "METADATA_NAME",
+    "Recorder",
+    "draws_topic",
+]
+
+FORMAT: Final = "simclock-recording/1"
+METADATA_NAME: Final = "simclock"
+USER_METADATA_NAME: Final = "simclock.user"
+KIND_KEY: Final = "simclock.kind"
+LABEL_KEY: Final = "simclock.label"
+CLOCK_TOPIC: Final = "/clock"
+DRAWS_TOPIC_PREFIX: Final = "/simclock/draws"
+CLOCK_SCHEMA_NAME: Final = "rosgraph_msgs/msg/Clock"
+CLOCK_SCHEMA_TEXT: Final = (
+    "builtin_interfaces/Time clock\n"
+    "================================================================================\n"
+    "MSG: builtin_interfaces/Time\n"
+    "int32 sec\n"
+    "uint32 nanosec\n"
+)
+_NS_PER_S = 1_000_000_000
+_U32 = 0xFFFFFFFF
+_COMPRESSION = {
+    "zstd": CompressionType.ZSTD,
+    "lz4": CompressionType.LZ4,
+    "none": CompressionType.NONE,
+}
+
+_SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
+_MESSAGE_SCHEMA = {
+    "$schema": _SCHEMA_URI,
+    "title": "simclock/Message",
+    "description": "A bus message: any JSON payload and the full bus sequence.",
+    "type": "object",
+    "properties": {"payload": {}, "sequence": {"type": "integer", "minimum": 0}},
+    "required": ["payload", "sequence"],
+    "additionalProperties": False,
+}
+_EVENT_SCHEMA = {
+    "$schema": _SCHEMA_URI,
+    "title": "simclock/Event",
+    "description": "A simclock.Event published on /simclock/events, with its bus sequence.",
+    "type": "object",
+    "properties": {
+        "payload": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string"},
+                "at_ns": {"type": "integer", "minimum": 0},
+                "details": {"type": "object"},
+            },
+            "required": ["kind", "at_ns", "details"],
+            "additionalProperties": False,
+        },
+        "sequence": {"type": "integer", "minimum": 0},
+    },
+    "required": ["payload", "sequence"],
+    "additionalProperties": False,
+}
+_DRAW_SCHEMA = {
+    "$schema": _SCHEMA_URI,
+    "title": "simclock/Draw",
+    "description": "One draw of a simclock random stream, in draw order per label.",
+    "type": "object",
+    "properties": {
+        "index": {"type": "integer", "minimum": 0},
+        "method": {"enum": ["uniform", "normal", "integers"]},
+        "args": {"type": "array"},
+        "value": {
+            "oneOf": [
+                {"type": "number"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "dtype": {"type": "string"},
+                        "shape": {"type": "array", "items": {"type": "integer"}},
+                        "data": {"type": "array"},
+                    },
+                    "required": ["dtype", "shape", "data"],
+                },
+            ]
+        },
+    },
+    "required": ["index", "method", "args", "value"],
+    "additionalProperties": False,
+}
+
+
+def draws_topic(label: str) -> str:
+    """The channel topic of the draws of stream ``label`` (``/`` → ``/simclock/draws``)."""
+    return DRAWS_TOPIC_PREFIX if label == "/" else DRAWS_TOPIC_PREFIX + label
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def encode_draw_value(value: Any) -> Any:
+    """JSON form of a drawn value: scalars as is, arrays as ``{"data", "dtype", "shape"}``."""
+    if isinstance(value, np.ndarray):
+        return {"data": value.tolist(), "dtype": str(value.dtype), "shape": list(value.shape)}
+    return value
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    value = int(seed)
+    if value < 0:
+        raise SimclockValueError(f"seed must be >= 0, got {value!r}")
+    return value
+
+
+def _check_metadata(metadata: object) -> dict[str, str]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise SimclockTypeError(
+            f"metadata must be a mapping of str to str or None, got {type(metadata).__name__} "
+            f"{metadata!r}"
+        )
+    out: dict[str, str] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SimclockTypeError(
+                f"metadata must map str to str (MCAP metadata is text), got {key!r}: {value!r}; "
+                "convert values with str() or json.dumps()"
+            )
+        out[key] = value
+    return out
+
+
+class Recorder:
+    """Write every message of a :class:`~simclock.Bus` to one MCAP file (SPEC §6).
+
+    See the module docstring for the file layout and the full API. Order:
+    messages are written as delivered, which is the total order
+    ``(stamp_ns, sequence)``; a delivery out of that order is refused (it
+    would make the file unreplayable). Complexity: O(payload size) per message.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        bus: Bus,
+        *,
+        seed: int,
+        metadata: Mapping[str, str] | None = None,
+        record_draws: bool = False,
+        clock_period_ns: int | None = None,
+        start_ns: int | None = None,
+        chunk_size: int = 1024 * 1024,
+        compression: str = "zstd",
+    ) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+        if not isinstance(bus, Bus):
+            raise SimclockTypeError(f"bus must be a simclock.Bus, got {bus!r}")
+        self._seed = _check_seed(seed)
+        self._user_metadata = _check_metadata(metadata)
+        if not isinstance(record_draws, bool):
+            raise SimclockTypeError(f"record_draws must be a bool, got {record_draws!r}")
+        self._period = (
+            None
+            if clock_period_ns is None
+            else check_positive_ns(clock_period_ns, "clock_period_ns")
+        )
+        if start_ns is None:
+            start = bus.clock.now_ns() if bus.clock is not None else 0
+        else:
+            start = check_time_ns(start_ns, "start_ns")
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
+            raise SimclockValueError(
+                f"chunk_size must be a positive int of bytes, got {chunk_size!r}"
+            )
+        if compression not in _COMPRESSION:
+            raise SimclockValueError(
+                f"compression must be one of 'zstd', 'lz4', 'none', got {compression!r}"
+            )
+        self.path = os.fspath(path)
+        self._bus = bus
+        self._start = start
+        self._lock = threading.RLock()
+        self._fp = Fingerprinter()
+        self._error: str | None = None
+        self._closed = False
+        # Invariant: (_last_stamp, _last_seq) is the last bus message written; every
+        # record written so far has log_time <= _last_log_time.
+        self._last_stamp = -1
+        self._last_seq = -1
+        self._last_log_time = start
+        self._clock_last: int | None = None
+        self._clock_seq = 0
+        self._counts: Counter[str] = Counter()
+        self._draw_index: dict[str, int] = {}
+        self._channels: dict[tuple[str, str], int] = {}
+        self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        self._writer = Writer(
+            self._stream,
+            chunk_size=chunk_size,
+            compression=_COMPRESSION[compression],
+            enable_data_crcs=True,
+        )
+        simclock_version = _package_version("simclock")
+        self._writer.start(profile="", library=f"simclock/{simclock_version} {LIBRARY_IDENTIFIER}")
+        self._schemas = {
+            "json": self._writer.register_schema(
+                "simclock/Message", "jsonschema", canonical_json(_MESSAGE_SCHEMA).encode()
+            ),
+            "event": self._writer.register_schema(
+                "simclock/Event", "jsonschema", canonical_json(_EVENT_SCHEMA).encode()
+            ),
+        }
+        self._clock_schema = self._writer.register_schema(
+            CLOCK_SCHEMA_NAME, "ros2msg", CLOCK_SCHEMA_TEXT.encode()
+        )
+        self._clock_encode = serialize_dynamic(CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT)[
+            CLOCK_SCHEMA_NAME
+        ]
+        self._clock_channel = self._writer.register_channel(
+            CLOCK_TOPIC, "cdr", self._clock_schema, {KIND_KEY: "clock"}
+        )
+        self._draw_schema = (
+            self._writer.register_schema(
+                "simclock/Draw", "jsonschema", canonical_json(_DRAW_SCHEMA).encode()
+            )
+            if record_draws
+            else 0
+        )
+        self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
+        """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
+        self._handle = bus.subscribe(None, self._on_message)
+
+    # -- public ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._closed
+
+    @property
+    def message_count(self) -> int:
+        """Bus messages written so far."""
+        return self._fp.count
+
+    def fingerprint(self) -> str:
+        """The fingerprint of the trace written so far (C-X-FP); final after ``close()``.
+
+        Raises ``SimclockRuntimeError`` if a message could not be recorded.
+        """
+        with self._lock:
+            if self._error is not None:
+                raise SimclockRuntimeError(f"the recording has no fingerprint: {self._error}")
+            return self._fp.hexdigest()
+
+    def clock_tick(self, session_ns: int) -> None:
+        """Write one ``/clock`` message carrying ``session_ns`` (C-MCAP-3).
+
+        ``session_ns`` must not be before the last record written (the file is
+        in time order): ``ValueError`` otherwise; ``RuntimeError`` once closed.
+        A tick at the time of the last ``/clock`` is a no-op.
+        """
+        at = check_time_ns(session_ns, "session_ns")
+        with self._lock:
+            self._check_open("clock_tick")
+            if at < self._last_log_time:
+                raise SimclockValueError(
+                    f"session_ns={at} is before the last recorded time {self._last_log_time} ns; "
+                    "/clock must not go back"
+                )
+            self._clock_to(at)
+            self._write_clock(at)
+
+    def close(self) -> None:
+        """Unsubscribe, write the final ``/clock`` and the metadata, finish the file.
+
+        Idempotent. The end time is the bus clock's ``now`` (or the last stamp
+        when the bus is unbound). Raises ``SimclockRuntimeError`` after
+        finishing the file if a message could not be recorded.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._handle.cancel()
+            try:
+                clock = self._bus.clock
+                end = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
+                self._clock_to(end)
+                self._writer.add_metadata(METADATA_NAME, self._metadata(end, clock))
+                if self._user_metadata:
+                    self._writer.add_metadata(USER_METADATA_NAME, self._user_metadata)
+                self._writer.finish()  # type: ignore[no-untyped-call]
+            finally:
+                self._stream.close()
+            if self._error is not None:
+                raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {self._error}")
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writing --------------------------------------------------------------
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise SimclockRuntimeError(
+                f"{what}() on a closed Recorder for {self.path!r}; create a new Recorder"
+            )
+
+    def _fail(self, text: str) -> None:
+        if self._error is None:
+            self._error = text
+
+    def _metadata(self, end: int, clock: Any) -> dict[str, str]:
+        from simclock import CONTRACT_VERSION
+
+        step = clock.step_ns() if clock is not None else 1
+        fingerprint = "" if self._error is not None else self._fp.hexdigest()
+        return {
+            "format": FORMAT,
+            "seed": str(self._seed),
+            "contract_version": CONTRACT_VERSION,
+            "simclock": _package_version("simclock"),
+            "mcap": _package_version("mcap"),
+            "mcap_ros2_support": _package_version("mcap-ros2-support"),
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+            "fingerprint": fingerprint,
+            "fingerprint_algorithm": FINGERPRINT_ALGORITHM,
+            "message_count": str(self._fp.count),
+            "last_sequence": str(self._last_seq),
+            "start_ns": str(self._start),
+            "end_ns": str(end),
+            "step_ns": str(step),
+            "clock_period_ns": "" if self._period is None else str(self._period),
+            "record_draws": "true" if self.draw_observer is not None else "false",
+            "draw_labels": json.dumps(sorted(self._draw_index)),
+            "topics": canonical_json(dict(sorted(self._counts.items()))),
+            "error": self._error or "",
+        }
+
+    def _write_clock(self, at: int) -> None:
+        if self._clock_last is not None and at <= self._clock_last:
+            return
+        sec, nanosec = divmod(at, _NS_PER_S)
+        data = self._clock_encode({"clock": {"sec": sec, "nanosec": nanosec}})
+        self._writer.add_message(self._clock_channel, at, data, at, self._clock_seq & _U32)
+        self._clock_seq += 1
+        self._clock_last = at
+        self._last_log_time = at
+
+    def _clock_to(self, at: int) -> None:
+        """Emit the ``/clock`` messages due up to ``at`` (see the module docstring)."""
+        period = self._period
+        if period is None:
+            if self._clock_last is None and at > self._start:
+                self._write_clock(self._start)
+            self._write_clock(at)
+            return
+        last = self._clock_last
+        # First grid point not yet written: >= start, > last.
+        first = self._start if last is None else last + 1
+        k = -(-first // period)
+        t = k * period
+        while t <= at:
+            self._write_clock(t)
+            t += period
+
+    def _channel(self, topic: str, kind: str) -> int:
+        key = (topic, kind)
+        channel = self._channels.get(key)
+        if channel is None:
+            channel = self._writer.register_channel(
+                topic, "json", self._schemas[kind], {KIND_KEY: kind}
+            )
+            self._channels[key] = channel
+        return channel
+
+    def _on_message(self, message: Message) -> None:
+        stamp = message.stamp_ns
+        seq = message.sequence
+        with self._lock:
+            if self._closed:
+                return
+            if stamp < self._last_stamp or (stamp == self._last_stamp and seq <= self._last_seq):
+                text = (
+                    f"message sequence={seq} at {stamp} ns on {message.topic!r} arrived after "
+                    f"sequence={self._last_seq} at {self._last_stamp} ns (not in total order)"
+                )
+                self._fail(text)
+                raise SimclockRuntimeError(f"cannot record {text}")
+            try:
+                kind, text = payload_kind_and_json(message.payload)
+            except (SimclockTypeError, SimclockValueError) as exc:
+                self._fail(
+                    f"message sequence={seq} on {message.topic!r} at {stamp} ns was not "
+                    f"recorded: {exc}"
+                )
+                raise
+            if self._clock_last is None or stamp > self._clock_last:
+                self._clock_to(stamp)
+            self._writer.add_message(
+                self._channels.get((message.topic, kind)) or self._channel(message.topic, kind),
+                stamp,
+                ('{"payload":' + text + ',"sequence":' + str(seq) + "}").encode(),
+                stamp,
+                seq & _U32,
+            )
+            self._fp.update_line(trace_line(stamp, seq, message.topic, kind, text))
+            self._counts[message.topic] += 1
+            self._last_stamp = stamp
+            self._last_seq = seq
+            self._last_log_time = stamp
+
+    def _on_draw(self, label: str, method: str, args: tuple[Any, ...], value: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            clock = self._bus.clock
+            at = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
+            self._clock_to(at)
+            index = self._draw_index.get(label, 0)
+            topic = draws_topic(label)
+            channel = self._channels.get((topic, "draws"))
+            if channel is None:
+                channel = self._writer.register_channel(
+                    topic, "json", self._draw_schema, {KIND_KEY: "draws", LABEL_KEY: label}
+                )
+                self._channels[(topic, "draws")] = channel
+            data = canonical_json(
+                {
+                    "args": list(args),
+                    "index": index,
+                    "method": method,
+                    "value": encode_draw_value(value),
+                },
+                "random draw",
+            ).encode()
+            self._writer.add_message(channel, at, data, at, index & _U32)
+            self._draw_index[label] = index + 1
+            self._last_log_time = at
