@@ -185,10 +185,15 @@ class Bus:
             else:
                 stamp = check_time_ns(stamp_ns, "stamp_ns")
                 floor = clock.now_ns() if clock is not None else self._last_stamp
-                if stamp < floor:
+                if stamp < floor and clock is not None:
                     raise SimclockValueError(
                         f"stamp_ns={stamp} is in the past (now is {floor} ns); "
                         "stamp messages at or after now"
+                    )
+                if stamp < floor:
+                    raise SimclockValueError(
+                        f"stamp_ns={stamp} is before the last stamp published ({floor} ns) "
+                        "on this unbound bus; stamps must not decrease"
                     )
             seq = next(self._seq)
             self._next_sequence = seq + 1
