@@ -204,6 +204,11 @@ class GridClock:
         """Boundaries crossed since time 0: ``now_ns() // step_ns()`` between calls."""
         return self._steps
 
+    @property
+    def running(self) -> bool:
+        """True while ``advance`` runs (inside a callback or the ``on_step`` hook)."""
+        return self._running
+
     def now_ns(self) -> int:
         """Current simulation time in ns (C-TIME-1, C-TIME-2)."""
         return self._inner.now_ns()

@@ -1,0 +1,187 @@
+"""Sensor devices with acquisition and delivery, and periodic controllers (SPEC §8).
+
+A sensor device acquires on its own schedule (``period``, ``phase``,
+``policy``) and delivers each sample after a requested ``latency``. Both times
+are quantised by the device's policy (C-DEV-1)::
+
+    nominal acquisition   a_k = episode_start + phase + k*period
+    actual acquisition        = first boundary >= a_k     (strict: exactly a_k)
+    requested delivery    d_k = a_k + latency             (from the *nominal* a_k)
+    actual delivery           = first boundary >= d_k     (strict: exactly d_k)
+
+Every sample is published on the bus at its actual delivery, stamped then,
+carrying all four times (C-DEV-2) as a :class:`Sample`. Controllers run on
+their own schedule, ``strict`` by default: applying an actuator command is a
+contract about *which* boundary it lands on.
+
+Ids: a device id is one label segment (``imu0``); its component id is
+``sensors/<id>`` and its noise stream ``/sensors/<id>/noise`` (C-SEED-1). A
+controller's component id is ``controllers/<id>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simclock._errors import SimclockTypeError, SimclockValueError
+from simclock._grid import Policy, check_policy, check_schedule_on_grid
+from simclock._protocols import RandomSource
+from simclock._timeint import check_positive_ns, check_time_ns
+
+__all__ = [
+    "ControllerSpec",
+    "ControllerStep",
+    "DeviceRead",
+    "Sample",
+    "SensorSpec",
+    "check_component_segment",
+]
+
+_SEGMENT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+DeviceRead = Callable[[RandomSource], Sequence[float]]
+"""``read(noise) -> values``: called at the actual acquisition boundary.
+
+``noise`` is the device's stream ``/sensors/<id>/noise`` of the current episode.
+"""
+
+ControllerStep = Callable[[Mapping[str, "Sample"]], Mapping[str, Any] | None]
+"""``step(latest) -> command``: ``latest`` maps device id to its last *delivered* sample.
+
+A returned mapping is published on the controller's command topic; ``None``
+publishes nothing.
+"""
+
+
+def check_component_segment(value: object, name: str) -> str:
+    """Validate one id segment: ``[A-Za-z][A-Za-z0-9_.-]*`` (so it is a random label segment)."""
+    if not isinstance(value, str):
+        raise SimclockTypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if not _SEGMENT.fullmatch(value):
+        raise SimclockValueError(
+            f"{name} must start with a letter and use only [A-Za-z0-9_.-], got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SensorSpec:
+    """A sensor's schedule (C-DEV-1). Times are int ns; ``topic`` defaults to ``/sensors/<id>``.
+
+    ``policy`` defaults to ``next_boundary``: a sensor's sampling instant is
+    physical, and quantising it to the grid is the honest model of a
+    simulator that only has state at boundaries.
+    """
+
+    device_id: str
+    period_ns: int
+    phase_ns: int = 0
+    latency_ns: int = 0
+    policy: Policy = Policy.NEXT_BOUNDARY
+    topic: str = ""
+
+    def __post_init__(self) -> None:
+        check_component_segment(self.device_id, "device_id")
+        check_positive_ns(self.period_ns, "period_ns")
+        check_time_ns(self.phase_ns, "phase_ns")
+        check_time_ns(self.latency_ns, "latency_ns")
+        object.__setattr__(self, "policy", check_policy(self.policy))
+        if not self.topic:
+            object.__setattr__(self, "topic", f"/sensors/{self.device_id}")
+
+    @property
+    def component_id(self) -> str:
+        """``sensors/<id>``: the key of the device's random streams (C-SEED-1)."""
+        return f"sensors/{self.device_id}"
+
+    def check_grid(self, step_ns: int) -> None:
+        """Refuse an off-grid period, phase or latency under ``strict`` (C-GRID-3)."""
+        check_schedule_on_grid(
+            self.component_id,
+            step_ns,
+            self.policy,
+            period=self.period_ns,
+            phase=self.phase_ns,
+            latency=self.latency_ns,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSpec:
+    """A controller's schedule; ``policy`` defaults to ``strict``. Topic: ``/controllers/<id>``."""
+
+    controller_id: str
+    period_ns: int
+    phase_ns: int = 0
+    policy: Policy = Policy.STRICT
+    topic: str = ""
+
+    def __post_init__(self) -> None:
+        check_component_segment(self.controller_id, "controller_id")
+        check_positive_ns(self.period_ns, "period_ns")
+        check_time_ns(self.phase_ns, "phase_ns")
+        object.__setattr__(self, "policy", check_policy(self.policy))
+        if not self.topic:
+            object.__setattr__(self, "topic", f"/controllers/{self.controller_id}")
+
+    @property
+    def component_id(self) -> str:
+        """``controllers/<id>``."""
+        return f"controllers/{self.controller_id}"
+
+    def check_grid(self, step_ns: int) -> None:
+        """Refuse an off-grid period or phase under ``strict`` (C-GRID-3)."""
+        check_schedule_on_grid(
+            self.component_id, step_ns, self.policy, period=self.period_ns, phase=self.phase_ns
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One delivered sample with its four times (C-DEV-2), all session-time int ns.
+
+    ``episode_start_ns`` lets a reader compute EpisodeTime
+    (``acquisition_ns - episode_start_ns``).
+    """
+
+    device: str
+    index: int
+    episode: int
+    episode_start_ns: int
+    nominal_acquisition_ns: int
+    acquisition_ns: int
+    requested_delivery_ns: int
+    delivery_ns: int
+    values: tuple[float, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The bus payload and trace record: JSON-friendly, keys as the field names."""
+        return {
+            "device": self.device,
+            "index": self.index,
+            "episode": self.episode,
+            "episode_start_ns": self.episode_start_ns,
+            "nominal_acquisition_ns": self.nominal_acquisition_ns,
+            "acquisition_ns": self.acquisition_ns,
+            "requested_delivery_ns": self.requested_delivery_ns,
+            "delivery_ns": self.delivery_ns,
+            "values": list(self.values),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Sample:
+        """Inverse of :meth:`to_json` (used by the timeline reader)."""
+        return cls(
+            device=str(data["device"]),
+            index=int(data["index"]),
+            episode=int(data["episode"]),
+            episode_start_ns=int(data["episode_start_ns"]),
+            nominal_acquisition_ns=int(data["nominal_acquisition_ns"]),
+            acquisition_ns=int(data["acquisition_ns"]),
+            requested_delivery_ns=int(data["requested_delivery_ns"]),
+            delivery_ns=int(data["delivery_ns"]),
+            values=tuple(float(v) for v in data["values"]),
+        )

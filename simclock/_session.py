@@ -1,0 +1,509 @@
+"""Sessions, episodes and per-component noise streams (SPEC §8-§10).
+
+A :class:`Session` owns one :class:`~simclock.GridClock` (or a backend built on
+it, such as the MuJoCo clock) and the components that run on it: sensor
+devices and controllers. It keeps two times:
+
+* **SessionTime** is the clock's ``now_ns()``. The clock is never rewound, so
+  SessionTime never goes back (C-EP-1); it is what ``/clock`` carries (C-EP-2),
+  so ROS time never jumps back on an episode reset.
+* **EpisodeTime** is ``SessionTime - episode_start``; :meth:`Session.reset_episode`
+  sets it to 0 (C-EP-1).
+
+Seeds (C-SEED-1, C-SEED-2): episode ``0`` uses the session seed; episode ``n``
+uses ``seed`` if given to ``reset_episode`` or else :func:`episode_seed` of
+(session seed, n). Every component's noise comes from
+:func:`component_stream` keyed by (episode seed, component id, stream name)
+only, so adding, removing or reordering components never shifts another's
+numbers, and a fresh session started with seed ``S`` reproduces exactly an
+episode that was reset with seed ``S``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock._devices import (
+    ControllerSpec,
+    ControllerStep,
+    DeviceRead,
+    Sample,
+    SensorSpec,
+    check_component_segment,
+)
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._grid import GridClock, Policy, quantise
+from simclock._heapclock import callback_name
+from simclock._protocols import PeriodicStats
+from simclock._random import SeededRandomSource, _check_seed
+from simclock._timeint import check_positive_ns, check_time_ns
+
+__all__ = [
+    "CLOCK_TOPIC",
+    "NOISE_STREAM",
+    "Session",
+    "clock_payload",
+    "component_stream",
+    "episode_seed",
+]
+
+CLOCK_TOPIC = "/clock"
+NOISE_STREAM = "noise"
+_EPISODE_DOMAIN = b"simclock.episode_seed.v1\x00"
+
+
+def component_stream(seed: int, component_id: str, stream: str) -> SeededRandomSource:
+    """The random stream ``/<component_id>/<stream>`` of an episode seed (C-SEED-1).
+
+    ``component_id`` is one or more id segments joined by ``/`` (``sensors/imu0``);
+    ``stream`` is one segment (``noise``); each segment must start with a letter
+    and use only ``[A-Za-z0-9_.-]``, otherwise ``ValueError``. The stream depends
+    only on (seed, component id, stream name): never on which other components
+    exist or the order they were added in. O(len(path)).
+    """
+    seed = _check_seed(seed)
+    if not isinstance(component_id, str):
+        raise SimclockTypeError(
+            f"component_id must be a str, got {type(component_id).__name__} {component_id!r}"
+        )
+    for segment in component_id.split("/"):
+        check_component_segment(segment, f"component_id {component_id!r} segment")
+    check_component_segment(stream, "stream")
+    path = f"/{component_id}/{stream}"
+    # The one audited dynamic label of the library: the path is a pure function of
+    # the validated (component id, stream name) pair, never of creation order or
+    # data, so the stream tree stays static per plan (C-RNG-2, C-SEED-1).
+    return SeededRandomSource(seed).child(path)  # noqa: SC201
+
+
+def episode_seed(session_seed: int, episode: int) -> int:
+    """Seed of episode ``episode`` when none is given: ``session_seed`` for 0, else a hash.
+
+    For ``episode >= 1`` it is the first 63 bits of
+    ``blake2b(DOMAIN + "<session_seed>:<episode>")``: stable across processes,
+    and independent of which other episodes were given explicit seeds.
+    """
+    seed = _check_seed(session_seed)
+    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
+        raise SimclockValueError(f"episode must be an int >= 0, got {episode!r}")
+    if episode == 0:
+        return seed
+    digest = hashlib.blake2b(
+        _EPISODE_DOMAIN + f"{seed}:{episode}".encode("ascii"), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def clock_payload(session_ns: int) -> dict[str, dict[str, int]]:
+    """A ``rosgraph_msgs/msg/Clock``-shaped payload for SessionTime (C-EP-2, C-MCAP-3)."""
+    sec, nanosec = divmod(session_ns, 1_000_000_000)
+    return {"clock": {"sec": sec, "nanosec": nanosec}}
+
+
+@dataclass(slots=True)
+class _Component:
+    """Run-time state of one sensor or controller within the current episode."""
+
+    component_id: str
+    period_ns: int
+    phase_ns: int
+    step_ns: int
+    fn: Callable[..., Any]
+    sensor: SensorSpec | None = None
+    controller: ControllerSpec | None = None
+    noise: SeededRandomSource | None = None
+    base_ns: int = 0
+    k: int = 0
+    next_at: int = 0
+    fired: int = 0
+    failed: int = 0
+    overrun: int = 0
+
+    def nominal(self, k: int) -> int:
+        return self.base_ns + self.phase_ns + k * self.period_ns
+
+    def restart(self, base_ns: int) -> None:
+        self.base_ns = base_ns
+        self.k = 0
+        self.next_at = quantise(self.nominal(0), self.step_ns)
+
+    def take(self, now: int) -> int:
+        """Consume firing ``k`` (due now) and return its nominal time; count an overrun."""
+        nominal = self.nominal(self.k)
+        self.k += 1
+        self.fired += 1
+        if now >= self.nominal(self.k):
+            self.overrun += 1
+        self.next_at = quantise(self.nominal(self.k), self.step_ns)
+        return nominal
+
+
+class Session:
+    """Owns a grid clock, its components and its episodes (SPEC §8-§10).
+
+    ``Session(clock, *, seed=None, clock_period_ns=None, clock_topic="/clock",
+    on_reset=None)``. ``seed`` defaults to the clock's root seed.
+    ``clock_period_ns`` (default: the clock's step) is how often SessionTime is
+    published on ``clock_topic`` (``None``: never). ``on_reset()`` runs at the
+    start of every episode, before any component, to put the physics in its
+    initial state.
+
+    Plan: components are added before the session starts; an off-grid period,
+    phase or latency under ``strict`` is refused right there, naming the
+    component (C-GRID-3). The session starts on the first :meth:`advance`,
+    :meth:`run_until`, :meth:`start` or :meth:`reset_episode`.
+
+    Phase order at every boundary ``b`` (one clock entry per boundary runs them,
+    so the order never depends on push history):
+
+    1. ``/clock`` with SessionTime ``b`` (C-EP-2);
+    2. acquisitions due at ``b`` (first boundary >= nominal, C-GRID-2), sensors
+       in the order they were added, each sensor's deadlines in order;
+    3. deliveries due at ``b``, in acquisition order, each published on the
+       sensor's topic stamped ``b`` and appended to :attr:`samples` (C-DEV-2);
+       a zero-latency sample is delivered at its own acquisition boundary;
+    4. controllers due at ``b``, in the order they were added: they see every
+       sample delivered at or before ``b``.
+
+    Then the clock's ``on_step`` hook advances the physics to ``b + s``. A
+    component callback raising ``Exception`` is reported as
+    ``SCHEDULER_CALLBACK_FAILED`` naming the callback (C-ERR-1) and the others
+    still run; that firing is consumed. Samples still in flight at an episode
+    reset are dropped and counted in :attr:`dropped_in_flight`.
+
+    Complexity: O(components + due firings) per boundary; deliveries O(log n).
+    """
+
+    def __init__(
+        self,
+        clock: GridClock,
+        *,
+        seed: int | None = None,
+        clock_period_ns: int | None = None,
+        clock_topic: str | None = CLOCK_TOPIC,
+        on_reset: Callable[[], object] | None = None,
+    ) -> None:
+        if not isinstance(clock, GridClock):
+            raise SimclockTypeError(f"clock must be a simclock.GridClock, got {clock!r}")
+        self._clock = clock
+        self._seed = clock.random_source().seed if seed is None else _check_seed(seed)
+        period = clock.step_ns() if clock_period_ns is None else clock_period_ns
+        self._clock_period = check_positive_ns(period, "clock_period_ns")
+        if self._clock_period % clock.step_ns():
+            raise SimclockValueError(
+                f"clock_period_ns={self._clock_period} is not a multiple of the clock's step "
+                f"({clock.step_ns()} ns); publish /clock on boundaries only"
+            )
+        if on_reset is not None and not callable(on_reset):
+            raise SimclockTypeError(f"on_reset must be callable or None, got {on_reset!r}")
+        self._clock_topic = clock_topic
+        self._on_reset = on_reset
+        self._sensors: dict[str, _Component] = {}
+        self._controllers: dict[str, _Component] = {}
+        self._started = False
+        self._episode = -1
+        self._episode_seed = self._seed
+        self._episode_start = clock.now_ns()
+        self._next_clock_ns = 0
+        # Invariant: _deliveries is a heap of (delivery_ns, acquisition order, sample).
+        self._deliveries: list[tuple[int, int, Sample]] = []
+        self._acquired = 0
+        self._latest: dict[str, Sample] = {}
+        self.samples: list[Sample] = []
+        """Every delivered sample, in delivery order (C-DEV-2)."""
+        self.dropped_in_flight = 0
+        """Samples acquired but not yet delivered when an episode was reset."""
+
+    # -- the plan -----------------------------------------------------------
+
+    @property
+    def clock(self) -> GridClock:
+        """The clock the session owns; only the session should advance it (C-MODE-2)."""
+        return self._clock
+
+    @property
+    def bus(self) -> Bus:
+        """The clock's bus: samples, controller commands, ``/clock`` and events."""
+        return self._clock.bus
+
+    @property
+    def seed(self) -> int:
+        """The session seed: episode 0's seed and the root of default episode seeds."""
+        return self._seed
+
+    def _check_plan_open(self, what: str) -> None:
+        if self._started:
+            raise SimclockRuntimeError(
+                f"cannot add {what} after the session started; add every component first"
+            )
+
+    def add_sensor(self, spec: SensorSpec, read: DeviceRead) -> None:
+        """Add a sensor device (C-DEV-1); refused under ``strict`` if off the grid (C-GRID-3)."""
+        if not isinstance(spec, SensorSpec):
+            raise SimclockTypeError(f"spec must be a SensorSpec, got {spec!r}")
+        if not callable(read):
+            raise SimclockTypeError(f"read must be callable, got {read!r}")
+        self._check_plan_open(f"sensor {spec.device_id!r}")
+        if spec.device_id in self._sensors:
+            raise SimclockValueError(f"sensor {spec.device_id!r} is already in the session")
+        spec.check_grid(self._clock.step_ns())
+        self._sensors[spec.device_id] = _Component(
+            spec.component_id,
+            spec.period_ns,
+            spec.phase_ns,
+            self._clock.step_ns(),
+            read,
+            sensor=spec,
+        )
+
+    def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
+        """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
+        if not isinstance(spec, ControllerSpec):
+            raise SimclockTypeError(f"spec must be a ControllerSpec, got {spec!r}")
+        if not callable(step):
+            raise SimclockTypeError(f"step must be callable, got {step!r}")
+        self._check_plan_open(f"controller {spec.controller_id!r}")
+        if spec.controller_id in self._controllers:
+            raise SimclockValueError(f"controller {spec.controller_id!r} is already in the session")
+        spec.check_grid(self._clock.step_ns())
+        self._controllers[spec.controller_id] = _Component(
+            spec.component_id,
+            spec.period_ns,
+            spec.phase_ns,
+            self._clock.step_ns(),
+            step,
+            controller=spec,
+        )
+
+    # -- time -----------------------------------------------------------------
+
+    def session_time_ns(self) -> int:
+        """SessionTime: the clock's ``now_ns()``; never decreases (C-EP-1)."""
+        return self._clock.now_ns()
+
+    def episode_time_ns(self) -> int:
+        """EpisodeTime: ns since the current episode started; 0 right after a reset (C-EP-1)."""
+        if not self._started:
+            return 0
+        return self._clock.now_ns() - self._episode_start
+
+    @property
+    def episode(self) -> int:
+        """Index of the current episode; ``-1`` before the session starts."""
+        return self._episode
+
+    @property
+    def episode_seed(self) -> int:
+        """Seed of the current episode (the session seed before the start)."""
+        return self._episode_seed
+
+    @property
+    def episode_start_ns(self) -> int:
+        """SessionTime at which the current episode started."""
+        return self._episode_start
+
+    def noise_stream(self, component_id: str, stream: str = NOISE_STREAM) -> SeededRandomSource:
+        """A fresh copy of the current episode's stream for ``component_id`` (C-SEED-1)."""
+        return component_stream(self._episode_seed, component_id, stream)
+
+    def stats(self, component_id: str) -> PeriodicStats:
+        """Counters of a component (``sensors/<id>`` or ``controllers/<id>``) (C-X-STATS).
+
+        ``overrun``: firings whose boundary was at or after the next nominal
+        deadline (a period shorter than the step). ``skipped`` is always 0.
+        Counted over the whole session.
+        """
+        for comp in (*self._sensors.values(), *self._controllers.values()):
+            if comp.component_id == component_id:
+                return PeriodicStats(
+                    fired=comp.fired, failed=comp.failed, skipped=0, overrun=comp.overrun
+                )
+        raise SimclockValueError(
+            f"no component {component_id!r} in the session; use 'sensors/<id>' or "
+            "'controllers/<id>'"
+        )
+
+    def latest(self) -> Mapping[str, Sample]:
+        """The last delivered sample of each device in the current episode (read-only)."""
+        return MappingProxyType(self._latest)
+
+    # -- running --------------------------------------------------------------
+
+    def start(self, seed: int | None = None) -> None:
+        """Start episode 0 (with ``seed``, default the session seed); no-op if started."""
+        if self._started:
+            return
+        chosen = self._seed if seed is None else _check_seed(seed)
+        self._check_can_begin()
+        now = self._clock.now_ns()
+        self._started = True
+        self._next_clock_ns = now
+        self._clock.schedule_periodic(
+            self._clock.step_ns(), self._tick, now, policy=Policy.STRICT, name="session"
+        )
+        self._begin(0, chosen)
+
+    def reset_episode(self, seed: int | None = None) -> None:
+        """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
+
+        ``seed`` defaults to :func:`episode_seed` of (session seed, next index)
+        (C-SEED-2). Allowed between ``advance`` calls at a grid boundary only
+        (``RuntimeError`` otherwise, nothing changed). SessionTime does not
+        move and ``/clock`` keeps counting it (C-EP-2). Samples in flight are
+        dropped, ``on_reset`` runs, an ``EPISODE_RESET`` event (``episode``,
+        ``seed``) is published, and every component restarts its schedule
+        relative to now, with its noise stream from the new seed; the new
+        episode's boundary-0 firings run on the next ``advance`` (even
+        ``advance(0)``).
+        """
+        chosen = None if seed is None else _check_seed(seed)
+        self._check_can_begin()
+        self.start()
+        index = self._episode + 1
+        self._begin(index, episode_seed(self._seed, index) if chosen is None else chosen)
+        # This boundary's tick already ran for the old episode; run it again for
+        # the new one. _tick is idempotent per boundary, so nothing fires twice.
+        self._clock.schedule(self._clock.now_ns(), self._tick, policy=Policy.STRICT)
+
+    def advance(self, dt_ns: int) -> None:
+        """Advance the clock by ``dt_ns`` (starting the session first if needed)."""
+        dt = check_time_ns(dt_ns, "dt_ns")
+        self.start()
+        self._clock.advance(dt)
+
+    def run_until(self, session_ns: int) -> None:
+        """Advance to SessionTime ``session_ns`` (``ValueError`` if it is in the past)."""
+        target = check_time_ns(session_ns, "session_ns")
+        now = self._clock.now_ns()
+        if target < now:
+            raise SimclockValueError(
+                f"session_ns={target} is in the past (now is {now} ns); pass a time >= now"
+            )
+        self.advance(target - now)
+
+    def _check_can_begin(self) -> None:
+        clock = self._clock
+        now = clock.now_ns()
+        if clock.running:
+            raise SimclockRuntimeError(
+                f"cannot start an episode from inside a callback (now {now} ns); "
+                "call reset_episode() between advance() calls"
+            )
+        if now % clock.step_ns():
+            raise SimclockRuntimeError(
+                f"cannot start an episode at {now} ns, between grid boundaries "
+                f"(step {clock.step_ns()} ns); advance to a boundary first"
+            )
+
+    def _begin(self, index: int, seed: int) -> None:
+        now = self._clock.now_ns()
+        self.dropped_in_flight += len(self._deliveries)
+        self._deliveries.clear()
+        self._latest.clear()
+        self._episode = index
+        self._episode_seed = seed
+        self._episode_start = now
+        if self._on_reset is not None:
+            self._on_reset()
+        if index > 0:
+            self.bus.publish(
+                EVENTS_TOPIC,
+                Event(EventKind.EPISODE_RESET, now, {"episode": index, "seed": seed}),
+            )
+        for comp in self._sensors.values():
+            comp.noise = component_stream(seed, comp.component_id, NOISE_STREAM)
+            comp.restart(now)
+        for comp in self._controllers.values():
+            comp.restart(now)
+
+    # -- the per-boundary phases ---------------------------------------------------
+
+    def _tick(self) -> None:
+        """Run the phases due at this boundary (see the class docstring); idempotent."""
+        now = self._clock.now_ns()
+        if self._clock_topic is not None and now >= self._next_clock_ns:
+            self.bus.publish(self._clock_topic, clock_payload(now))
+            self._next_clock_ns = now + self._clock_period
+        for comp in self._sensors.values():
+            while comp.next_at <= now:
+                self._acquire(comp, now)
+        deliveries = self._deliveries
+        while deliveries and deliveries[0][0] <= now:
+            self._deliver(heapq.heappop(deliveries)[2])
+        for comp in self._controllers.values():
+            while comp.next_at <= now:
+                comp.take(now)
+                self._call(comp, self._control, comp)
+
+    def _call(self, comp: _Component, run: Callable[..., None], *args: Any) -> None:
+        """Run one component firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
+        try:
+            run(*args)
+        except Exception as exc:
+            comp.failed += 1
+            self.bus.publish(
+                EVENTS_TOPIC,
+                Event(
+                    EventKind.SCHEDULER_CALLBACK_FAILED,
+                    self._clock.now_ns(),
+                    {
+                        "callback": callback_name(comp.fn),
+                        "component": comp.component_id,
+                        "error_type": type(exc).__qualname__,
+                        "error_message": str(exc),
+                    },
+                ),
+            )
+
+    def _acquire(self, comp: _Component, now: int) -> None:
+        """Acquire one sample now and queue its delivery (C-DEV-1)."""
+        spec = comp.sensor
+        assert spec is not None and comp.noise is not None
+        index = comp.k
+        nominal = comp.take(now)
+        read_values: list[tuple[float, ...]] = []
+
+        def read() -> None:
+            assert comp.noise is not None
+            read_values.append(tuple(float(v) for v in comp.fn(comp.noise)))
+
+        self._call(comp, read)
+        if not read_values:
+            return
+        requested = nominal + spec.latency_ns
+        sample = Sample(
+            device=spec.device_id,
+            index=index,
+            episode=self._episode,
+            episode_start_ns=self._episode_start,
+            nominal_acquisition_ns=nominal,
+            acquisition_ns=now,
+            requested_delivery_ns=requested,
+            delivery_ns=quantise(requested, self._clock.step_ns()),
+            values=read_values[0],
+        )
+        heapq.heappush(self._deliveries, (sample.delivery_ns, self._acquired, sample))
+        self._acquired += 1
+
+    def _deliver(self, sample: Sample) -> None:
+        """Publish ``sample`` at its delivery boundary, stamped now (C-DEV-1, C-DEV-2)."""
+        # Invariant: deliveries are popped exactly at their quantised boundary.
+        assert self._clock.now_ns() == sample.delivery_ns
+        self._latest[sample.device] = sample
+        self.samples.append(sample)
+        spec = self._sensors[sample.device].sensor
+        assert spec is not None
+        self.bus.publish(spec.topic, sample.to_json())
+
+    def _control(self, comp: _Component) -> None:
+        spec = comp.controller
+        assert spec is not None
+        command = comp.fn(MappingProxyType(self._latest))
+        if command is not None:
+            self.bus.publish(spec.topic, dict(command))
