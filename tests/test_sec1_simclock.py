@@ -574,25 +574,28 @@ def test_C_TIE_1_equal_times_fire_in_push_order_not_by_name() -> None:
     assert trace == [(100, n) for n in names]
 
 
-def test_C_TIE_1_same_callback_object_and_mixed_kinds_fifo() -> None:
+def test_C_TIE_1_mixed_kinds_fifo() -> None:
     clock = HeapSimClock(0)
-    order: list[int] = []
-    counter = iter(range(100))
-
-    def same() -> None:
-        order.append(next(counter))
-
+    trace: Trace = []
     # One-shots, a periodic and a rate all landing at 0 and at 1000, pushed in this order.
-    clock.schedule(1_000, same)  # 0@1000 (seq 0)
-    clock.schedule(0, same)  # 0@0 (seq 1)
-    clock.schedule_periodic(1_000, same)  # 0 (seq 2), re-pushed to 1000 after
-    clock.schedule_rate(1_000_000, same)  # 0 (seq 3): 1 MHz, 1000 ns period
-    clock.schedule(0, same)  # seq 4
+    clock.schedule(1_000, recorder(clock, trace, "o@1000"))  # seq 0
+    clock.schedule(0, recorder(clock, trace, "o1"))  # seq 1
+    clock.schedule_periodic(1_000, recorder(clock, trace, "per"))  # seq 2
+    clock.schedule_rate(1_000_000, recorder(clock, trace, "rate"))  # seq 3; 1 MHz = 1000 ns
+    clock.schedule(0, recorder(clock, trace, "o2"))  # seq 4
     clock.advance(1_000)
-    # t=0: seq 1, 2, 3, 4 → calls 0..3; t=1000: one-shot seq 0, then the periodic and
-    # the rate re-pushed (in the order they fired at 0) → calls 4, 5, 6.
-    assert order == [0, 1, 2, 3, 4, 5, 6]
-    assert clock.pending_count() == 2  # periodic @2000 and rate @2000
+    # t=0 by seq: o1, per (re-pushed to 1000 as seq 5), rate (seq 6), o2.
+    # t=1000: o@1000 (seq 0), per (5), rate (6).
+    assert trace == [
+        (0, "o1"),
+        (0, "per"),
+        (0, "rate"),
+        (0, "o2"),
+        (1_000, "o@1000"),
+        (1_000, "per"),
+        (1_000, "rate"),
+    ]
+    assert clock.pending_count() == 2  # per and rate at 2000
 
 
 def test_C_TIE_1_ties_independent_of_callback_identity() -> None:
