@@ -99,6 +99,14 @@ def _check_topic(topic: object) -> str:
     return topic
 
 
+def _subscriber_name(sub: Subscriber) -> str:
+    """A deterministic name for ``sub`` (C-DET-1): never a repr carrying a memory address."""
+    # Imported here: _heapclock imports this module.
+    from simclock._heapclock import callback_name
+
+    return callback_name(sub)
+
+
 class Bus:
     """Publish/subscribe in the total order ``(stamp_ns, sequence)`` (SPEC §3).
 
@@ -265,7 +273,7 @@ class Bus:
             EventKind.SUBSCRIBER_FAILED,
             message.stamp_ns,
             {
-                "subscriber": getattr(sub, "__qualname__", repr(sub)),
+                "subscriber": _subscriber_name(sub),
                 "topic": message.topic,
                 "sequence": message.sequence,
                 "error_type": type(exc).__qualname__,
