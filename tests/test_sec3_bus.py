@@ -5,6 +5,7 @@ A delivery record is ``(now_ns() during delivery, topic, sequence)``.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from decimal import Decimal
@@ -695,3 +696,27 @@ def test_C_BUS_2_publish_from_another_thread_at_any_point_is_delivered(at: int) 
     bus._lock = _PreemptAt(at, other_thread_publishes)  # type: ignore[assignment]
     bus.publish("/main", None, stamp_ns=0)
     assert got == list(range(bus.next_sequence))
+
+
+class _BrokenSink:
+    """A callable-object subscriber that always raises."""
+
+    def __call__(self, message: Message) -> None:
+        raise ValueError("sink full")
+
+
+def _broken_function(message: Message, why: str) -> None:
+    raise ValueError(why)
+
+
+def test_C_BUS_4_reported_subscriber_name_has_no_memory_address() -> None:
+    # Regression (C-DET-1): a subscriber without __qualname__ (a callable object,
+    # a functools.partial) was reported by repr(), which carries its address and
+    # so differed between runs.
+    bus = Bus()
+    names: list[str] = []
+    bus.subscribe(EVENTS_TOPIC, lambda m: names.append(m.payload.details["subscriber"]))
+    bus.subscribe("/a", _BrokenSink())
+    bus.subscribe("/a", functools.partial(_broken_function, why="no"))
+    bus.publish("/a", None, stamp_ns=0)
+    assert names == ["_BrokenSink", "partial(_broken_function)"]
