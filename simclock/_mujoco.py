@@ -1,0 +1,121 @@
+"""MuJoCo backend: a :class:`~simclock.GridClock` that steps an MJCF model (extra ``mujoco``).
+
+``MujocoClock(model, seed)`` takes its step from ``model.opt.timestep`` through
+:func:`simclock.seconds_to_ns` (C-GRID-4: MuJoCo's float ``0.002`` goes
+through its shortest ``repr`` to exactly 2 000 000 ns; a timestep that is not
+a whole number of ns, such as ``1e-10``, is refused). Each boundary crossed
+runs exactly one ``mujoco.mj_step`` before that boundary's callbacks
+(C-GRID-1), so a callback at ``k*s`` sees the state after ``k`` steps.
+
+Simulated time is the integer ``now_ns()``; MuJoCo's ``data.time`` is never
+read as the clock. It is a float sum of ``timestep`` and drifts: 10 000 steps of
+0.002 s leave ``data.time == 19.999999999999794`` while ``now_ns()`` is exactly
+``20_000_000_000``.
+
+``mujoco`` is imported lazily, on first use, so ``import simclock`` works
+without the extra; a missing package is a ``SimclockRuntimeError`` saying
+``pip install 'simclock[mujoco]'``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Any
+
+from simclock._bus import Bus
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock._grid import GridClock, Policy
+from simclock._timeint import seconds_to_ns
+
+__all__ = ["MujocoClock", "import_mujoco", "load_model"]
+
+
+def import_mujoco() -> ModuleType:
+    """The ``mujoco`` module, or ``SimclockRuntimeError`` telling how to install it."""
+    try:
+        mujoco: ModuleType = importlib.import_module("mujoco")
+    except ImportError as exc:
+        raise SimclockRuntimeError(
+            f"the MuJoCo backend needs the 'mujoco' package ({exc}); "
+            "install it with: pip install 'simclock[mujoco]'"
+        ) from None
+    return mujoco
+
+
+def load_model(path: str | os.PathLike[str]) -> Any:
+    """Load an MJCF file into an ``MjModel``; ``ValueError`` naming the file if it fails."""
+    if not isinstance(path, str | os.PathLike):
+        raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+    mujoco = import_mujoco()
+    try:
+        return mujoco.MjModel.from_xml_path(os.fspath(path))
+    except (ValueError, OSError) as exc:
+        raise SimclockValueError(
+            f"cannot load MuJoCo model {os.fspath(path)!r}: {str(exc).strip()}"
+        ) from None
+
+
+class MujocoClock(GridClock):
+    """A grid clock whose step is ``model.opt.timestep`` and whose ``on_step`` is ``mj_step``.
+
+    ``MujocoClock(model, seed, *, data=None, keyframe=None, bus=None,
+    default_policy="strict")``: ``model`` is an ``MjModel`` or a path to an
+    MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe`` names a
+    keyframe that :meth:`reset_physics` restores (else the model's defaults).
+    The clock starts at 0 with the physics as given. Everything else is
+    :class:`~simclock.GridClock`: one ``mj_step`` per boundary, before the
+    callbacks of that boundary.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        seed: int,
+        *,
+        data: Any = None,
+        keyframe: str | None = None,
+        bus: Bus | None = None,
+        default_policy: Policy | str = Policy.STRICT,
+    ) -> None:
+        mujoco = import_mujoco()
+        if isinstance(model, str | os.PathLike):
+            model = load_model(model)
+        if not isinstance(model, mujoco.MjModel):
+            raise SimclockTypeError(
+                f"model must be a mujoco.MjModel or a path to an MJCF file, got {model!r}"
+            )
+        step = seconds_to_ns(model.opt.timestep, "model.opt.timestep")
+        if step == 0:
+            raise SimclockValueError("model.opt.timestep must be > 0 s, got 0.0")
+        key_id = -1
+        if keyframe is not None:
+            key_id = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
+            if key_id < 0:
+                raise SimclockValueError(
+                    f"keyframe {keyframe!r} is not in the model; add <key name={keyframe!r}> "
+                    "to the MJCF or drop keyframe"
+                )
+        self._mujoco = mujoco
+        self.model = model
+        """The ``MjModel``."""
+        self.data = mujoco.MjData(model) if data is None else data
+        """The ``MjData`` stepped once per boundary."""
+        self._key_id = key_id
+        super().__init__(seed, step, bus=bus, default_policy=default_policy, on_step=self._step)
+
+    def _step(self, _k: int) -> None:
+        self._mujoco.mj_step(self.model, self.data)
+
+    def reset_physics(self) -> None:
+        """Restore the initial state (the keyframe if given); the clock does not move.
+
+        Used by :class:`~simclock.Session` at each episode start (C-EP-1):
+        ``data.time`` goes back to the keyframe's time, ``now_ns()`` does not.
+        """
+        if self._key_id >= 0:
+            self._mujoco.mj_resetDataKeyframe(self.model, self.data, self._key_id)
+        else:
+            self._mujoco.mj_resetData(self.model, self.data)
+        self._mujoco.mj_forward(self.model, self.data)

@@ -1,0 +1,222 @@
+"""Sensor devices: acquisition, latency and delivery on the grid (SPEC §8, C-DEV-1..2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from simclock import EVENTS_TOPIC, Message, RandomSource
+from simclock._devices import ControllerSpec, Sample, SensorSpec
+from simclock._grid import GridClock, Policy
+from simclock._session import Session
+
+MS = 1_000_000
+
+
+def _zero(noise: RandomSource) -> Sequence[float]:
+    return [0.0]
+
+
+def _times(samples: list[Sample], device: str) -> list[tuple[int, int, int, int]]:
+    return [
+        (
+            s.nominal_acquisition_ns // MS,
+            s.acquisition_ns // MS,
+            s.requested_delivery_ns // MS,
+            s.delivery_ns // MS,
+        )
+        for s in samples
+        if s.device == device
+    ]
+
+
+def test_C_DEV_1_imu_7ms_on_2ms_grid_with_3ms_latency() -> None:
+    session = Session(GridClock(0, 2 * MS))
+    session.add_sensor(SensorSpec("imu0", 7 * MS, latency_ns=3 * MS), _zero)
+    session.advance(32 * MS)
+    # (nominal acquisition, actual acquisition, requested delivery, actual delivery) in ms:
+    # requested delivery is nominal acquisition + latency, then quantised (C-DEV-1).
+    assert _times(session.samples, "imu0") == [
+        (0, 0, 3, 4),
+        (7, 8, 10, 10),
+        (14, 14, 17, 18),
+        (21, 22, 24, 24),
+        (28, 28, 31, 32),
+    ]
+
+
+def test_C_DEV_1_strict_device_delivers_exactly_at_acquisition_plus_latency() -> None:
+    session = Session(GridClock(0, 2 * MS))
+    session.add_sensor(
+        SensorSpec("enc0", 4 * MS, phase_ns=2 * MS, latency_ns=6 * MS, policy=Policy.STRICT),
+        _zero,
+    )
+    session.advance(18 * MS)
+    assert _times(session.samples, "enc0") == [(2, 2, 8, 8), (6, 6, 12, 12), (10, 10, 16, 16)]
+    assert session.stats("sensors/enc0").fired == 5  # acquired at 14 and 18, still in flight
+
+
+def test_C_GRID_3_strict_device_refuses_off_grid_latency_before_anything_runs() -> None:
+    session = Session(GridClock(0, 2 * MS))
+    with pytest.raises(
+        ValueError,
+        match=r"^schedule 'sensors/enc0': latency 1 ms is not on the 2 ms grid \(policy strict\); "
+        r"use a multiple of 2000000 ns or policy 'next_boundary'$",
+    ):
+        session.add_sensor(SensorSpec("enc0", 2 * MS, latency_ns=MS, policy=Policy.STRICT), _zero)
+    with pytest.raises(
+        ValueError,
+        match=r"^schedule 'controllers/pd': period 5 ms is not on the 2 ms grid \(policy strict\)",
+    ):
+        session.add_controller(ControllerSpec("pd", 5 * MS), lambda latest: None)
+    session.advance(4 * MS)
+    assert session.samples == []
+    assert [m.topic for m in _collect(session, 0)] == []
+
+
+def _collect(session: Session, dt: int) -> list[Message]:
+    messages: list[Message] = []
+    session.bus.subscribe(None, messages.append)
+    session.advance(dt)
+    return messages
+
+
+def test_C_DEV_2_sample_published_at_delivery_with_all_four_times() -> None:
+    session = Session(GridClock(0, 2 * MS), clock_topic=None)
+    session.add_sensor(
+        SensorSpec("imu0", 7 * MS, latency_ns=3 * MS), lambda noise: [1.5, noise.normal(0, 0)]
+    )
+    messages = _collect(session, 10 * MS)
+    assert [(m.topic, m.stamp_ns, m.sequence) for m in messages] == [
+        ("/sensors/imu0", 4 * MS, 0),
+        ("/sensors/imu0", 10 * MS, 1),
+    ]
+    assert messages[1].payload == {
+        "device": "imu0",
+        "index": 1,
+        "episode": 0,
+        "episode_start_ns": 0,
+        "nominal_acquisition_ns": 7 * MS,
+        "acquisition_ns": 8 * MS,
+        "requested_delivery_ns": 10 * MS,
+        "delivery_ns": 10 * MS,
+        "values": [1.5, 0.0],
+    }
+    assert Sample.from_json(messages[1].payload) == session.samples[1]
+
+
+def test_phase_order_clock_acquire_deliver_control_at_each_boundary() -> None:
+    """At a boundary: /clock, acquisitions, deliveries, controllers (documented order)."""
+    session = Session(GridClock(0, 2 * MS))
+    log: list[str] = []
+
+    def read(name: str) -> object:
+        def reader(noise: RandomSource) -> Sequence[float]:
+            log.append(f"acquire {name} @{session.session_time_ns() // MS}")
+            return [0.0]
+
+        return reader
+
+    def control(latest: Mapping[str, Sample]) -> None:
+        seen = ",".join(f"{k}#{v.index}" for k, v in sorted(latest.items()))
+        log.append(f"control @{session.session_time_ns() // MS} sees {seen}")
+
+    session.add_controller(ControllerSpec("pd", 4 * MS), control)  # added first, runs last
+    session.add_sensor(SensorSpec("imu0", 7 * MS, latency_ns=3 * MS), read("imu0"))  # type: ignore[arg-type]
+    session.add_sensor(SensorSpec("enc0", 2 * MS), read("enc0"))  # type: ignore[arg-type]
+    session.bus.subscribe(None, lambda m: log.append(f"publish {m.topic} @{m.stamp_ns // MS}"))
+    session.advance(8 * MS)
+    assert log == [
+        "publish /clock @0",
+        "acquire imu0 @0",
+        "acquire enc0 @0",
+        "publish /sensors/enc0 @0",
+        "control @0 sees enc0#0",
+        "publish /clock @2",
+        "acquire enc0 @2",
+        "publish /sensors/enc0 @2",
+        "publish /clock @4",
+        "acquire enc0 @4",
+        "publish /sensors/imu0 @4",
+        "publish /sensors/enc0 @4",
+        "control @4 sees enc0#2,imu0#0",
+        "publish /clock @6",
+        "acquire enc0 @6",
+        "publish /sensors/enc0 @6",
+        "publish /clock @8",
+        "acquire imu0 @8",
+        "acquire enc0 @8",
+        "publish /sensors/enc0 @8",
+        "control @8 sees enc0#4,imu0#0",
+    ]
+
+
+def test_C_ERR_1_failing_sensor_is_reported_and_others_still_run() -> None:
+    session = Session(GridClock(0, 2 * MS), clock_topic=None)
+
+    def broken(noise: RandomSource) -> Sequence[float]:
+        raise OSError("bus fault")
+
+    session.add_sensor(SensorSpec("bad", 2 * MS), broken)
+    session.add_sensor(SensorSpec("good", 2 * MS), _zero)
+    messages = _collect(session, 2 * MS)
+    assert [(m.topic, m.stamp_ns) for m in messages] == [
+        (EVENTS_TOPIC, 0),
+        ("/sensors/good", 0),
+        (EVENTS_TOPIC, 2 * MS),
+        ("/sensors/good", 2 * MS),
+    ]
+    assert messages[0].payload.details == {
+        "callback": "test_C_ERR_1_failing_sensor_is_reported_and_others_still_run.<locals>.broken",
+        "component": "sensors/bad",
+        "error_type": "OSError",
+        "error_message": "bus fault",
+    }
+    stats = session.stats("sensors/bad")
+    assert (stats.fired, stats.failed) == (2, 2)
+
+
+def test_C_X_STATS_sensor_faster_than_grid_fires_every_deadline_and_counts_overruns() -> None:
+    session = Session(GridClock(0, 2 * MS), clock_topic=None)
+    session.add_sensor(SensorSpec("fast", MS), _zero)
+    session.advance(4 * MS)
+    assert _times(session.samples, "fast") == [
+        (0, 0, 0, 0),
+        (1, 2, 1, 2),
+        (2, 2, 2, 2),
+        (3, 4, 3, 4),
+        (4, 4, 4, 4),
+    ]
+    stats = session.stats("sensors/fast")
+    assert (stats.fired, stats.failed, stats.skipped, stats.overrun) == (5, 0, 0, 2)
+    with pytest.raises(ValueError, match=r"^no component 'fast' in the session; "):
+        session.stats("fast")
+
+
+def test_spec_validation() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^device_id must start with a letter and use only \[A-Za-z0-9_.-\], got 'imu 0'$",
+    ):
+        SensorSpec("imu 0", MS)
+    with pytest.raises(ValueError, match=r"^period_ns must be > 0 ns, got 0$"):
+        SensorSpec("imu0", 0)
+    with pytest.raises(TypeError, match=r"^latency_ns must be an int of nanoseconds, got float"):
+        SensorSpec("imu0", MS, latency_ns=0.003)  # type: ignore[arg-type]
+    assert SensorSpec("imu0", MS).topic == "/sensors/imu0"
+    assert ControllerSpec("pd", MS).policy is Policy.STRICT
+    assert SensorSpec("imu0", MS).policy is Policy.NEXT_BOUNDARY
+
+
+def test_plan_is_closed_after_start_and_duplicates_refused() -> None:
+    session = Session(GridClock(0, 2))
+    session.add_sensor(SensorSpec("a", 2), _zero)
+    with pytest.raises(ValueError, match=r"^sensor 'a' is already in the session$"):
+        session.add_sensor(SensorSpec("a", 2), _zero)
+    session.advance(0)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^cannot add sensor 'b' after the session started; add every component first$",
+    ):
+        session.add_sensor(SensorSpec("b", 2), _zero)

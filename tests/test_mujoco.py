@@ -1,0 +1,92 @@
+"""MuJoCo backend: exact step from the model, one mj_step per boundary (C-GRID-1, C-GRID-4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from simclock._grid import Policy  # noqa: E402
+from simclock._mujoco import MujocoClock, load_model  # noqa: E402
+
+MS = 1_000_000
+
+
+def _model(timestep: str = "0.002") -> Any:
+    xml = f"""
+    <mujoco>
+      <option timestep="{timestep}"/>
+      <worldbody>
+        <body>
+          <joint name="hinge" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/>
+        </body>
+      </worldbody>
+      <keyframe><key name="start" qpos="0.7"/></keyframe>
+    </mujoco>
+    """
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+def test_C_GRID_4_mujoco_timestep_0_002_is_exactly_2_000_000_ns() -> None:
+    model = _model()
+    assert repr(model.opt.timestep) == "0.002"
+    assert MujocoClock(model, 0).step_ns() == 2_000_000
+    assert MujocoClock(_model("0.0025"), 0).step_ns() == 2_500_000
+
+
+def test_C_GRID_4_timestep_not_whole_ns_is_refused() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^model.opt.timestep = 1e-10 s is not a whole number of nanoseconds "
+        r"\(1/10 ns\); refusing to round it$",
+    ):
+        MujocoClock(_model("1e-10"), 0)
+
+
+def test_C_GRID_4_data_time_accumulates_float_error_our_clock_is_exact() -> None:
+    """10 000 steps of 0.002 s: MuJoCo's float sum drifts, the integer clock does not."""
+    clock = MujocoClock(_model(), 0)
+    clock.advance(20_000_000_000)
+    assert clock.steps == 10_000
+    assert clock.now_ns() == 20_000_000_000
+    # data.time is 10 000 float additions of 0.002: the rounding error of each
+    # addition accumulates (observed on mujoco 4.0.0, x86-64).
+    assert clock.data.time == 19.999999999999794
+    assert clock.data.time != 20.0
+
+
+def test_C_GRID_1_one_mj_step_per_boundary_before_its_callbacks() -> None:
+    clock = MujocoClock(_model(), 0, default_policy=Policy.NEXT_BOUNDARY)
+    seen: list[tuple[int, int, float]] = []
+    clock.schedule_periodic(
+        7 * MS,
+        lambda: seen.append((clock.now_ns() // MS, clock.steps, round(clock.data.time, 9))),
+    )
+    clock.advance(15 * MS)
+    assert seen == [(0, 0, 0.0), (8, 4, 0.008), (14, 7, 0.014)]
+    assert clock.steps == 7  # 15 ms: boundaries 2..14 crossed, 16 not yet
+    clock.advance(1 * MS)
+    assert clock.steps == 8
+
+
+def test_reset_physics_restores_keyframe_and_never_moves_the_clock() -> None:
+    clock = MujocoClock(_model(), 0, keyframe="start")
+    clock.reset_physics()
+    assert clock.data.qpos[0] == 0.7
+    clock.advance(100 * MS)
+    moved = float(clock.data.qpos[0])
+    assert moved != 0.7
+    clock.reset_physics()
+    assert (float(clock.data.qpos[0]), clock.data.time, clock.now_ns()) == (0.7, 0.0, 100 * MS)
+
+
+def test_model_errors_name_the_problem() -> None:
+    with pytest.raises(ValueError, match=r"^keyframe 'nope' is not in the model; add <key"):
+        MujocoClock(_model(), 0, keyframe="nope")
+    with pytest.raises(ValueError, match=r"^cannot load MuJoCo model '/nonexistent.xml': "):
+        load_model("/nonexistent.xml")
+    with pytest.raises(TypeError, match=r"^model must be a mujoco.MjModel or a path"):
+        MujocoClock(3, 0)
