@@ -1,0 +1,493 @@
+"""HeapSimClock against the independent oracle, side by side (SPEC §1, C-X-PEEK, C-X-RATE).
+
+A Hypothesis ``RuleBasedStateMachine`` makes the same calls on three clocks:
+``HeapSimClock`` (``heap``), ``oracles.ReferenceClock`` (``ref``) and a second
+``HeapSimClock`` (``whole``) that receives every split ``advance(a); advance(b)``
+as one ``advance(a + b)`` (C-ADV-5). Callbacks record ``(label, now)``, and may
+schedule, cancel (others or themselves), call ``advance`` (refused, C-ADV-4),
+raise ``Exception`` (C-ERR-1) or a ``BaseException`` (C-ERR-2).
+
+After every step: equal ``now`` (monotonic), equal firing traces and failure
+lists, one-shots at one instant in push order (C-TIE-1), every periodic and
+rate firing exactly on its grid from the first point at or after registration
+(C-PER-1, C-PER-3, C-X-RATE), equal ``next_event_ns()`` (C-X-PEEK) and
+``pending_count()``, equal handle stats, the tombstone bound (C-CAN-4) and
+``HeapSimClock._check()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+import simclock
+from oracles import ReferenceClock
+from simclock import EVENTS_TOPIC, EventKind, Handle, HeapSimClock, Message
+
+
+class _Clock(Protocol):
+    def now_ns(self) -> int: ...
+
+    def advance(self, dt_ns: int) -> None: ...
+
+    def schedule(self, at_ns: int, cb: Callable[[], object]) -> Handle: ...
+
+    def schedule_periodic(
+        self, period_ns: int, cb: Callable[[], object], phase_ns: int = 0
+    ) -> Handle: ...
+
+    def schedule_rate(
+        self, rate_hz: int | Fraction, cb: Callable[[], object], phase_ns: int = 0
+    ) -> Handle: ...
+
+    def next_event_ns(self) -> int | None: ...
+
+    def pending_count(self) -> int: ...
+
+
+class _Halt(BaseException):
+    """A non-Exception escape, like KeyboardInterrupt, owned by this test (C-ERR-2)."""
+
+
+Failure = tuple[int, str, str, str]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Firing times ``phase + ceil(k * spacing)``: a period (int spacing) or a rate (C-X-RATE)."""
+
+    phase: int
+    spacing: Fraction
+
+    @classmethod
+    def periodic(cls, period: int, phase: int) -> Grid:
+        return cls(phase, Fraction(period))
+
+    @classmethod
+    def rate(cls, rate_hz: Fraction, phase: int) -> Grid:
+        return cls(phase, Fraction(10**9) / rate_hz)
+
+    def time_of(self, k: int) -> int:
+        return self.phase + math.ceil(k * self.spacing)
+
+    def first_k(self, now: int) -> int:
+        """The first k with ``time_of(k) >= now`` (C-PER-1), by a short upward walk."""
+        k = max(0, math.floor((now - self.phase) / self.spacing) - 2)
+        while self.time_of(k) < now:
+            k += 1
+        return k
+
+
+ONE_SHOT_ACTIONS = (
+    "record",
+    "raise",
+    "schedule",
+    "spawn_periodic",
+    "cancel",
+    "cancel_self",
+    "nested_advance",
+    "halt",
+)
+# A periodic that spawned periodics would grow quadratically, and one that
+# halted would halt every advance; both are exercised from one-shots only.
+PERIODIC_ACTIONS = ("record", "raise", "schedule", "cancel", "cancel_self", "nested_advance")
+
+
+@dataclass
+class _Side:
+    """One clock plus everything its callbacks observed."""
+
+    name: str
+    clock: _Clock
+    trace: list[tuple[str, int]] = field(default_factory=list)
+    handles: list[Handle] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    heap_failures: list[Failure] = field(default_factory=list)
+    # (time, registration) of the last one-shot that fired, for C-TIE-1.
+    last_one_shot: tuple[int, int] = (-1, -1)
+
+    def failures(self) -> list[Failure]:
+        if isinstance(self.clock, ReferenceClock):
+            return [
+                (f.at_ns, f.callback, f.error_type, f.error_message) for f in self.clock.failures
+            ]
+        return self.heap_failures
+
+    def register(self, kind: str, action: str, arg: int, do: Callable[[Callback], Handle]) -> None:
+        """Make a callback for the next registration index and schedule it with ``do``."""
+        reg = len(self.handles)
+        cb = self._callback(f"{kind}{reg}", reg, kind, action, arg)
+        self.handles.append(do(cb))
+
+    def register_grid(self, kind: str, action: str, arg: int, grid: Grid, do: Schedule) -> None:
+        reg = len(self.handles)
+        cb = self._callback(f"{kind}{reg}", reg, kind, action, arg, grid, self.clock.now_ns())
+        self.handles.append(do(cb))
+
+    def _callback(
+        self,
+        label: str,
+        reg: int,
+        kind: str,
+        action: str,
+        arg: int,
+        grid: Grid | None = None,
+        registered_at: int = 0,
+    ) -> Callback:
+        side = self
+        clock = self.clock
+        next_k = [grid.first_k(registered_at)] if grid is not None else [0]
+
+        def fire() -> None:
+            now = clock.now_ns()
+            side.trace.append((label, now))
+            if grid is not None:
+                expected = grid.time_of(next_k[0])
+                if now != expected:
+                    side.violations.append(f"{label} fired at {now}, grid says {expected}")
+                next_k[0] += 1
+            elif kind == "s":
+                if side.last_one_shot[0] == now and side.last_one_shot[1] > reg:
+                    side.violations.append(f"{label} fired after a later push at {now}")
+                side.last_one_shot = (now, reg)
+            if action == "raise":
+                raise ValueError(f"boom {label} at {now}")
+            if action == "halt":
+                raise _Halt(label)
+            if action == "schedule":
+                # Half the time exactly at this grid's next firing, where C-PER-2
+                # (re-push after the callback) decides who goes first.
+                at = now + arg % 30
+                if grid is not None and arg >= 30:
+                    at = grid.time_of(next_k[0])
+                side.register("s", "record", 0, functools.partial(clock.schedule, at))
+            elif action == "spawn_periodic":
+                side.register_grid(
+                    "p",
+                    "record",
+                    0,
+                    Grid.periodic(arg % 9 + 1, 0),
+                    lambda cb: clock.schedule_periodic(arg % 9 + 1, cb),
+                )
+            elif action == "cancel":
+                side.handles[arg % len(side.handles)].cancel()
+            elif action == "cancel_self":
+                side.handles[reg].cancel()
+            elif action == "nested_advance":
+                try:
+                    clock.advance(1)
+                except RuntimeError:
+                    side.trace.append((label + "/nested-refused", clock.now_ns()))
+
+        return fire
+
+
+Callback = Callable[[], None]
+Schedule = Callable[[Callback], Handle]
+
+
+def _heap_side(name: str, start: int) -> _Side:
+    clock = HeapSimClock(seed=7, start_ns=start)
+    side = _Side(name, clock)
+
+    def on_event(message: Message) -> None:
+        event = message.payload
+        if isinstance(event, simclock.Event) and event.kind is EventKind.SCHEDULER_CALLBACK_FAILED:
+            d = event.details
+            side.heap_failures.append(
+                (event.at_ns, d["callback"], d["error_type"], d["error_message"])
+            )
+
+    clock.bus.subscribe(EVENTS_TOPIC, on_event)
+    return side
+
+
+def _nothing() -> None:
+    pass
+
+
+def _refused(c: _Clock, name: str) -> object:
+    """Make the call ``name`` that the contract refuses."""
+    now = c.now_ns()
+    bad: Any
+    if name == "schedule_past":
+        return c.schedule(now - 1, _nothing)
+    if name in ("schedule_float", "schedule_bool", "schedule_none"):
+        bad = {"schedule_float": float(now + 1), "schedule_bool": True, "schedule_none": None}
+        return c.schedule(bad[name], _nothing)
+    if name == "advance_negative":
+        c.advance(-1)
+        return None
+    if name == "advance_float":
+        bad = 1.0
+        c.advance(bad)
+        return None
+    if name == "period_zero":
+        return c.schedule_periodic(0, _nothing)
+    if name == "period_numpy_float":
+        bad = np.float64(5)
+        return c.schedule_periodic(bad, _nothing)
+    if name == "phase_negative":
+        return c.schedule_periodic(5, _nothing, phase_ns=-1)
+    if name == "rate_float":
+        bad = 30.0
+        return c.schedule_rate(bad, _nothing)
+    if name == "rate_zero":
+        return c.schedule_rate(0, _nothing)
+    if name == "rate_bool":
+        return c.schedule_rate(True, _nothing)
+    assert name == "callback_not_callable"
+    bad = 3
+    return c.schedule(now, bad)
+
+
+def _note(trace: list[tuple[int, int]], clock: _Clock, i: int) -> Callback:
+    def note() -> None:
+        trace.append((i, clock.now_ns()))
+
+    return note
+
+
+rates = st.one_of(
+    st.integers(4 * 10**7, 10**9),
+    st.builds(
+        lambda n, d: Fraction(10**9 * d, n),
+        st.integers(7, 150),
+        st.integers(1, 7),
+    ),
+)
+advances = st.one_of(st.just(0), st.integers(1, 30), st.integers(31, 400))
+
+
+class ClockVsOracle(RuleBasedStateMachine):
+    """Same calls on HeapSimClock, the oracle, and an unsplit HeapSimClock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heap = _heap_side("heap", 0)
+        self.ref = _Side("ref", ReferenceClock(0))
+        self.whole = _heap_side("whole", 0)
+        self.last_now = 0
+
+    @property
+    def sides(self) -> tuple[_Side, _Side, _Side]:
+        return (self.heap, self.ref, self.whole)
+
+    @initialize(start=st.one_of(st.just(0), st.integers(1, 10**12)))
+    def start(self, start: int) -> None:
+        self.heap = _heap_side("heap", start)
+        self.ref = _Side("ref", ReferenceClock(start))
+        self.whole = _heap_side("whole", start)
+        self.last_now = start
+
+    @rule(
+        delta=st.integers(0, 40),
+        action=st.sampled_from(ONE_SHOT_ACTIONS),
+        arg=st.integers(0, 60),
+    )
+    def schedule(self, delta: int, action: str, arg: int) -> None:
+        for side in self.sides:
+            clock = side.clock
+            at = clock.now_ns() + delta
+            side.register("s", action, arg, functools.partial(clock.schedule, at))
+
+    @rule(
+        period=st.integers(1, 25),
+        phase=st.one_of(st.integers(0, 60), st.integers(0, 2 * 10**12)),
+        action=st.sampled_from(PERIODIC_ACTIONS),
+        arg=st.integers(0, 60),
+    )
+    def schedule_periodic(self, period: int, phase: int, action: str, arg: int) -> None:
+        for side in self.sides:
+            clock = side.clock
+            side.register_grid(
+                "p",
+                action,
+                arg,
+                Grid.periodic(period, phase),
+                functools.partial(clock.schedule_periodic, period, phase_ns=phase),
+            )
+
+    @rule(
+        rate=rates,
+        as_fraction=st.booleans(),
+        phase=st.one_of(st.integers(0, 60), st.integers(0, 2 * 10**12)),
+        action=st.sampled_from(PERIODIC_ACTIONS),
+        arg=st.integers(0, 60),
+    )
+    def schedule_rate(
+        self, rate: int | Fraction, as_fraction: bool, phase: int, action: str, arg: int
+    ) -> None:
+        hz: int | Fraction = Fraction(rate) if as_fraction else rate
+        for side in self.sides:
+            clock = side.clock
+            side.register_grid(
+                "r",
+                action,
+                arg,
+                Grid.rate(Fraction(rate), phase),
+                functools.partial(clock.schedule_rate, hz, phase_ns=phase),
+            )
+
+    @precondition(lambda self: bool(self.heap.handles))
+    @rule(index=st.integers(0, 10**6), twice=st.booleans())
+    def cancel(self, index: int, twice: bool) -> None:
+        for side in self.sides:
+            handle = side.handles[index % len(side.handles)]
+            handle.cancel()
+            if twice:
+                handle.cancel()
+
+    def _advance_all(self, dts: tuple[int, ...]) -> None:
+        outcomes = []
+        for side in (self.heap, self.ref):
+            halted: list[int] = []
+            for dt in dts:
+                try:
+                    side.clock.advance(dt)
+                except _Halt:
+                    halted.append(side.clock.now_ns())
+                    break
+            outcomes.append(halted)
+        try:
+            self.whole.clock.advance(sum(dts))
+            outcomes.append([])
+        except _Halt:
+            outcomes.append([self.whole.clock.now_ns()])
+        assert outcomes[0] == outcomes[1] == outcomes[2], outcomes
+
+    @rule(dt=advances)
+    def advance(self, dt: int) -> None:
+        self._advance_all((dt,))
+
+    @rule(a=advances, b=advances)
+    def advance_split(self, a: int, b: int) -> None:
+        """C-ADV-5: heap and ref advance twice, ``whole`` once by the sum."""
+        self._advance_all((a, b))
+
+    @rule(
+        call=st.sampled_from(
+            [
+                ("schedule_past", ValueError),
+                ("schedule_float", TypeError),
+                ("schedule_bool", TypeError),
+                ("schedule_none", TypeError),
+                ("advance_negative", ValueError),
+                ("advance_float", TypeError),
+                ("period_zero", ValueError),
+                ("period_numpy_float", TypeError),
+                ("phase_negative", ValueError),
+                ("rate_float", TypeError),
+                ("rate_zero", ValueError),
+                ("rate_bool", TypeError),
+                ("callback_not_callable", TypeError),
+            ]
+        )
+    )
+    def refused_call(self, call: tuple[str, type[Exception]]) -> None:
+        """C-TIME-3, C-SCH-1, C-PER-1: refused calls raise the right type and change nothing."""
+        name, error = call
+        for side in self.sides:
+            c = side.clock
+            now = c.now_ns()
+            if name == "schedule_past" and now == 0:
+                continue
+            before = (now, c.next_event_ns(), c.pending_count(), len(side.trace))
+            with pytest.raises(error):
+                _refused(c, name)
+            assert (c.now_ns(), c.next_event_ns(), c.pending_count(), len(side.trace)) == before
+
+    @invariant()
+    def same_observable_state(self) -> None:
+        heap, ref, whole = self.sides
+        now = heap.clock.now_ns()
+        assert now >= self.last_now  # C-TIME-2
+        self.last_now = now
+        assert ref.clock.now_ns() == now == whole.clock.now_ns()
+        assert heap.trace == ref.trace
+        assert whole.trace == heap.trace
+        assert heap.failures() == ref.failures() == whole.failures()
+        assert heap.clock.next_event_ns() == ref.clock.next_event_ns()
+        assert whole.clock.next_event_ns() == ref.clock.next_event_ns()
+        assert heap.clock.pending_count() == ref.clock.pending_count()
+        assert whole.clock.pending_count() == ref.clock.pending_count()
+        stats = [h.stats() for h in heap.handles]
+        assert [(s.fired, s.failed) for s in stats] == [
+            (s.fired, s.failed) for s in (h.stats() for h in ref.handles)
+        ]
+        for side in self.sides:
+            assert side.violations == [], side.name
+
+    @invariant()
+    def heap_is_sound(self) -> None:
+        for side in (self.heap, self.whole):
+            clock = side.clock
+            assert isinstance(clock, HeapSimClock)
+            clock._check()
+            # C-CAN-4: tombstones are bounded by the live entries.
+            assert clock.heap_size() <= 2 * clock.pending_count() + 64
+
+
+def test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle() -> None:
+    run_state_machine_as_test(ClockVsOracle)
+
+
+def test_C_CAN_4_schedule_cancel_churn_keeps_heap_bounded_and_matches_oracle() -> None:
+    """90 % of 10 000 one-shots cancelled, interleaved with advances: bounded heap."""
+    rng = np.random.Generator(np.random.PCG64(2024))
+    heap = HeapSimClock(seed=1)
+    ref = ReferenceClock()
+    traces: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
+    live: list[tuple[Handle, Handle]] = []
+    for i in range(10_000):
+        at = heap.now_ns() + int(rng.integers(0, 5_000))
+        live.append(
+            (
+                heap.schedule(at, _note(traces[0], heap, i)),
+                ref.schedule(at, _note(traces[1], ref, i)),
+            )
+        )
+        if rng.random() < 0.9:
+            victim = live.pop(int(rng.integers(0, len(live))))
+            victim[0].cancel()
+            victim[1].cancel()
+        if i % 500 == 499:
+            dt = int(rng.integers(0, 2_000))
+            heap.advance(dt)
+            ref.advance(dt)
+        assert heap.heap_size() <= 2 * heap.pending_count() + 64
+    assert heap.pending_count() == ref.pending_count()
+    for handles in live:
+        handles[0].cancel()
+        handles[1].cancel()
+    assert heap.pending_count() == 0
+    assert heap.heap_size() <= 64
+    heap._check()
+    assert traces[0] == traces[1]
+    assert len(traces[0]) > 0
+
+
+def test_C_X_RATE_grid_helper_matches_spec_example() -> None:
+    """The test's own grid for 30 Hz: 0, 33 333 334, 66 666 667, 100 000 000."""
+    grid = Grid.rate(Fraction(30), 0)
+    assert [grid.time_of(k) for k in range(4)] == [0, 33_333_334, 66_666_667, 100_000_000]
+    assert [grid.first_k(t) for t in (0, 1, 33_333_334, 33_333_335)] == [0, 1, 1, 2]
+    assert grid.time_of(30) == 10**9
+    big = Grid.periodic(7, 3)
+    assert big.first_k(10**12) == -(-(10**12 - 3) // 7)
