@@ -1,3 +1,47 @@
-"""Backend-agnostic conformance suite for simclock clocks (SPEC §14)."""
+"""Backend-agnostic conformance suite for simclock clocks (SPEC §14).
 
-__all__: list[str] = []
+A backend is a factory ``FACTORY(seed: int, bus: simclock.Bus) -> SimClock``.
+Three ways to run the suite on it:
+
+- ``python -m conformance MODULE:FACTORY [--json REPORT] [--profile ci|thorough]``;
+- ``pytest --simclock-backend MODULE:FACTORY`` (the ``pytest11`` plugin);
+- subclass :class:`ClockConformance` in a ``Test*`` class and override its
+  ``clock_factory`` fixture.
+
+See ``conformance/README.md``.
+"""
+
+from conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
+from conformance._harness import (
+    BackendError,
+    Factory,
+    Rig,
+    check_factory,
+    heap_factory,
+    load_factory,
+    make_rig,
+    not_applicable,
+)
+from conformance._report import BackendReport, Outcome
+from conformance._run import run
+from conformance._suite_clock import ClockConformance, hypothesis_settings
+
+__all__ = [
+    "CLAUSES",
+    "BackendError",
+    "BackendReport",
+    "Clause",
+    "ClockConformance",
+    "Factory",
+    "Outcome",
+    "Rig",
+    "check_factory",
+    "clause_of_test",
+    "heap_factory",
+    "hypothesis_settings",
+    "load_factory",
+    "make_rig",
+    "not_applicable",
+    "register_clauses",
+    "run",
+]

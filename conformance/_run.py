@@ -1,0 +1,128 @@
+"""Running the suite programmatically: ``conformance.run`` and ``python -m conformance``.
+
+The suite is run by ``pytest.main`` on the suite modules with the plugin; the
+per-clause report comes back through ``--simclock-json``. Exit codes of the
+command: 0 conforming, 1 not conforming, 2 usage error (bad ``MODULE:FACTORY``,
+import failure, factory raising or returning something that is not a clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import _plugin
+from conformance._clauses import CLAUSES
+from conformance._harness import BackendError, check_factory, load_factory
+
+__all__ = ["main", "run"]
+
+EXIT_CONFORMING = 0
+EXIT_NOT_CONFORMING = 1
+EXIT_USAGE = 2
+
+
+def _pytest_args(
+    spec: str, profile: str, json_path: str, clauses: Sequence[str], exitfirst: bool, quiet: bool
+) -> list[str]:
+    args = [
+        *_plugin.suite_paths(),
+        # The suite must not pick up the caller's pytest configuration or cache.
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(Path(_plugin.__file__).resolve().parent),
+        "-p",
+        "no:cacheprovider",
+        # The plugin is passed as an object below; block its entry point so it
+        # is not registered twice.
+        "-p",
+        "no:simclock_conformance",
+        "--simclock-backend",
+        spec,
+        "--simclock-profile",
+        profile,
+        "--simclock-json",
+        json_path,
+        "--tb=short",
+        "-q",
+    ]
+    if quiet:
+        args += ["-q", "--no-header", "-p", "no:warnings"]
+    if clauses:
+        args += ["-k", " or ".join(c.replace("-", "_") + "_" for c in clauses)]
+    if exitfirst:
+        args.append("-x")
+    return args
+
+
+def run(
+    spec: str,
+    *,
+    profile: str = "ci",
+    json_path: str | None = None,
+    clauses: Sequence[str] = (),
+    exitfirst: bool = False,
+    quiet: bool = False,
+) -> tuple[int, dict[str, Any]]:
+    """Run the suite on ``spec``; return ``(exit code, JSON report)``.
+
+    Raises :class:`~conformance.BackendError` for a usage error (before running
+    anything), ``ValueError`` for an unknown clause id.
+    """
+    unknown = [c for c in clauses if c not in CLAUSES]
+    if unknown:
+        raise BackendError(f"unknown clause ids {unknown}; known: {', '.join(CLAUSES)}")
+    check_factory(load_factory(spec), spec)
+    with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
+        path = json_path or str(Path(tmp) / "report.json")
+        code = pytest.main(
+            _pytest_args(spec, profile, path, clauses, exitfirst, quiet), plugins=[_plugin]
+        )
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            raise BackendError(f"pytest could not run the conformance suite (exit code {code})")
+        report: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return (EXIT_CONFORMING if report["conforming"] else EXIT_NOT_CONFORMING), report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m conformance MODULE:FACTORY [--json REPORT] [--profile ci|thorough]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance",
+        description="Run the simclock conformance suite (SPEC §14) on a clock backend. "
+        "Exit 0: conforming; 1: not conforming; 2: usage error.",
+    )
+    parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
+    parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
+    parser.add_argument("--profile", choices=("ci", "thorough"), default="ci")
+    parser.add_argument(
+        "--clause",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this clause (repeatable), e.g. --clause C-TIE-1",
+    )
+    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
+    parser.add_argument("-q", "--quiet", action="store_true", help="less pytest output")
+    args = parser.parse_args(argv)
+    try:
+        code, _ = run(
+            args.backend,
+            profile=args.profile,
+            json_path=args.json,
+            clauses=args.clause,
+            exitfirst=args.exitfirst,
+            quiet=args.quiet,
+        )
+    except BackendError as exc:
+        print(f"python -m conformance: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return code

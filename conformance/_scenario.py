@@ -1,0 +1,114 @@
+"""A fixed scenario whose output must not depend on the process (C-DET-1, C-RNG-2).
+
+``run_scenario(factory, seed)`` returns a JSON-friendly dict: the firing trace
+with the random numbers each callback drew, the failure events, the final time
+and draws from a few labelled streams. The suite runs it in this process and in
+subprocesses with different ``PYTHONHASHSEED`` values
+(``python -m conformance._scenario MODULE:FACTORY SEED``) and requires equal
+output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from conformance._harness import Factory, load_factory, make_rig
+
+__all__ = ["main", "run_in_subprocess", "run_scenario"]
+
+_MS = 1_000_000
+
+
+def run_scenario(factory: Factory, seed: int) -> dict[str, Any]:
+    """Run the fixed scenario on a fresh clock and return what it observed."""
+    rig = make_rig(factory, seed)
+    clock = rig.clock
+    root = clock.random_source()
+    imu = root.child("sensors/imu0/noise")
+    cam = root.child("/sensors").child("cam_front").child("dropout")
+    out: list[list[Any]] = []
+
+    def imu_tick() -> None:
+        out.append(["imu", clock.now_ns(), imu.normal(0.0, 0.05)])
+
+    def cam_tick() -> None:
+        out.append(["cam", clock.now_ns(), int(cam.integers(0, 1000))])
+
+    def late() -> None:
+        out.append(["late", clock.now_ns(), root.uniform(0.0, 1.0)])
+
+    def control() -> None:
+        now = clock.now_ns()
+        out.append(["ctl", now, root.uniform(-1.0, 1.0)])
+        if now == 10 * _MS:
+            clock.schedule(now, late)
+            clock.schedule(now + 3 * _MS, late)
+
+    def fail() -> None:
+        raise ValueError(f"scenario failure at {clock.now_ns()}")
+
+    clock.schedule_periodic(2 * _MS, imu_tick)
+    clock.schedule_periodic(3 * _MS, cam_tick, 1 * _MS)
+    clock.schedule_periodic(5 * _MS, control)
+    clock.schedule(6 * _MS, fail)
+    clock.schedule(6 * _MS, late)
+    for dt in (0, 1 * _MS, 4 * _MS, 7 * _MS, 0, 13 * _MS):
+        clock.advance(dt)
+    streams = {
+        "root": [root.uniform(0.0, 1.0) for _ in range(3)],
+        "a/b": [root.child("a").child("b").normal(0.0, 1.0) for _ in range(2)],
+        "a/b-path": root.child("a/b").normal(0.0, 1.0),
+        "x": [float(v) for v in root.child("x").numpy_rng().random(3)],
+        "y": [int(v) for v in root.child("y").integers(0, 1 << 30, size=3)],
+    }
+    failures = [
+        [e.at_ns, str(e.details.get("error_type")), str(e.details.get("error_message"))]
+        for e in rig.failures()
+    ]
+    return {"trace": out, "failures": failures, "now": clock.now_ns(), "streams": streams}
+
+
+def run_in_subprocess(spec: str, seed: int, hash_seed: str) -> dict[str, Any]:
+    """Run the scenario via ``python -m conformance._scenario`` with ``PYTHONHASHSEED``.
+
+    The child gets this process's ``sys.path`` so it imports the same backend.
+    Raises ``RuntimeError`` with the child's stderr if it fails.
+    """
+    env = dict(os.environ)
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONHASHSEED"] = hash_seed
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance._scenario", spec, str(seed)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"scenario subprocess for {spec!r} (PYTHONHASHSEED={hash_seed}) exited "
+            f"{proc.returncode}: {proc.stderr.strip()[-2000:]}"
+        )
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m conformance._scenario MODULE:FACTORY SEED``: print the scenario as JSON."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m conformance._scenario MODULE:FACTORY SEED", file=sys.stderr)
+        return 2
+    factory = load_factory(args[0])
+    print(json.dumps(run_scenario(factory, int(args[1]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

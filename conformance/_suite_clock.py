@@ -1,0 +1,1004 @@
+"""Conformance tests of SPEC §1-§3, C-X-PEEK and C-X-RATE for any SimClock backend.
+
+Every test is named ``test_<CLAUSE>_...`` (C-TIE-1 -> ``test_C_TIE_1_...``) and
+talks to the backend only through the public protocols. Subclass
+:class:`ClockConformance` and override the ``clock_factory`` fixture to run the
+suite on your backend from your own tests; ``TestClockBackend`` is what the
+pytest plugin and ``python -m conformance`` collect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import random
+import tracemalloc
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from functools import partial
+from typing import Any, cast
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance._harness import (
+    Factory,
+    Rig,
+    load_factory,
+    make_rig,
+    not_applicable,
+)
+from conformance._harness import factory_spec as derive_spec
+from conformance._machine import run_machine
+from conformance._scenario import run_in_subprocess, run_scenario
+from simclock import EVENTS_TOPIC, EventKind, Handle, Message
+
+__all__ = ["ClockConformance", "TestClockBackend", "hypothesis_settings"]
+
+PROFILES = ("ci", "thorough")
+
+
+def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
+    """Settings of the suite's own Hypothesis runs for ``profile`` (``ci`` or ``thorough``).
+
+    ``ci`` is derandomised and small enough for the whole suite to run in well
+    under a minute on 2 cores; ``thorough`` runs many more examples and steps.
+    No example database is written: the suite runs inside other projects.
+    """
+    ci = profile == "ci"
+    examples = (40 if ci else 1000) if stateful else (30 if ci else 300)
+    return settings(
+        max_examples=examples,
+        stateful_step_count=25 if ci else 60,
+        derandomize=ci,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+def _np_int(dtype: Any, value: int) -> int:
+    """A numpy integer typed as ``int``: time-ints accept numpy integers (SPEC §0)."""
+    return cast(int, dtype(value))
+
+
+def _boom() -> None:
+    raise ValueError("boom")
+
+
+class _Halt(BaseException):
+    """A BaseException that is not an Exception, owned by the suite (C-ERR-2)."""
+
+
+_NOT_TIME_INTS: tuple[object, ...] = (
+    1.0,
+    0.5,
+    True,
+    Decimal(1),
+    Fraction(1),
+    "1",
+    np.float64(1.0),
+    None,
+)
+
+
+class ClockConformance:
+    """The clause tests of a SimClock backend (SPEC §1-§3, C-X-PEEK, C-X-RATE, §14).
+
+    Override ``clock_factory`` (a fixture returning ``FACTORY(seed, bus) ->
+    SimClock``) in a subclass named ``Test...``. ``factory_spec`` must name the
+    same factory as ``MODULE:FACTORY`` for the cross-process determinism tests;
+    by default it is derived from the factory when that is importable.
+    """
+
+    # -- fixtures ---------------------------------------------------------
+
+    @pytest.fixture
+    def clock_factory(self, request: pytest.FixtureRequest) -> Factory:
+        """The backend under test; by default from ``--simclock-backend MODULE:FACTORY``."""
+        spec = request.config.getoption("simclock_backend", default=None)
+        if not spec:
+            pytest.skip("no backend: pass --simclock-backend MODULE:FACTORY")
+        return load_factory(str(spec))
+
+    @pytest.fixture
+    def factory_spec(self, request: pytest.FixtureRequest, clock_factory: Factory) -> str | None:
+        """``MODULE:FACTORY`` re-importable in a subprocess, or None."""
+        derived = derive_spec(clock_factory)
+        if derived is not None:
+            return derived
+        spec = request.config.getoption("simclock_backend", default=None)
+        return str(spec) if spec else None
+
+    @pytest.fixture
+    def profile(self, request: pytest.FixtureRequest) -> str:
+        """``ci`` (default) or ``thorough``, from ``--simclock-profile``."""
+        value = request.config.getoption("simclock_profile", default=None)
+        return str(value) if value else "ci"
+
+    @pytest.fixture
+    def rig(self, clock_factory: Factory) -> Rig:
+        """A fresh clock made with seed 0, its bus and its events."""
+        return make_rig(clock_factory, 0)
+
+    @pytest.fixture
+    def make(self, clock_factory: Factory) -> Callable[[int], Rig]:
+        """Make more fresh clocks: ``make(seed)``."""
+        return partial(make_rig, clock_factory)
+
+    # -- C-TIME ------------------------------------------------------------
+
+    def test_C_TIME_1_now_is_int_and_starts_at_zero(self, rig: Rig) -> None:
+        clock = rig.clock
+        seen: list[object] = [clock.now_ns()]
+        clock.schedule(_np_int(np.int64, 20), lambda: seen.append(clock.now_ns()))
+        clock.schedule_periodic(
+            _np_int(np.int32, 15), lambda: seen.append(clock.now_ns()), _np_int(np.int64, 1)
+        )
+        clock.advance(5)
+        seen.append(clock.now_ns())
+        clock.advance(_np_int(np.int64, 7))
+        seen.append(clock.now_ns())
+        clock.advance(_np_int(np.uint16, 10))
+        seen.append(clock.now_ns())
+        assert seen == [0, 1, 5, 12, 16, 20, 22], f"C-TIME-1: now_ns() values {seen}"
+        types = [type(v).__name__ for v in seen]
+        assert types == ["int"] * len(seen), f"C-TIME-1: now_ns() returned types {types}"
+
+    def test_C_TIME_2_now_never_decreases(self, rig: Rig) -> None:
+        clock = rig.clock
+        seen = [clock.now_ns()]
+
+        def look() -> None:
+            seen.append(clock.now_ns())
+
+        def spawn() -> None:
+            seen.append(clock.now_ns())
+            clock.schedule(clock.now_ns(), look)
+            clock.schedule(clock.now_ns() + 2, look)
+
+        def fail() -> None:
+            seen.append(clock.now_ns())
+            raise ValueError("fail")
+
+        clock.schedule(3, spawn)
+        clock.schedule(3, fail)
+        clock.schedule(9, look)
+        clock.schedule_periodic(4, look, 2)
+        for dt in (0, 2, 1, 0, 5, 30):
+            clock.advance(dt)
+            seen.append(clock.now_ns())
+            with pytest.raises(ValueError):
+                clock.advance(-1)
+            with pytest.raises(ValueError):
+                clock.schedule(clock.now_ns() - 1, look)
+            seen.append(clock.now_ns())
+        assert seen == sorted(seen), f"C-TIME-2: now_ns() went back: {seen}"
+        assert seen[-1] == 38
+
+    def test_C_TIME_3_non_time_ints_are_refused(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.advance(10)
+        fired: list[int] = []
+
+        def cb() -> None:
+            fired.append(clock.now_ns())
+
+        calls: list[tuple[str, Callable[[Any], object]]] = [
+            ("advance", clock.advance),
+            ("schedule at_ns", lambda v: clock.schedule(v, cb)),
+            ("schedule_periodic period_ns", lambda v: clock.schedule_periodic(v, cb)),
+            ("schedule_periodic phase_ns", lambda v: clock.schedule_periodic(5, cb, v)),
+        ]
+        accepted = []
+        for name, call in calls:
+            for value in (*_NOT_TIME_INTS, 20.0):
+                try:
+                    call(value)
+                except TypeError:
+                    continue
+                except Exception as exc:
+                    accepted.append(f"{name}({value!r}) raised {type(exc).__name__}, not TypeError")
+                else:
+                    accepted.append(f"{name}({value!r}) was accepted")
+        assert not accepted, "C-TIME-3: " + "; ".join(accepted)
+        assert clock.now_ns() == 10, "C-TIME-3: a refused call changed now_ns()"
+        clock.advance(100)
+        assert fired == [], f"C-TIME-3: a refused call scheduled something: fired at {fired}"
+
+    def test_C_TIME_3_negative_refused_numpy_ints_accepted(self, rig: Rig) -> None:
+        clock = rig.clock
+        trace = rig.trace
+        for call in (
+            lambda: clock.advance(-1),
+            lambda: clock.schedule_periodic(-5, rig.rec("bad")),
+            lambda: clock.schedule_periodic(5, rig.rec("bad"), -1),
+        ):
+            with pytest.raises(ValueError):
+                call()
+        clock.schedule(_np_int(np.int64, 4), rig.rec("a"))
+        clock.schedule(_np_int(np.uint8, 4), rig.rec("b"))
+        clock.schedule_periodic(_np_int(np.int16, 3), rig.rec("p"), _np_int(np.int64, 2))
+        clock.advance(_np_int(np.int64, 6))
+        assert trace == [("p", 2), ("a", 4), ("b", 4), ("p", 5)], f"C-TIME-3: trace {trace}"
+        assert clock.now_ns() == 6
+
+    # -- C-ADV -------------------------------------------------------------
+
+    def test_C_ADV_1_fires_due_entries_in_order_then_sets_target(self, rig: Rig) -> None:
+        clock = rig.clock
+        for name, at in (("a", 5), ("b", 3), ("c", 5), ("d", 10), ("e", 11), ("f", 0)):
+            clock.schedule(at, rig.rec(name))
+        clock.advance(10)
+        expected = [("f", 0), ("b", 3), ("a", 5), ("c", 5), ("d", 10)]
+        assert rig.trace == expected, f"C-ADV-1: trace {rig.trace}, expected {expected}"
+        assert clock.now_ns() == 10, f"C-ADV-1: now_ns() is {clock.now_ns()} after advance(10)"
+        clock.advance(0)
+        assert rig.trace == expected, "C-ADV-1: advance(0) fired an entry that was not due"
+        clock.advance(1)
+        assert rig.trace[-1] == ("e", 11), f"C-ADV-1: trace {rig.trace}"
+
+    def test_C_ADV_1_advance_zero_fires_what_is_due_now(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.schedule(0, rig.rec("at0"))
+        clock.advance(0)
+        assert rig.trace == [("at0", 0)], f"C-ADV-1: advance(0) at 0 fired {rig.trace}"
+        clock.advance(4)
+        clock.schedule(4, rig.rec("at4"))
+        clock.schedule_periodic(2, rig.rec("p"), 4)
+        clock.advance(0)
+        expected = [("at0", 0), ("at4", 4), ("p", 4)]
+        assert rig.trace == expected, f"C-ADV-1: advance(0) at 4 gave {rig.trace}"
+        assert clock.now_ns() == 4
+
+    def test_C_ADV_2_now_during_callback_is_entry_time(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.schedule(3, rig.rec("a"))
+        clock.schedule(7, rig.rec("b"))
+        clock.schedule_periodic(4, rig.rec("p"), 1)
+        clock.advance(20)
+        expected = [("p", 1), ("a", 3), ("p", 5), ("b", 7), ("p", 9), ("p", 13), ("p", 17)]
+        assert rig.trace == expected, f"C-ADV-2: callbacks saw now_ns() {rig.trace}"
+
+    def test_C_ADV_3_entries_pushed_by_callbacks_fire_in_same_advance(self, rig: Rig) -> None:
+        clock = rig.clock
+
+        def spawner() -> None:
+            rig.trace.append(("spawner", clock.now_ns()))
+            clock.schedule(2, rig.rec("same-instant"))
+            clock.schedule(5, rig.rec("later"))
+            clock.schedule(10, rig.rec("at-target"))
+            clock.schedule(11, rig.rec("after-target"))
+            clock.schedule_periodic(3, rig.rec("p"))
+
+        clock.schedule(2, spawner)
+        clock.advance(10)
+        expected = [
+            ("spawner", 2),
+            ("same-instant", 2),
+            ("p", 3),
+            ("later", 5),
+            ("p", 6),
+            ("p", 9),
+            ("at-target", 10),
+        ]
+        assert rig.trace == expected, f"C-ADV-3: trace {rig.trace}, expected {expected}"
+        clock.advance(1)
+        assert rig.trace[-1] == ("after-target", 11), f"C-ADV-3: trace {rig.trace}"
+
+    def test_C_ADV_4_nested_advance_raises_and_changes_nothing(self, rig: Rig) -> None:
+        clock = rig.clock
+        outcome: list[str] = []
+
+        def nested() -> None:
+            for dt in (5, 0):
+                try:
+                    clock.advance(dt)
+                except RuntimeError:
+                    outcome.append(f"refused({dt}) now={clock.now_ns()}")
+                else:
+                    outcome.append(f"allowed({dt}) now={clock.now_ns()}")
+
+        clock.schedule(2, nested)
+        clock.schedule(2, rig.rec("same"))
+        clock.schedule(3, rig.rec("next"))
+        clock.advance(4)
+        assert outcome == ["refused(5) now=2", "refused(0) now=2"], f"C-ADV-4: {outcome}"
+        assert rig.trace == [("same", 2), ("next", 3)], f"C-ADV-4: trace {rig.trace}"
+        assert clock.now_ns() == 4
+        assert rig.failures() == [], "C-ADV-4: the refused nested call was reported as a failure"
+
+    def test_C_ADV_5_splitting_time_changes_nothing(
+        self, clock_factory: Factory, profile: str
+    ) -> None:
+        def run(steps: list[int]) -> tuple[list[tuple[str, int]], list[tuple[int, str]], int]:
+            rig = make_rig(clock_factory, 0)
+            clock = rig.clock
+            handles: dict[str, Handle] = {}
+
+            def spawner() -> None:
+                rig.trace.append(("spawner", clock.now_ns()))
+                clock.schedule(clock.now_ns(), rig.rec("child-now"))
+                clock.schedule(clock.now_ns() + 2, rig.rec("child+2"))
+
+            def stopper() -> None:
+                rig.trace.append(("stopper", clock.now_ns()))
+                handles["p4"].cancel()
+
+            handles["p4"] = clock.schedule_periodic(4, rig.rec("p4"), 1)
+            clock.schedule_periodic(6, rig.rec("p6"))
+            clock.schedule(5, rig.rec("a"))
+            clock.schedule(5, rig.rec("b"))
+            clock.schedule(7, spawner)
+            clock.schedule(13, _boom)
+            clock.schedule(30, stopper)
+            for dt in steps:
+                clock.advance(dt)
+            fails = [(e.at_ns, str(e.details.get("error_message"))) for e in rig.failures()]
+            return rig.trace, fails, clock.now_ns()
+
+        @settings(hypothesis_settings(profile))
+        @given(st.lists(st.integers(0, 15), max_size=8))
+        def check(steps: list[int]) -> None:
+            total = sum(steps)
+            split = run(steps)
+            whole = run([total] if steps else [])
+            assert split == whole, (
+                f"C-ADV-5: advance steps {steps} gave {split}; advance({total}) gave {whole}"
+            )
+
+        check()
+
+    # -- C-SCH -------------------------------------------------------------
+
+    def test_C_SCH_1_past_refused_now_allowed(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.advance(10)
+        with pytest.raises(ValueError):
+            clock.schedule(9, rig.rec("past"))
+        with pytest.raises(ValueError):
+            clock.schedule(0, rig.rec("past"))
+        assert clock.now_ns() == 10, "C-SCH-1: a refused schedule changed now_ns()"
+        clock.schedule(10, rig.rec("now"))
+        clock.advance(0)
+        assert rig.trace == [("now", 10)], f"C-SCH-1: trace {rig.trace}"
+        clock.advance(50)
+        assert rig.trace == [("now", 10)], f"C-SCH-1: a refused entry fired: {rig.trace}"
+
+    def test_C_SCH_2_schedule_returns_frozen_handle(self, rig: Rig) -> None:
+        clock = rig.clock
+        made = {
+            "schedule": clock.schedule(5, rig.rec("a")),
+            "schedule_periodic": clock.schedule_periodic(5, rig.rec("p")),
+        }
+        rate = getattr(clock, "schedule_rate", None)
+        if callable(rate):
+            made["schedule_rate"] = rate(1000, rig.rec("r"))
+        for name, handle in made.items():
+            assert dataclasses.is_dataclass(handle) and not isinstance(handle, type), (
+                f"C-SCH-2: {name} returned {type(handle).__name__}, not a dataclass instance"
+            )
+            assert callable(getattr(handle, "cancel", None)), (
+                f"C-SCH-2: {name} handle has no cancel"
+            )
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                handle.cancel = _boom  # type: ignore[misc]
+
+    # -- C-TIE ---------------------------------------------------------------
+
+    def test_C_TIE_1_equal_times_fire_in_push_order(self, rig: Rig) -> None:
+        clock = rig.clock
+        trace = rig.trace
+        shared = rig.rec("shared")
+
+        def zeta() -> None:
+            trace.append(("zeta", clock.now_ns()))
+
+        def alpha() -> None:
+            trace.append(("alpha", clock.now_ns()))
+            clock.schedule(5, rig.rec("pushed-at-3"))
+
+        clock.schedule(5, zeta)
+        clock.schedule(5, shared)
+        clock.schedule(3, alpha)
+        clock.schedule_periodic(5, rig.rec("periodic"), 5)
+        clock.schedule(5, rig.rec("m"))
+        clock.schedule(5, shared)
+        clock.schedule(5, partial(trace.append, ("partial", 5)))
+        clock.schedule(5, rig.rec("a"))
+        clock.advance(5)
+        expected = [
+            ("alpha", 3),
+            ("zeta", 5),
+            ("shared", 5),
+            ("periodic", 5),
+            ("m", 5),
+            ("shared", 5),
+            ("partial", 5),
+            ("a", 5),
+            ("pushed-at-3", 5),
+        ]
+        assert trace == expected, f"C-TIE-1: equal times fired as {trace}, push order {expected}"
+
+    # -- C-PER ---------------------------------------------------------------
+
+    def test_C_PER_1_arguments_checked_and_refusal_changes_nothing(self, rig: Rig) -> None:
+        clock = rig.clock
+        for period, phase in ((0, 0), (-3, 0), (5, -1)):
+            with pytest.raises(ValueError):
+                clock.schedule_periodic(period, rig.rec("bad"), phase)
+        clock.advance(50)
+        assert rig.trace == [], f"C-PER-1: a refused periodic fired: {rig.trace}"
+
+    def test_C_PER_1_absolute_grid_first_point_at_or_after_now(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.advance(7)
+        clock.schedule_periodic(5, rig.rec("p5+3"), 3)  # grid 3, 8, 13: first >= 7 is 8
+        clock.schedule_periodic(4, rig.rec("p4+7"), 7)  # phase == now: fires at 7
+        clock.schedule_periodic(4, rig.rec("p4+20"), 20)  # phase in the future
+        clock.schedule_periodic(10, rig.rec("p10"))  # phase 0: grid 0, 10, 20
+        clock.advance(0)
+        clock.advance(14)
+        expected = [
+            ("p4+7", 7),
+            ("p5+3", 8),
+            ("p10", 10),
+            ("p4+7", 11),
+            ("p5+3", 13),
+            ("p4+7", 15),
+            ("p5+3", 18),
+            ("p4+7", 19),
+            ("p4+20", 20),
+            ("p10", 20),
+        ]
+        assert rig.trace == expected, f"C-PER-1: firings {rig.trace}, expected {expected}"
+
+    def test_C_PER_1_grid_is_exact_for_large_values(self, rig: Rig) -> None:
+        clock = rig.clock
+        period = 1_000_000_007
+        phase = 3 * 10**15 + 11
+        clock.advance(phase + 2 * period + 1)
+        clock.schedule_periodic(period, rig.rec("p"), phase)
+        clock.advance(3 * period)
+        expected = [("p", phase + k * period) for k in (3, 4, 5)]
+        assert rig.trace == expected, f"C-PER-1: firings {rig.trace}, expected {expected}"
+
+    def test_C_PER_2_earlier_previous_firing_goes_first(self, rig: Rig) -> None:
+        clock = rig.clock
+        clock.schedule_periodic(2, rig.rec("p2"))
+        clock.schedule_periodic(3, rig.rec("p3"))
+        clock.advance(6)
+        expected = [("p2", 0), ("p3", 0), ("p2", 2), ("p3", 3), ("p2", 4), ("p3", 6), ("p2", 6)]
+        assert rig.trace == expected, f"C-PER-2: {rig.trace}, expected {expected}"
+
+    def test_C_PER_2_repush_after_callback_even_when_it_raises(self, rig: Rig) -> None:
+        clock = rig.clock
+        trace = rig.trace
+
+        def raising() -> None:
+            trace.append(("raising", clock.now_ns()))
+            raise ValueError("periodic failure")
+
+        def planner() -> None:
+            trace.append(("planner", clock.now_ns()))
+            if clock.now_ns() == 0:
+                clock.schedule(5, rig.rec("planned-at-0"))
+
+        clock.schedule_periodic(2, raising)
+        clock.schedule(2, rig.rec("one-shot"))
+        clock.schedule_periodic(5, planner)
+        clock.advance(5)
+        expected = [
+            ("raising", 0),
+            ("planner", 0),
+            ("one-shot", 2),
+            ("raising", 2),
+            ("raising", 4),
+            ("planned-at-0", 5),
+            ("planner", 5),
+        ]
+        assert trace == expected, f"C-PER-2: {trace}, expected {expected}"
+
+    def test_C_PER_3_no_drift_over_many_firings(self, rig: Rig) -> None:
+        clock = rig.clock
+        period = 333_333_333
+        phase = 10**15 + 7
+        times: list[int] = []
+        clock.schedule_periodic(period, lambda: times.append(clock.now_ns()), phase)
+        n = 20_000
+        clock.advance(phase)
+        for _ in range(4):
+            clock.advance(n // 4 * period)
+        wrong = [(k, t) for k, t in enumerate(times) if t != phase + k * period]
+        assert len(times) == n + 1, f"C-PER-3: {len(times)} firings, expected {n + 1}"
+        assert not wrong, (
+            f"C-PER-3: {len(wrong)} firings off the grid, first (k, at_ns) = {wrong[0]}, "
+            f"expected {phase + wrong[0][0] * period}"
+        )
+
+    # -- C-CAN -------------------------------------------------------------
+
+    def test_C_CAN_1_cancel_never_raises_from_anywhere(self, rig: Rig) -> None:
+        clock = rig.clock
+        handles: dict[str, Handle] = {}
+        results: list[str] = []
+
+        def cancel_twice(name: str) -> None:
+            for _ in range(2):
+                try:
+                    value = cast(Callable[[], object], handles[name].cancel)()
+                except Exception as exc:
+                    results.append(f"cancel({name}) raised {type(exc).__name__}: {exc}")
+                else:
+                    if value is not None:
+                        results.append(f"cancel({name}) returned {value!r}")
+
+        def own() -> None:
+            rig.trace.append(("own", clock.now_ns()))
+            cancel_twice("own")
+
+        def other() -> None:
+            rig.trace.append(("other", clock.now_ns()))
+            cancel_twice("victim")
+
+        handles["early"] = clock.schedule(5, rig.rec("early"))
+        cancel_twice("early")
+        handles["own"] = clock.schedule_periodic(3, own, 1)
+        handles["other"] = clock.schedule(4, other)
+        handles["victim"] = clock.schedule(4, rig.rec("victim"))
+        handles["fired"] = clock.schedule(2, rig.rec("fired"))
+        clock.advance(3)
+        cancel_twice("fired")
+        clock.advance(10)
+        for name in handles:
+            cancel_twice(name)
+        assert results == [], "C-CAN-1: " + "; ".join(results)
+        assert rig.failures() == [], f"C-CAN-1: failures reported: {rig.failures()}"
+        assert rig.trace == [("own", 1), ("fired", 2), ("other", 4)], f"C-CAN-1: {rig.trace}"
+
+    def test_C_CAN_2_periodic_cancelled_in_own_callback_stops(self, rig: Rig) -> None:
+        clock = rig.clock
+        handles: list[Handle] = []
+        count = [0]
+
+        def tick() -> None:
+            count[0] += 1
+            rig.trace.append(("tick", clock.now_ns()))
+            if count[0] == 3:
+                handles[0].cancel()
+
+        handles.append(clock.schedule_periodic(2, tick, 1))
+        clock.advance(100)
+        assert rig.trace == [("tick", 1), ("tick", 3), ("tick", 5)], f"C-CAN-2: {rig.trace}"
+
+    def test_C_CAN_2_cancel_at_same_instant_and_between_advances(self, rig: Rig) -> None:
+        clock = rig.clock
+        handles: dict[str, Handle] = {}
+
+        def killer() -> None:
+            rig.trace.append(("killer", clock.now_ns()))
+            handles["victim"].cancel()
+            handles["periodic"].cancel()
+
+        clock.schedule(6, killer)
+        handles["victim"] = clock.schedule(6, rig.rec("victim"))
+        handles["periodic"] = clock.schedule_periodic(3, rig.rec("periodic"))
+        handles["never"] = clock.schedule(1, rig.rec("never"))
+        handles["never"].cancel()
+        handles["outside"] = clock.schedule_periodic(4, rig.rec("outside"), 2)
+        clock.advance(5)
+        handles["outside"].cancel()
+        clock.advance(20)
+        expected = [("periodic", 0), ("outside", 2), ("periodic", 3), ("killer", 6)]
+        assert rig.trace == expected, f"C-CAN-2: {rig.trace}, expected {expected}"
+
+    def test_C_CAN_3_cancel_after_firing_is_a_no_op(self, rig: Rig) -> None:
+        clock = rig.clock
+        shared = rig.rec("shared")
+        first = clock.schedule(1, shared)
+        clock.schedule(5, shared)
+        clock.schedule_periodic(3, shared, 2)
+        clock.advance(2)
+        assert rig.trace == [("shared", 1), ("shared", 2)]
+        peek = getattr(clock, "next_event_ns", None)
+        before = peek() if callable(peek) else None
+        first.cancel()
+        after = peek() if callable(peek) else None
+        assert before == after, f"C-CAN-3: next_event_ns() changed from {before} to {after}"
+        clock.advance(6)
+        expected = [("shared", 1), ("shared", 2), ("shared", 5), ("shared", 5), ("shared", 8)]
+        assert rig.trace == expected, f"C-CAN-3: {rig.trace}, expected {expected}"
+
+    def test_C_CAN_4_tombstones_are_bounded(self, rig: Rig) -> None:
+        clock = rig.clock
+        far = 10**12
+        live = [clock.schedule(far + i, _boom) for i in range(8)]
+        heap_size = getattr(clock, "heap_size", None)
+        if callable(heap_size):
+            worst = 0
+            for i in range(20_000):
+                clock.schedule(far + i, _boom).cancel()
+                worst = max(worst, heap_size())
+            bound = 4 * len(live) + 256
+            assert worst <= bound, (
+                f"C-CAN-4: heap_size() reached {worst} with {len(live)} live entries "
+                f"(bound {bound}) after 20000 schedule/cancel pairs"
+            )
+            return
+
+        def churn(n: int) -> None:
+            for i in range(n):
+                clock.schedule(far + i, _boom).cancel()
+
+        started = not tracemalloc.is_tracing()
+        if started:
+            tracemalloc.start()
+        try:
+            churn(5_000)
+            gc.collect()
+            base = tracemalloc.get_traced_memory()[0]
+            churn(50_000)
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - base
+        finally:
+            if started:
+                tracemalloc.stop()
+        assert grown < 50_000 * 8, (
+            f"C-CAN-4: memory grew by {grown} bytes over 50000 schedule/cancel pairs with "
+            f"{len(live)} live entries (allowed < 400000): tombstones are not compacted"
+        )
+
+    # -- C-ERR ---------------------------------------------------------------
+
+    def test_C_ERR_1_failure_reported_on_bus_and_others_fire(self, rig: Rig) -> None:
+        clock = rig.clock
+
+        def failing_once() -> None:
+            raise ValueError(f"bad reading at {clock.now_ns()}")
+
+        def failing_periodic() -> None:
+            rig.trace.append(("periodic", clock.now_ns()))
+            raise LookupError("lost")
+
+        clock.schedule(3, failing_once)
+        clock.schedule(3, rig.rec("after"))
+        clock.schedule_periodic(4, failing_periodic)
+        clock.schedule(5, rig.rec("later"))
+        clock.advance(9)
+        assert rig.trace == [
+            ("periodic", 0),
+            ("after", 3),
+            ("periodic", 4),
+            ("later", 5),
+            ("periodic", 8),
+        ], f"C-ERR-1: trace {rig.trace}"
+        got = [
+            (
+                e.at_ns,
+                e.details.get("callback"),
+                e.details.get("error_type"),
+                e.details.get("error_message"),
+            )
+            for e in rig.failures()
+        ]
+        periodic_name = failing_periodic.__qualname__
+        expected = [
+            (0, periodic_name, "LookupError", "lost"),
+            (3, failing_once.__qualname__, "ValueError", "bad reading at 3"),
+            (4, periodic_name, "LookupError", "lost"),
+            (8, periodic_name, "LookupError", "lost"),
+        ]
+        assert got == expected, f"C-ERR-1: failure events {got}, expected {expected}"
+        stamps = [m.stamp_ns for m in rig.messages]
+        assert stamps == [0, 3, 4, 8], f"C-ERR-1: events stamped {stamps}, not at their at_ns"
+        assert clock.now_ns() == 9
+
+    def test_C_ERR_2_base_exception_propagates_clock_consistent(self, rig: Rig) -> None:
+        clock = rig.clock
+
+        def halt() -> None:
+            rig.trace.append(("halt", clock.now_ns()))
+            raise _Halt
+
+        clock.schedule(2, rig.rec("a"))
+        clock.schedule(3, halt)
+        clock.schedule(3, rig.rec("b"))
+        clock.schedule(5, rig.rec("c"))
+        clock.schedule_periodic(4, rig.rec("p"), 4)
+        with pytest.raises(_Halt):
+            clock.advance(10)
+        assert clock.now_ns() == 3, f"C-ERR-2: now_ns() is {clock.now_ns()}, expected 3"
+        assert rig.trace == [("a", 2), ("halt", 3)], f"C-ERR-2: {rig.trace}"
+        clock.advance(0)
+        assert rig.trace[-1] == ("b", 3), f"C-ERR-2: pending entry lost: {rig.trace}"
+        clock.advance(6)
+        assert rig.trace[3:] == [("p", 4), ("c", 5), ("p", 8)], f"C-ERR-2: {rig.trace}"
+        assert rig.failures() == [], "C-ERR-2: a BaseException was reported as a failure event"
+
+    def test_C_ERR_2_keyboard_interrupt_propagates(self, rig: Rig) -> None:
+        clock = rig.clock
+
+        def interrupt() -> None:
+            raise KeyboardInterrupt
+
+        clock.schedule(4, interrupt)
+        clock.schedule(6, rig.rec("after"))
+        with pytest.raises(KeyboardInterrupt):
+            clock.advance(8)
+        assert clock.now_ns() == 4
+        clock.advance(4)
+        assert rig.trace == [("after", 6)], f"C-ERR-2: {rig.trace}"
+        assert clock.now_ns() == 8
+
+    # -- C-DET -------------------------------------------------------------
+
+    def test_C_DET_1_same_seed_same_run_in_process(self, clock_factory: Factory) -> None:
+        first = run_scenario(clock_factory, 11)
+        second = run_scenario(clock_factory, 11)
+        assert first == second, "C-DET-1: two runs with seed 11 differ in one process"
+        other = run_scenario(clock_factory, 12)
+        assert other["streams"] != first["streams"], "C-DET-1: seeds 11 and 12 drew equal numbers"
+
+    def test_C_DET_1_same_run_across_processes_and_hash_seeds(
+        self, clock_factory: Factory, factory_spec: str | None
+    ) -> None:
+        if factory_spec is None:
+            pytest.skip("the factory is not importable as MODULE:FACTORY; override factory_spec")
+        here = run_scenario(clock_factory, 11)
+        for hash_seed in ("0", "4242"):
+            there = _subprocess_scenario(factory_spec, 11, hash_seed)
+            assert there["trace"] == here["trace"], (
+                f"C-DET-1: firing trace differs in a subprocess with PYTHONHASHSEED={hash_seed}"
+            )
+            assert there == here, (
+                f"C-DET-1: run differs in a subprocess with PYTHONHASHSEED={hash_seed}"
+            )
+
+    # -- C-STEP ------------------------------------------------------------
+
+    def test_C_STEP_1_step_is_positive_int(self, rig: Rig) -> None:
+        step = rig.clock.step_ns()
+        assert type(step) is int, f"C-STEP-1: step_ns() returned {type(step).__name__}"
+        assert step > 0, f"C-STEP-1: step_ns() returned {step}"
+        rig.clock.advance(3)
+        assert rig.clock.step_ns() == step, "C-STEP-1: step_ns() changed"
+
+    # -- C-RNG -------------------------------------------------------------
+
+    def test_C_RNG_1_root_is_labelled_slash_with_the_seed(self, make: Callable[[int], Rig]) -> None:
+        for seed in (0, 7, 2**40):
+            root = make(seed).clock.random_source()
+            assert root.label == "/", f"C-RNG-1: root label {root.label!r}"
+            assert root.seed == seed, f"C-RNG-1: root seed {root.seed!r}, clock seed {seed}"
+        one, two = make(5).clock, make(5).clock
+        a = [one.random_source().uniform(0.0, 1.0) for _ in range(3)]
+        b = [two.random_source().uniform(0.0, 1.0) for _ in range(3)]
+        assert a == b, "C-RNG-1: two clocks with seed 5 gave different root numbers"
+        assert len(set(a)) == 3, f"C-RNG-1: random_source() restarts the stream: {a}"
+        c = [make(6).clock.random_source().uniform(0.0, 1.0) for _ in range(1)]
+        assert c[0] != a[0], "C-RNG-1: seeds 5 and 6 give the same first number"
+
+    def test_C_RNG_2_children_are_stable_in_process(self, make: Callable[[int], Rig]) -> None:
+        one, two = make(3).clock.random_source(), make(3).clock.random_source()
+        x1 = one.child("x").integers(0, 1 << 62, size=4).tolist()
+        x2 = two.child("x").integers(0, 1 << 62, size=4).tolist()
+        assert x1 == x2, "C-RNG-2: child('x') differs between two clocks with the same seed"
+        y = one.child("y").integers(0, 1 << 62, size=4).tolist()
+        root = one.integers(0, 1 << 62, size=4).tolist()
+        assert len({tuple(x1), tuple(y), tuple(root)}) == 3, "C-RNG-2: child streams coincide"
+
+    def test_C_RNG_2_children_stable_across_processes(
+        self, clock_factory: Factory, factory_spec: str | None
+    ) -> None:
+        if factory_spec is None:
+            pytest.skip("the factory is not importable as MODULE:FACTORY; override factory_spec")
+        here = run_scenario(clock_factory, 11)["streams"]
+        for hash_seed in ("0", "4242"):
+            there = _subprocess_scenario(factory_spec, 11, hash_seed)["streams"]
+            assert there == here, (
+                f"C-RNG-2: child streams differ in a subprocess with PYTHONHASHSEED={hash_seed}: "
+                "derive them from a stable hash of the label path, not hash()"
+            )
+
+    def test_C_RNG_3_hierarchical_labels(self, make: Callable[[int], Rig]) -> None:
+        roots = [make(9).clock.random_source() for _ in range(3)]
+        streams = [
+            roots[0].child("a").child("b"),
+            roots[1].child("a/b"),
+            roots[2].child("/a/b"),
+        ]
+        labels = [s.label for s in streams]
+        assert labels == ["/a/b"] * 3, f"C-RNG-3: labels {labels}"
+        draws = [s.integers(0, 1 << 62, size=3).tolist() for s in streams]
+        assert draws[0] == draws[1] == draws[2], f"C-RNG-3: draws differ: {draws}"
+        bad = ["", "a//b", "a/", "a b", " a", "a\tb", "é", "a*b", "a/../b?"]
+        accepted = []
+        for label in bad:
+            try:
+                roots[0].child(label)
+            except ValueError:
+                continue
+            accepted.append(label)
+        assert not accepted, f"C-RNG-3: malformed labels accepted: {accepted}"
+
+    def test_C_RNG_4_streams_independent_of_order_and_draws(
+        self, make: Callable[[int], Rig]
+    ) -> None:
+        first = make(21).clock.random_source()
+        a_alone = first.child("a").normal(0.0, 1.0, size=5).tolist()
+        second = make(21).clock.random_source()
+        b = second.child("b")
+        b.normal(0.0, 1.0, size=100)
+        second.child("z").uniform(0.0, 1.0)
+        second.uniform(0.0, 1.0)
+        a_after = second.child("a").normal(0.0, 1.0, size=5).tolist()
+        assert a_after == a_alone, "C-RNG-4: child('a') changed when other streams were used"
+
+    def test_C_RNG_5_numpy_rng_is_the_same_generator(self, rig: Rig) -> None:
+        root = rig.clock.random_source()
+        for stream in (root, root.child("sensors/imu0")):
+            gen = stream.numpy_rng()
+            assert isinstance(gen, np.random.Generator), f"C-RNG-5: got {type(gen).__name__}"
+            assert stream.numpy_rng() is gen, "C-RNG-5: numpy_rng() returned a new object"
+
+    def test_C_RNG_6_global_random_state_untouched(self, clock_factory: Factory) -> None:
+        py_state = random.getstate()
+        np_state = _numpy_global_state()
+        run_scenario(clock_factory, 5)
+        assert random.getstate() == py_state, "C-RNG-6: the backend drew from global random"
+        assert _numpy_global_state() == np_state, (
+            "C-RNG-6: the backend drew from global numpy.random"
+        )
+
+    # -- C-BUS -------------------------------------------------------------
+
+    def test_C_BUS_1_one_global_sequence(self, rig: Rig) -> None:
+        clock, bus = rig.clock, rig.bus
+        seen: list[Message] = []
+        bus.subscribe(None, seen.append)
+        bus.publish("/a", 1)
+        bus.publish("/b", 2)
+        clock.schedule(1, _boom)
+        clock.advance(1)
+        bus.publish("/a", 3)
+        sequences = [m.sequence for m in seen]
+        first = sequences[0] if sequences else 0
+        assert sequences == list(range(first, first + 4)), f"C-BUS-1: sequences {sequences}"
+        topics = [m.topic for m in seen]
+        assert topics == ["/a", "/b", EVENTS_TOPIC, "/a"], f"C-BUS-1: topics {topics}"
+
+    def test_C_BUS_2_every_subscriber_sees_total_order(self, rig: Rig) -> None:
+        clock, bus = rig.clock, rig.bus
+        late_sub: list[tuple[int, int]] = []
+        early_sub: list[tuple[int, int]] = []
+        bus.subscribe(None, lambda m: early_sub.append((m.stamp_ns, m.sequence)))
+        bus.publish("/t", "future-7", stamp_ns=7)
+        bus.subscribe("/t", lambda m: late_sub.append((m.stamp_ns, m.sequence)))
+        bus.publish("/t", "future-3", stamp_ns=3)
+        bus.publish("/t", "now")
+        clock.advance(10)
+        assert early_sub == sorted(early_sub), f"C-BUS-2: {early_sub}"
+        assert late_sub == early_sub, f"C-BUS-2: subscribers differ: {late_sub} vs {early_sub}"
+        assert [s for s, _ in early_sub] == [0, 3, 7], f"C-BUS-2: stamps {early_sub}"
+
+    def test_C_BUS_3_future_message_delivered_when_clock_reaches_it(self, rig: Rig) -> None:
+        clock, bus = rig.clock, rig.bus
+        order: list[tuple[str, int]] = []
+        bus.subscribe("/t", lambda m: order.append((f"msg:{m.payload}", clock.now_ns())))
+        clock.schedule(10, lambda: order.append(("cb-before", clock.now_ns())))
+        bus.publish("/t", "x", stamp_ns=10)
+        clock.schedule(10, lambda: order.append(("cb-after", clock.now_ns())))
+        clock.advance(9)
+        assert order == [], f"C-BUS-3: delivered early: {order}"
+        clock.advance(1)
+        expected = [("cb-before", 10), ("msg:x", 10), ("cb-after", 10)]
+        assert order == expected, f"C-BUS-3: {order}, expected {expected}"
+
+    def test_C_BUS_4_raising_subscriber_reported_others_served(self, rig: Rig) -> None:
+        bus = rig.bus
+        got: list[object] = []
+
+        def broken(message: Message) -> None:
+            raise RuntimeError("subscriber bug")
+
+        bus.subscribe("/t", broken)
+        bus.subscribe("/t", lambda m: got.append(m.payload))
+        bus.publish("/t", 1)
+        bus.publish("/t", 2)
+        assert got == [1, 2], f"C-BUS-4: the healthy subscriber got {got}"
+        kinds = [e.kind for e in rig.events]
+        assert kinds == [EventKind.SUBSCRIBER_FAILED] * 2, f"C-BUS-4: events {kinds}"
+
+    # -- C-X ---------------------------------------------------------------
+
+    def test_C_X_PEEK_next_event_is_earliest_live_entry(self, rig: Rig) -> None:
+        clock = rig.clock
+        reason = not_applicable(clock, "next_event_ns")
+        if reason:
+            pytest.skip(reason)
+        peek: Callable[[], int | None] = clock.next_event_ns  # type: ignore[attr-defined]
+        assert peek() is None, f"C-X-PEEK: empty clock peeks {peek()}"
+        ten = clock.schedule(10, rig.rec("ten"))
+        clock.schedule(15, rig.rec("fifteen"))
+        cancelled = clock.schedule(2, rig.rec("cancelled"))
+        periodic = clock.schedule_periodic(7, rig.rec("p"), 3)
+        cancelled.cancel()
+        seen = [peek()]
+        clock.advance(3)
+        seen.append(peek())
+        ten.cancel()
+        seen.append(peek())
+        clock.advance(7)
+        seen.append(peek())
+        periodic.cancel()
+        seen.append(peek())
+        clock.advance(5)
+        seen.append(peek())
+        assert seen == [3, 10, 10, 15, 15, None], f"C-X-PEEK: next_event_ns() gave {seen}"
+        assert rig.trace == [("p", 3), ("p", 10), ("fifteen", 15)], f"C-X-PEEK: {rig.trace}"
+
+    def test_C_X_RATE_exact_ceil_grid(self, rig: Rig) -> None:
+        clock = rig.clock
+        reason = not_applicable(clock, "schedule_rate")
+        if reason:
+            pytest.skip(reason)
+        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        times: dict[str, list[int]] = {"30": [], "ntsc": [], "late": []}
+        rate(30, lambda: times["30"].append(clock.now_ns()))
+        rate(Fraction(30000, 1001), lambda: times["ntsc"].append(clock.now_ns()), 5)
+        clock.advance(50_000_000)
+        rate(30, lambda: times["late"].append(clock.now_ns()))
+        clock.advance(10**9 - 50_000_000)
+        want_30 = [-(-k * 10**9 // 30) for k in range(31)]
+        assert times["30"] == want_30, f"C-X-RATE: 30 Hz fired at {times['30'][:5]}..."
+        assert times["30"][-1] == 10**9, "C-X-RATE: firing 30 of 30 Hz is not at exactly 1 s"
+        want_ntsc = [5 + -(-k * 10**9 * 1001 // 30000) for k in range(30)]
+        assert times["ntsc"] == want_ntsc, f"C-X-RATE: 30000/1001 Hz fired at {times['ntsc'][:5]}"
+        assert times["late"] == want_30[2:], f"C-X-RATE: registered at 50 ms fired {times['late']}"
+
+    def test_C_X_RATE_refuses_inexact_or_bad_rates(self, rig: Rig) -> None:
+        clock = rig.clock
+        reason = not_applicable(clock, "schedule_rate")
+        if reason:
+            pytest.skip(reason)
+        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        for bad in (30.0, True, Decimal(30), "30"):
+            with pytest.raises(TypeError):
+                rate(bad, rig.rec("bad"))
+        for non_positive in (0, -5, Fraction(-1, 3)):
+            with pytest.raises(ValueError):
+                rate(non_positive, rig.rec("bad"))
+        clock.advance(10**9)
+        assert rig.trace == [], f"C-X-RATE: a refused rate fired: {rig.trace[:3]}"
+
+    # -- the state machine ---------------------------------------------------
+
+    def test_SM_ORACLE_backend_agrees_with_reference_clock(
+        self, clock_factory: Factory, profile: str
+    ) -> None:
+        run_machine(clock_factory, hypothesis_settings(profile, stateful=True))
+
+
+def _numpy_global_state() -> tuple[object, ...]:
+    """The legacy global numpy generator's state as a comparable tuple."""
+    name, keys, pos, has_gauss, gauss = np.random.get_state(legacy=True)
+    return (name, tuple(int(k) for k in keys), pos, has_gauss, gauss)
+
+
+_SUBPROCESS_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
+
+
+def _subprocess_scenario(spec: str, seed: int, hash_seed: str) -> dict[str, Any]:
+    """Run (once per spec, seed and hash seed) the scenario in a subprocess."""
+    key = (spec, seed, hash_seed)
+    if key not in _SUBPROCESS_CACHE:
+        _SUBPROCESS_CACHE[key] = run_in_subprocess(spec, seed, hash_seed)
+    return _SUBPROCESS_CACHE[key]
+
+
+class TestClockBackend(ClockConformance):
+    """What the plugin collects: the backend named by ``--simclock-backend``."""
