@@ -103,10 +103,38 @@ class MujocoClock(GridClock):
         self.data = mujoco.MjData(model) if data is None else data
         """The ``MjData`` stepped once per boundary."""
         self._key_id = key_id
+        self._forward_at = -1
         super().__init__(seed, step, bus=bus, default_policy=default_policy, on_step=self._step)
 
     def _step(self, _k: int) -> None:
         self._mujoco.mj_step(self.model, self.data)
+
+    def forward(self) -> None:
+        """Make derived quantities (``sensordata``) match the current state, once per boundary.
+
+        ``mj_step`` evaluates sensors *before* integrating, so after it
+        ``sensordata`` describes the previous boundary; a sensor read at
+        boundary ``k`` calls this first. ``mj_forward`` does not change the
+        state, and it runs at most once per boundary.
+        """
+        if self._forward_at != self.steps:
+            self._mujoco.mj_forward(self.model, self.data)
+            self._forward_at = self.steps
+
+    def sensor_slice(self, name: str) -> slice:
+        """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
+        sensor_id = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_SENSOR, name))
+        if sensor_id < 0:
+            names = [self.model.sensor(i).name for i in range(self.model.nsensor)]
+            raise SimclockValueError(f"sensor {name!r} is not in the MuJoCo model; it has {names}")
+        start = int(self.model.sensor_adr[sensor_id])
+        return slice(start, start + int(self.model.sensor_dim[sensor_id]))
+
+    def read_sensor(self, name: str) -> tuple[float, ...]:
+        """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""
+        where = self.sensor_slice(name)
+        self.forward()
+        return tuple(float(v) for v in self.data.sensordata[where])
 
     def reset_physics(self) -> None:
         """Restore the initial state (the keyframe if given); the clock does not move.
@@ -119,3 +147,4 @@ class MujocoClock(GridClock):
         else:
             self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
+        self._forward_at = self.steps

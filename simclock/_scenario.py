@@ -1,0 +1,603 @@
+"""Scenario files (TOML) and the scenario runner behind ``simclock run`` (SPEC §7-§11).
+
+A scenario is a plan: physics grid, sensor devices, controllers, seed, mode
+and duration. :func:`load_scenario` parses and validates it completely before
+anything runs; every error is a :class:`ScenarioError` whose message starts
+with the exact key (``devices.imu0.period: 7 ms is not on the 2 ms grid
+(policy strict); ...``). :func:`build_session` makes a fresh instance of the
+plan for a seed (C-SEED-2) and :func:`run_scenario` runs it, fingerprints the
+bus trace (C-X-FP) and optionally records it with :class:`~simclock.Recorder`.
+
+Format (times are strings with a unit, ``ns``/``us``/``ms``/``s``, converted
+exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
+
+    name = "pendulum"          # optional, default: the file name
+    seed = 7                   # int >= 0, default 0
+    mode = "deterministic_ci"  # unbounded (default), realtime_paced, deterministic_ci,
+                               # rendered, operator_training (C-MODE-1: pacing only)
+    rtf = 1                    # real-time factor of the paced modes, default 1
+    duration = "10 s"          # per episode, a multiple of the physics step
+    episodes = 1               # default 1; episode n > 0 gets episode_seed(seed, n)
+
+    [physics]                  # exactly one of:
+    mujoco = "pendulum.xml"    #   an MJCF file, relative to the scenario; step = timestep
+    keyframe = "start"         #   optional: the initial state of every episode
+    # step = "2 ms"            #   or a pure grid with no physics engine
+
+    [devices.imu0]             # id: [A-Za-z][A-Za-z0-9_.-]*
+    period = "7 ms"            # required
+    phase = "0 ms"             # default 0
+    latency = "3 ms"           # default 0
+    policy = "next_boundary"   # default next_boundary (sensors)
+    sensor = "gyro"            # an MJCF sensor (mujoco physics only)
+    dim = 1                    # values per sample without a sensor, default 1
+    noise_std = 0.02           # Gaussian noise from /sensors/imu0/noise, default 0
+    topic = "/sensors/imu0"    # default
+
+    [controllers.pd]
+    kind = "pd"                # "pd" (mujoco physics) or "tick" (publishes a counter)
+    period = "4 ms"            # required
+    phase = "0 ms"
+    policy = "strict"          # default strict (controllers)
+    actuator = "motor"         # pd: MJCF actuator
+    angle = "encoder0"         # pd: device whose values[angle_index] is the angle
+    angle_index = 0
+    rate = "imu0"              # pd: device whose values[rate_index] is the rate
+    rate_index = 1
+    kp = 8.0
+    kd = 0.8
+    target = 0.0
+
+The PD law is ``u = kp*(target - angle) - kd*rate`` on the last *delivered*
+samples (0 until both have arrived), clamped to the actuator's ``ctrlrange``;
+each command is written to ``data.ctrl`` and published on
+``/controllers/<id>`` as ``{"u": ...}``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from simclock._devices import ControllerSpec, Sample, SensorSpec
+from simclock._errors import SimclockValueError
+from simclock._fingerprint import Fingerprinter
+from simclock._grid import GridClock, Policy, format_ns
+from simclock._pacing import PacingMode, run_paced
+from simclock._protocols import PeriodicStats, RandomSource
+from simclock._session import Session
+
+__all__ = [
+    "ControllerConfig",
+    "DeviceConfig",
+    "PhysicsConfig",
+    "RunResult",
+    "Scenario",
+    "ScenarioError",
+    "build_session",
+    "load_scenario",
+    "parse_duration",
+    "run_scenario",
+]
+
+_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
+_SCALE = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
+_MODES = tuple(m.value for m in PacingMode)
+
+
+class ScenarioError(SimclockValueError):
+    """A scenario file that cannot run; ``key`` is the dotted key at fault (``""``: the file)."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        self.key = key
+        self.problem = problem
+        super().__init__(f"{key}: {problem}" if key else problem)
+
+
+# -- value parsing ------------------------------------------------------------------
+
+
+def parse_duration(value: object, key: str = "duration") -> int:
+    """``"7 ms"`` -> ``7_000_000``; exact or :class:`ScenarioError` at ``key`` (C-GRID-4)."""
+    if not isinstance(value, str):
+        raise ScenarioError(
+            key,
+            f'expected a duration string with a unit such as "7 ms", got '
+            f"{type(value).__name__} {value!r}",
+        )
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise ScenarioError(
+            key,
+            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {value!r}',
+        )
+    exact = Decimal(match.group(1)) * _SCALE[match.group(2)]
+    if exact != exact.to_integral_value():
+        raise ScenarioError(
+            key, f"{value!r} is not a whole number of nanoseconds; refusing to round it"
+        )
+    return int(exact)
+
+
+def _int(value: object, key: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScenarioError(key, f"expected an integer, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ScenarioError(key, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _number(value: object, key: str, minimum: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(key, f"expected a number, got {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ScenarioError(key, f"must be finite, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise ScenarioError(key, f"must be >= {minimum:g}, got {value!r}")
+    return number
+
+
+def _str(value: object, key: str) -> str:
+    if not isinstance(value, str):
+        raise ScenarioError(key, f"expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _choice(value: object, key: str, choices: Sequence[str]) -> str:
+    text = _str(value, key)
+    if text not in choices:
+        listed = ", ".join(f'"{c}"' for c in choices)
+        raise ScenarioError(key, f"must be one of {listed}, got {text!r}")
+    return text
+
+
+def _table(value: object, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], prefix: str, allowed: Sequence[str]) -> None:
+    for name in table:
+        if name not in allowed:
+            listed = ", ".join(allowed)
+            raise ScenarioError(f"{prefix}{name}", f"unknown key; expected one of {listed}")
+
+
+def _require(table: Mapping[str, Any], name: str, prefix: str) -> Any:
+    if name not in table:
+        raise ScenarioError(f"{prefix}{name}", "required key is missing")
+    return table[name]
+
+
+def _check_id(name: str, key: str) -> str:
+    if not _ID.fullmatch(name):
+        raise ScenarioError(
+            key, f"id {name!r} must start with a letter and use only [A-Za-z0-9_.-]"
+        )
+    return name
+
+
+def _check_on_grid(key: str, value: int, step: int, policy: Policy) -> None:
+    """C-GRID-3 with the scenario's wording: the error names the exact key."""
+    if policy is Policy.STRICT and value % step:
+        raise ScenarioError(
+            key,
+            f"{format_ns(value)} is not on the {format_ns(step)} grid (policy strict); "
+            f'use a multiple of {format_ns(step)} or policy = "next_boundary"',
+        )
+
+
+# -- the plan ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicsConfig:
+    """The grid: ``step_ns`` and, for MuJoCo, the resolved model path and keyframe."""
+
+    step_ns: int
+    mujoco_model: Path | None = None
+    keyframe: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConfig:
+    """One ``[devices.<id>]`` table: its schedule plus how to read it."""
+
+    spec: SensorSpec
+    sensor: str | None
+    dim: int
+    noise_std: float
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys."""
+
+    spec: ControllerSpec
+    kind: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A validated scenario file (the plan of C-SEED-2)."""
+
+    path: Path
+    name: str
+    seed: int
+    mode: str
+    rtf: float
+    duration_ns: int
+    episodes: int
+    physics: PhysicsConfig
+    devices: tuple[DeviceConfig, ...]
+    controllers: tuple[ControllerConfig, ...]
+
+
+_TOP_KEYS = (
+    "name",
+    "seed",
+    "mode",
+    "rtf",
+    "duration",
+    "episodes",
+    "physics",
+    "devices",
+    "controllers",
+)
+_DEVICE_KEYS = ("period", "phase", "latency", "policy", "sensor", "dim", "noise_std", "topic")
+_CONTROLLER_KEYS = ("kind", "period", "phase", "policy")
+_PD_KEYS = ("actuator", "angle", "angle_index", "rate", "rate_index", "kp", "kd", "target")
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and validate a scenario file; :class:`ScenarioError` names the key at fault.
+
+    Validation is complete before anything runs: unknown keys, types, exact
+    durations, ids, C-GRID-3 (strict schedules on the grid), MJCF sensors and
+    actuators that exist, and controller inputs that name real devices.
+    """
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError("", f"cannot read scenario {str(file)!r}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ScenarioError("", f"{str(file)!r} is not valid TOML: {exc}") from None
+    _check_keys(data, "", _TOP_KEYS)
+    name = _str(data.get("name", file.stem), "name")
+    seed = _int(data.get("seed", 0), "seed")
+    mode = _choice(data.get("mode", PacingMode.UNBOUNDED.value), "mode", _MODES)
+    rtf = _number(data.get("rtf", 1), "rtf")
+    if rtf <= 0:
+        raise ScenarioError("rtf", f"must be > 0, got {data['rtf']!r}")
+    duration = parse_duration(_require(data, "duration", ""), "duration")
+    episodes = _int(data.get("episodes", 1), "episodes", minimum=1)
+    physics, model = _load_physics(_table(_require(data, "physics", ""), "physics"), file)
+    step = physics.step_ns
+    if duration == 0 or duration % step:
+        raise ScenarioError(
+            "duration",
+            f"{format_ns(duration)} must be a positive multiple of the "
+            f"{format_ns(step)} physics step",
+        )
+    devices = tuple(
+        _load_device(dev_id, _table(table, f"devices.{dev_id}"), step, model)
+        for dev_id, table in _table(data.get("devices", {}), "devices").items()
+    )
+    by_id = {d.spec.device_id: d for d in devices}
+    controllers = tuple(
+        _load_controller(ctl_id, _table(table, f"controllers.{ctl_id}"), step, model, by_id)
+        for ctl_id, table in _table(data.get("controllers", {}), "controllers").items()
+    )
+    return Scenario(
+        path=file,
+        name=name,
+        seed=seed,
+        mode=mode,
+        rtf=rtf,
+        duration_ns=duration,
+        episodes=episodes,
+        physics=physics,
+        devices=devices,
+        controllers=controllers,
+    )
+
+
+def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any]:
+    _check_keys(table, "physics.", ("mujoco", "step", "keyframe"))
+    if ("mujoco" in table) == ("step" in table):
+        raise ScenarioError("physics", 'give exactly one of mujoco = "model.xml" or step = "2 ms"')
+    if "step" in table:
+        if "keyframe" in table:
+            raise ScenarioError("physics.keyframe", "needs a mujoco model")
+        step = parse_duration(table["step"], "physics.step")
+        if step == 0:
+            raise ScenarioError("physics.step", "must be > 0")
+        return PhysicsConfig(step_ns=step), None
+    from simclock._errors import SimclockRuntimeError
+    from simclock._mujoco import MujocoClock
+
+    model_path = (file.parent / _str(table["mujoco"], "physics.mujoco")).resolve()
+    keyframe = None
+    if "keyframe" in table:
+        keyframe = _str(table["keyframe"], "physics.keyframe")
+    try:
+        probe = MujocoClock(model_path, 0, keyframe=keyframe)
+    except (SimclockValueError, SimclockRuntimeError) as exc:
+        key = "physics.keyframe" if "keyframe" in str(exc) else "physics.mujoco"
+        raise ScenarioError(key, str(exc)) from None
+    return PhysicsConfig(probe.step_ns(), model_path, keyframe), probe
+
+
+def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -> DeviceConfig:
+    prefix = f"devices.{dev_id}."
+    _check_id(dev_id, f"devices.{dev_id}")
+    _check_keys(table, prefix, _DEVICE_KEYS)
+    period = parse_duration(_require(table, "period", prefix), prefix + "period")
+    if period == 0:
+        raise ScenarioError(prefix + "period", "must be > 0")
+    phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
+    latency = parse_duration(table.get("latency", "0 s"), prefix + "latency")
+    policy = Policy(_choice(table.get("policy", "next_boundary"), prefix + "policy", tuple(Policy)))
+    for key, value in (("period", period), ("phase", phase), ("latency", latency)):
+        _check_on_grid(prefix + key, value, step, policy)
+    topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
+    if not _TOPIC.fullmatch(topic):
+        raise ScenarioError(prefix + "topic", f"must start with '/', got {topic!r}")
+    noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
+    sensor: str | None = None
+    if "sensor" in table:
+        sensor = _str(table["sensor"], prefix + "sensor")
+        if model is None:
+            raise ScenarioError(prefix + "sensor", 'needs [physics] mujoco = "model.xml"')
+        if "dim" in table:
+            raise ScenarioError(prefix + "dim", "comes from the MuJoCo sensor; remove it")
+        try:
+            where = model.sensor_slice(sensor)
+        except SimclockValueError as exc:
+            raise ScenarioError(prefix + "sensor", str(exc)) from None
+        dim = where.stop - where.start
+    else:
+        dim = _int(table.get("dim", 1), prefix + "dim", minimum=1)
+    spec = SensorSpec(dev_id, period, phase, latency, policy, topic)
+    return DeviceConfig(spec=spec, sensor=sensor, dim=dim, noise_std=noise_std)
+
+
+def _load_controller(
+    ctl_id: str,
+    table: Mapping[str, Any],
+    step: int,
+    model: Any,
+    devices: Mapping[str, DeviceConfig],
+) -> ControllerConfig:
+    prefix = f"controllers.{ctl_id}."
+    _check_id(ctl_id, f"controllers.{ctl_id}")
+    kind = _choice(_require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
+    _check_keys(table, prefix, _CONTROLLER_KEYS + (_PD_KEYS if kind == "pd" else ()))
+    period = parse_duration(_require(table, "period", prefix), prefix + "period")
+    if period == 0:
+        raise ScenarioError(prefix + "period", "must be > 0")
+    phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
+    policy = Policy(_choice(table.get("policy", "strict"), prefix + "policy", tuple(Policy)))
+    for key, value in (("period", period), ("phase", phase)):
+        _check_on_grid(prefix + key, value, step, policy)
+    spec = ControllerSpec(ctl_id, period, phase, policy)
+    if kind == "tick":
+        return ControllerConfig(spec=spec, kind=kind)
+    if model is None:
+        raise ScenarioError(prefix + "kind", 'kind "pd" needs [physics] mujoco = "model.xml"')
+    actuator = _str(_require(table, "actuator", prefix), prefix + "actuator")
+    mujoco = model._mujoco
+    act_id = int(mujoco.mj_name2id(model.model, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator))
+    if act_id < 0:
+        raise ScenarioError(prefix + "actuator", f"{actuator!r} is not an actuator of the model")
+    params: dict[str, Any] = {"actuator": actuator}
+    for role in ("angle", "rate"):
+        dev = _str(_require(table, role, prefix), prefix + role)
+        if dev not in devices:
+            raise ScenarioError(
+                prefix + role, f"{dev!r} is not a device; define [devices.{dev}] first"
+            )
+        index = _int(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
+        if index >= devices[dev].dim:
+            raise ScenarioError(
+                f"{prefix}{role}_index",
+                f"{index} is out of range: device {dev!r} has {devices[dev].dim} values",
+            )
+        params[role] = dev
+        params[f"{role}_index"] = index
+    for gain in ("kp", "kd", "target"):
+        params[gain] = _number(table.get(gain, 0.0), prefix + gain)
+    return ControllerConfig(spec=spec, kind=kind, params=params)
+
+
+# -- an instance of the plan -------------------------------------------------------------
+
+
+def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSource], Any]:
+    std = config.noise_std
+    dim = config.dim
+    sensor = config.sensor
+    read_sensor: Callable[[str], tuple[float, ...]] | None = getattr(clock, "read_sensor", None)
+
+    def read(noise: RandomSource) -> list[float]:
+        values = list(read_sensor(sensor)) if sensor is not None and read_sensor else [0.0] * dim
+        if std > 0:
+            draws = noise.normal(0.0, std, size=dim)
+            values = [v + float(d) for v, d in zip(values, draws, strict=True)]
+        return values
+
+    return read
+
+
+def _pd_step(
+    config: ControllerConfig, clock: Any
+) -> Callable[[Mapping[str, Sample]], dict[str, float]]:
+    p = config.params
+    mujoco = clock._mujoco
+    act = int(mujoco.mj_name2id(clock.model, mujoco.mjtObj.mjOBJ_ACTUATOR, p["actuator"]))
+    limited = bool(clock.model.actuator_ctrllimited[act])
+    low, high = (float(x) for x in clock.model.actuator_ctrlrange[act])
+    kp, kd, target = p["kp"], p["kd"], p["target"]
+
+    def step(latest: Mapping[str, Sample]) -> dict[str, float]:
+        angle = latest.get(p["angle"])
+        rate = latest.get(p["rate"])
+        u = 0.0
+        if angle is not None and rate is not None:
+            u = kp * (target - angle.values[p["angle_index"]]) - kd * rate.values[p["rate_index"]]
+            if limited:
+                u = min(max(u, low), high)
+        clock.data.ctrl[act] = u
+        return {"u": u}
+
+    return step
+
+
+def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dict[str, int]]:
+    count = [0]
+
+    def step(latest: Mapping[str, Sample]) -> dict[str, int]:
+        count[0] += 1
+        return {"tick": count[0] - 1}
+
+    return step
+
+
+def build_session(scenario: Scenario, seed: int | None = None) -> Session:
+    """A fresh instance of the plan for ``seed`` (default the scenario's) (C-SEED-2).
+
+    The clock is a :class:`~simclock.MujocoClock` (new ``MjData``, reset to the
+    keyframe at each episode start) or a :class:`~simclock.GridClock`. ``/clock``
+    is not put on the bus (the Recorder writes it from SessionTime, C-EP-2), so
+    the bus trace is the same recorded or not.
+    """
+    run_seed = scenario.seed if seed is None else seed
+    physics = scenario.physics
+    clock: GridClock
+    on_reset: Callable[[], object] | None = None
+    if physics.mujoco_model is not None:
+        from simclock._mujoco import MujocoClock
+
+        mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe)
+        clock = mj
+        on_reset = mj.reset_physics
+    else:
+        clock = GridClock(run_seed, physics.step_ns)
+    session = Session(clock, seed=run_seed, clock_topic=None, on_reset=on_reset)
+    for device in scenario.devices:
+        session.add_sensor(device.spec, _device_reader(device, clock))
+    for ctl in scenario.controllers:
+        step = _pd_step(ctl, clock) if ctl.kind == "pd" else _tick_step(ctl)
+        session.add_controller(ctl.spec, step)
+    return session
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What :func:`run_scenario` did: the trace's fingerprint and counts."""
+
+    seed: int
+    mode: str
+    fingerprint: str
+    messages: int
+    end_ns: int
+    samples: Mapping[str, int]
+    stats: Mapping[str, PeriodicStats]
+    dropped_in_flight: int
+    out: Path | None
+
+
+Progress = Callable[[int, int], object]
+"""``progress(done_ns, total_ns)``: called after each chunk of simulated time."""
+
+
+def run_scenario(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    mode: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+    chunk_ns: int = 100_000_000,
+) -> RunResult:
+    """Run every episode of ``scenario``; return its fingerprint (C-X-FP).
+
+    ``seed``/``mode`` override the file's. The clock is driven by
+    :func:`simclock.run_paced` in chunks of ``chunk_ns`` simulated time (the
+    pacing of ``mode``; the trace is the same in every mode, C-MODE-1, and
+    for any chunk size, C-ADV-5). With ``out`` the run is recorded by
+    :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
+    SessionTime) with metadata ``scenario``, ``mode``, ``devices`` (JSON
+    ``{id: topic}``) and ``step_ns``. Episode ``n > 0`` starts with
+    ``reset_episode()`` at the end of episode ``n-1``.
+    """
+    import json
+
+    from simclock._recorder import Recorder
+
+    run_seed = scenario.seed if seed is None else seed
+    run_mode = scenario.mode if mode is None else _choice(mode, "mode", _MODES)
+    session = build_session(scenario, run_seed)
+    clock = session.clock
+    fingerprint = Fingerprinter()
+    session.bus.subscribe(None, fingerprint)
+    recorder = None
+    if out is not None:
+        metadata = {
+            "scenario": scenario.name,
+            "mode": run_mode,
+            "step_ns": str(clock.step_ns()),
+            "devices": json.dumps({d.spec.device_id: d.spec.topic for d in scenario.devices}),
+        }
+        recorder = Recorder(
+            out, session.bus, seed=run_seed, metadata=metadata, clock_period_ns=clock.step_ns()
+        )
+    total = scenario.duration_ns * scenario.episodes
+    try:
+        session.start()
+        for episode in range(scenario.episodes):
+            if episode:
+                session.reset_episode()
+            end = session.episode_start_ns + scenario.duration_ns
+            while clock.now_ns() < end:
+                until = min(end, clock.now_ns() + max(chunk_ns, clock.step_ns()))
+                run_paced(clock, until, mode=run_mode, rtf=scenario.rtf)
+                if progress is not None:
+                    progress(clock.now_ns(), total)
+    finally:
+        if recorder is not None:
+            recorder.close()
+    counts: dict[str, int] = {d.spec.device_id: 0 for d in scenario.devices}
+    for sample in session.samples:
+        counts[sample.device] += 1
+    stats = {
+        comp: session.stats(comp)
+        for comp in (
+            *(d.spec.component_id for d in scenario.devices),
+            *(c.spec.component_id for c in scenario.controllers),
+        )
+    }
+    return RunResult(
+        seed=run_seed,
+        mode=run_mode,
+        fingerprint=fingerprint.hexdigest(),
+        messages=fingerprint.count,
+        end_ns=clock.now_ns(),
+        samples=counts,
+        stats=stats,
+        dropped_in_flight=session.dropped_in_flight,
+        out=None if out is None else Path(out),
+    )
