@@ -1,0 +1,216 @@
+"""``[tool.simclock-lint]`` configuration: rule selection, per-path ignores, excludes.
+
+Keys (all optional)::
+
+    [tool.simclock-lint]
+    select = ["SC"]                  # codes or prefixes; default: every rule
+    ignore = []                      # codes or prefixes removed from select
+    exclude = ["tests/fixtures/**"]  # globs never linted (added to the defaults)
+    simulation-code = ["**"]         # where SC301 (wall clock) applies
+    cache-dir = ".simclock-lint-cache"
+
+    [tool.simclock-lint.per-file-ignores]
+    "benchmarks/**" = ["SC301"]
+
+Globs are relative to the directory holding the pyproject.toml, use ``/``,
+``*`` (within one path segment), ``**`` (any number of segments) and ``?``.
+A glob without ``/`` matches the file name in any directory.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lint._rules import RULES_BY_CODE
+
+__all__ = ["DEFAULT_EXCLUDE", "Config", "LintConfigError", "load_config", "resolve_codes"]
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
+    ".ruff_cache", ".pytest_cache", ".hypothesis", ".simclock-lint-cache", "build", "dist",
+    "node_modules", "*.egg-info",
+)  # fmt: skip
+_KEYS = frozenset(
+    {"select", "ignore", "exclude", "simulation-code", "cache-dir", "per-file-ignores"}
+)
+
+
+class LintConfigError(ValueError):
+    """A bad configuration value or command-line selection (exit status 2).
+
+    The linter stands alone (no import of simclock), so it has its own error.
+    """
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    if "/" not in pattern.rstrip("/"):
+        pattern = "**/" + pattern
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    # A glob naming a directory also matches everything below it.
+    return re.compile("".join(out).rstrip("/") + "(?:/.*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class _Glob:
+    pattern: str
+    regex: re.Pattern[str]
+
+    def matches(self, relpath: str) -> bool:
+        return self.regex.fullmatch(relpath) is not None
+
+
+def _globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
+    return tuple(_Glob(p, _glob_regex(p)) for p in patterns)
+
+
+def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
+    """The rule codes named by ``selectors`` (codes or prefixes such as ``SC1``)."""
+    codes: set[str] = set()
+    for selector in selectors:
+        text = selector.strip().upper()
+        matched = {code for code in RULES_BY_CODE if code.startswith(text)} if text else set()
+        if not matched:
+            known = ", ".join(sorted(RULES_BY_CODE))
+            raise LintConfigError(
+                f"{what} names unknown code {selector!r}; use one of {known} or a prefix like 'SC1'"
+            )
+        codes |= matched
+    return frozenset(codes)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Resolved configuration; ``root`` anchors every glob."""
+
+    root: Path = field(default_factory=Path.cwd)
+    select: frozenset[str] = frozenset(RULES_BY_CODE)
+    exclude: tuple[_Glob, ...] = _globs(DEFAULT_EXCLUDE)
+    simulation_code: tuple[_Glob, ...] = _globs(["**"])
+    per_file_ignores: tuple[tuple[_Glob, frozenset[str]], ...] = ()
+    cache_dir: Path | None = None
+    source: Path | None = None
+
+    def relpath(self, path: Path) -> str:
+        """``path`` relative to ``root`` in ``/`` form (absolute if outside it)."""
+        absolute = path.resolve()
+        try:
+            return absolute.relative_to(self.root).as_posix()
+        except ValueError:
+            return absolute.as_posix()
+
+    def is_excluded(self, relpath: str) -> bool:
+        return any(glob.matches(relpath) for glob in self.exclude)
+
+    def codes_for(self, relpath: str) -> frozenset[str]:
+        """The codes that apply to one file after per-path ignores (SPEC §13)."""
+        codes = set(self.select)
+        if not any(glob.matches(relpath) for glob in self.simulation_code):
+            codes -= {code for code, rule in RULES_BY_CODE.items() if rule.simulation_only}
+        for glob, ignored in self.per_file_ignores:
+            if glob.matches(relpath):
+                codes -= ignored
+        return frozenset(codes)
+
+    def fingerprint(self) -> str:
+        """Everything that changes results, for the cache key."""
+        parts = [
+            ",".join(sorted(self.select)),
+            ";".join(g.pattern for g in self.simulation_code),
+            ";".join(f"{g.pattern}={','.join(sorted(c))}" for g, c in self.per_file_ignores),
+        ]
+        return "|".join(parts)
+
+
+def _string_list(table: dict[str, object], key: str, where: Path) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise LintConfigError(
+            f"[tool.simclock-lint] {key} in {where} must be a list of strings, got {value!r}"
+        )
+    return list(value)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has ``[tool.simclock-lint]``."""
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if "simclock-lint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(pyproject: Path | None = None, start: Path | None = None) -> Config:
+    """Read ``[tool.simclock-lint]`` from ``pyproject`` or the nearest one above ``start``.
+
+    With no such file the defaults apply, rooted at ``start`` (default: cwd).
+    Raises LintConfigError for unknown keys, bad types and unknown codes.
+    """
+    base = (start or Path.cwd()).resolve()
+    if pyproject is None:
+        pyproject = find_pyproject(base)
+        if pyproject is None:
+            return Config(root=base)
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise LintConfigError(f"cannot read config {str(pyproject)!r}: {error}") from None
+    table = data.get("tool", {}).get("simclock-lint", {})
+    if not isinstance(table, dict):
+        raise LintConfigError(f"[tool.simclock-lint] in {pyproject} must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise LintConfigError(
+            f"[tool.simclock-lint] in {pyproject} has unknown key {unknown[0]!r}; "
+            f"known keys: {', '.join(sorted(_KEYS))}"
+        )
+    root = pyproject.resolve().parent
+    select = resolve_codes(_string_list(table, "select", pyproject) or ["SC"], "select")
+    ignore = _string_list(table, "ignore", pyproject)
+    if ignore:
+        select -= resolve_codes(ignore, "ignore")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise LintConfigError(f"per-file-ignores in {pyproject} must be a table of glob = [codes]")
+    ignores = tuple(
+        (_Glob(glob, _glob_regex(glob)), resolve_codes(_string_list(per_file, glob, pyproject), glob))
+        for glob in per_file
+    )
+    simulation = _string_list(table, "simulation-code", pyproject) if "simulation-code" in table else ["**"]
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise LintConfigError(f"cache-dir in {pyproject} must be a string, got {cache_dir!r}")
+    return Config(
+        root=root,
+        select=select,
+        exclude=_globs([*DEFAULT_EXCLUDE, *_string_list(table, "exclude", pyproject)]),
+        simulation_code=_globs(simulation),
+        per_file_ignores=ignores,
+        cache_dir=root / cache_dir if cache_dir is not None else None,
+        source=pyproject,
+    )

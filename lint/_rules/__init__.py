@@ -1,0 +1,25 @@
+"""The rule registry: one module per rule, in code order (SPEC §13)."""
+
+from __future__ import annotations
+
+from lint._rule import Rule
+from lint._rules import (
+    _sc101_global_random,
+    _sc102_global_numpy_random,
+    _sc103_unseeded_generator,
+    _sc201_dynamic_child_label,
+    _sc301_wall_clock,
+    _sc401_float_time,
+)
+
+__all__ = ["RULES", "RULES_BY_CODE"]
+
+RULES: tuple[Rule, ...] = (
+    _sc101_global_random.RULE,
+    _sc102_global_numpy_random.RULE,
+    _sc103_unseeded_generator.RULE,
+    _sc201_dynamic_child_label.RULE,
+    _sc301_wall_clock.RULE,
+    _sc401_float_time.RULE,
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

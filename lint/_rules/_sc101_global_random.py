@@ -1,0 +1,80 @@
+"""SC101: global ``random`` module use.
+
+What it does:
+    Flags every call of, or reference to, a function of the stdlib ``random``
+    module that draws from or reseeds its hidden global generator
+    (``random.random``, ``random.seed``, ``random.choice``, ...), under any
+    import alias and through ``from random import ...``.
+
+Why:
+    The global generator is shared by every library in the process: whatever
+    else draws from it shifts your numbers, and its seed is not the scenario
+    seed. A run cannot be replayed from its seed (C-RNG-1, C-RNG-6).
+
+Example:
+    import random as rnd
+    delay = rnd.uniform(0.0, 1.0)
+
+Use instead:
+    noise = clock.random_source().child("/sensors/imu0/noise")
+    delay = noise.uniform(0.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from lint._analysis import Analysis
+from lint._rule import Rule
+from lint._rules._common import imports_module
+
+CODE = "SC101"
+MESSAGE = "global random module use `{name}`; draw from a seeded stream (clock.random_source())"
+
+# Module-level functions bound to random's hidden global Random instance.
+GLOBAL_FUNCTIONS = frozenset(
+    {
+        "betavariate", "binomialvariate", "choice", "choices", "expovariate", "gammavariate",
+        "gauss", "getrandbits", "getstate", "lognormvariate", "normalvariate", "paretovariate",
+        "randbytes", "randint", "random", "randrange", "sample", "seed", "setstate", "shuffle",
+        "triangular", "uniform", "vonmisesvariate", "weibullvariate", "_inst",
+    }
+)  # fmt: skip
+
+VALID = [
+    "import random\nrng = random.Random(7)\nx = rng.random()",
+    "def f(random):\n    return random.random()",
+    "class A:\n    def f(self):\n        return self.random.choice([1, 2])",
+    "x = 'random.random()'  # random.seed(0)",
+    "import random\ndef f(rng: random.Random) -> float:\n    return rng.random()",
+    "import random\ndef f():\n    random = make_rng()\n    return random.uniform(0, 1)",
+    "from random import Random\nr = Random(3).choice([1, 2])",
+]
+INVALID = [
+    "import random\nx = random.random()",
+    "import random\nrandom.seed(0)",
+    "from random import choice\nchoice([1, 2])",
+    "import random\nf = random.uniform",
+    "import random as r\nr.shuffle(items)",
+    "def f():\n    import random\n    return random.gauss(0, 1)",
+    "from random import *\nx = randint(1, 6)",
+    "import random\nx = [random.random() for _ in range(3)]",
+    "import random\nlabel = f'{random.random()}'",
+]
+
+
+def may_match(source: bytes) -> bool:
+    return imports_module(source, "random")
+
+
+def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+    for ref in analysis.references:
+        parts = ref.qualname.split(".")
+        if len(parts) >= 2 and parts[0] == "random" and parts[1] in GLOBAL_FUNCTIONS:
+            yield ref.node, ref.qualname
+
+
+RULE = Rule(
+    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("random",)
+)

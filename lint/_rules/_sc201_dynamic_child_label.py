@@ -1,0 +1,88 @@
+"""SC201: ``.child()`` called with a non-constant label.
+
+What it does:
+    Flags ``x.child(label)`` whose label is not a string literal: f-strings
+    with placeholders, ``+`` with a non-literal, ``%``, ``.format()``, calls,
+    variables. A literal, a concatenation of literals, or a module-level name
+    bound once to a string literal is fine.
+
+Why:
+    A stream's numbers are a function of its label path (C-RNG-2, C-RNG-3).
+    A label built at run time makes the set of streams depend on data and
+    iteration order, so adding a sensor or reordering a loop silently changes
+    the numbers of others, and the label tree can no longer be read from the
+    code.
+
+Example:
+    for i, cam in enumerate(cameras):
+        cam.rng = root.child(f"/sensors/cam{i}/dropout")
+
+Use instead:
+    front = root.child("/sensors/cam_front/dropout")
+    rear = root.child("/sensors/cam_rear/dropout")
+    # a genuinely data-driven tree: build it in one place and mark it
+    # ``# noqa: SC201`` with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from lint._analysis import Analysis
+from lint._rule import Rule
+
+CODE = "SC201"
+MESSAGE = "non-constant label in `{name}`; use a string literal so the stream tree is static"
+
+VALID = [
+    "noise = root.child('/sensors/imu0/noise')",
+    "noise = root.child('/sensors' '/imu0')",
+    "noise = root.child('/sensors' + '/imu0')",
+    "LABEL = '/planner'\nrng = root.child(LABEL)",
+    "rng = root.child(label='/planner')",
+    "rng = root.child(f'/static')",
+    "text = 'root.child(name)'  # root.child(name)",
+]
+INVALID = [
+    "rng = root.child(f'/sensors/cam{i}')",
+    "rng = root.child('/sensors/' + name)",
+    "rng = root.child('/sensors/%s' % name)",
+    "rng = root.child('/sensors/{}'.format(name))",
+    "rng = root.child(name)",
+    "rng = root.child(label=name)",
+    "LABEL = '/a'\nLABEL = '/b'\nrng = root.child(LABEL)",
+    "def f(LABEL):\n    return root.child(LABEL)",
+    "rng = root.child(*parts)",
+]
+
+
+_LABEL_NAME = re.compile(r"\bchild\s*\(\s*(?:label\s*=\s*)?([A-Za-z_]\w*)")
+
+
+def may_match(source: bytes) -> bool:
+    return b"child" in source
+
+
+def words(text: str) -> set[str]:
+    """``child`` and every bare name passed as a label (its bindings decide)."""
+    return {"child", *_LABEL_NAME.findall(text)}
+
+
+def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+    for name, call in analysis.calls:
+        if name != "child" or not isinstance(call.func, ast.Attribute):
+            continue
+        label: ast.expr | None = None
+        if call.args:
+            label = call.args[0]
+        else:
+            label = next((k.value for k in call.keywords if k.arg == "label"), None)
+        if label is None:
+            continue
+        if isinstance(label, ast.Starred) or not analysis.is_constant_label(label):
+            yield label, "child()"
+
+
+RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)

@@ -1,0 +1,109 @@
+"""SC301: wall-clock read in simulation code.
+
+What it does:
+    Flags calls of, and references to, functions that read or wait on the
+    host's clocks: ``time.time``, ``time.monotonic``, ``time.perf_counter``
+    (and their ``_ns`` forms), ``time.process_time``, ``time.thread_time``,
+    ``time.clock_gettime``, ``time.sleep``, ``datetime.datetime.now`` /
+    ``utcnow`` / ``today`` and ``datetime.date.today``, under any alias.
+    ``time.localtime``/``gmtime``/``ctime`` are flagged only when called with
+    no argument (then they read the clock). Applies only to the paths
+    configured as simulation code (default: every file).
+
+Why:
+    Simulated time is ``clock.now_ns()``. A wall-clock read makes behaviour
+    depend on host speed and load, so two runs with the same seed diverge and
+    a recording cannot be replayed; ``time.sleep`` stalls the run without
+    advancing simulated time.
+
+Example:
+    import time
+    started = time.monotonic()
+
+Use instead:
+    started_ns = clock.now_ns()
+    # real-time pacing and benchmarks: configure their paths out of
+    # ``simulation-code`` or add a per-file ignore for SC301.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from lint._analysis import Analysis
+from lint._rule import Rule
+from lint._rules._common import imports_module
+
+CODE = "SC301"
+MESSAGE = "wall-clock read `{name}` in simulation code; use clock.now_ns() / advance()"
+
+WALL_CLOCK = frozenset(
+    {
+        "time.time", "time.time_ns", "time.monotonic", "time.monotonic_ns",
+        "time.perf_counter", "time.perf_counter_ns", "time.process_time",
+        "time.process_time_ns", "time.thread_time", "time.thread_time_ns",
+        "time.clock_gettime", "time.clock_gettime_ns", "time.sleep",
+        "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+        "datetime.date.today",
+    }
+)  # fmt: skip
+# Pure conversions when given a timestamp; clock reads when called bare.
+NOW_WHEN_BARE = frozenset({"time.localtime", "time.gmtime", "time.ctime"})
+
+VALID = [
+    "now = clock.now_ns()",
+    "import time\nstamp = time.strftime('%Y', time.gmtime(0))",
+    "def f(time):\n    return time.time()",
+    "import datetime\nd = datetime.datetime(2020, 1, 1)",
+    "from datetime import timedelta\nx = timedelta(seconds=1)",
+    "msg = 'time.time()'  # time.sleep(1)",
+    "class A:\n    def f(self):\n        return self.time.monotonic()",
+]
+INVALID = [
+    "import time\nt = time.time()",
+    "import time\nt = time.monotonic_ns()",
+    "from time import perf_counter as pc\nt = pc()",
+    "import time as t\nt.sleep(0.1)",
+    "from datetime import datetime\nnow = datetime.now()",
+    "import datetime\nnow = datetime.datetime.utcnow()",
+    "from datetime import date\ntoday = date.today()",
+    "import time\nclock_fn = time.perf_counter",
+    "import time\nlocal = time.localtime()",
+    "import datetime as dt\nnow = dt.datetime.now(tz=dt.timezone.utc)",
+]
+
+
+_NAMES = rb"(?:" + b"|".join(
+    sorted({name.rpartition(".")[2].encode() for name in WALL_CLOCK | NOW_WHEN_BARE})
+) + rb")\b"
+# Every finding reads `<alias>.<name>` or imports the name itself.
+_USE = re.compile(rb"\.\s*" + _NAMES + rb"|\bimport\b[^\n]*\b" + _NAMES + rb"|\bimport\s*\([^)]*\b" + _NAMES)
+
+
+def may_match(source: bytes) -> bool:
+    return (
+        b"time" in source
+        and (imports_module(source, "time") or imports_module(source, "datetime"))
+        and _USE.search(source) is not None
+    )
+
+
+def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+    for ref in analysis.references:
+        name = ref.qualname
+        if name in WALL_CLOCK:
+            yield ref.node, name
+        elif (
+            name in NOW_WHEN_BARE
+            and ref.call is not None
+            and not ref.call.args
+            and not ref.call.keywords
+        ):
+            yield ref.node, name
+
+
+RULE = Rule(
+    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, simulation_only=True, modules=("time", "datetime")
+)

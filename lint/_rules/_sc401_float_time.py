@@ -1,0 +1,120 @@
+"""SC401: float given as a time to ``advance`` / ``schedule*``.
+
+What it does:
+    Flags float-valued expressions passed where simclock takes integer
+    nanoseconds: the first argument of ``advance``, ``schedule`` and
+    ``schedule_periodic``, the phase (third argument) of ``schedule_periodic``
+    and ``schedule_rate``, the rate (first argument) of ``schedule_rate``, and
+    any ``*_ns=`` keyword of an ``advance``/``schedule*`` call. Float-valued
+    means: a float literal (``1e9``, ``0.5``), a true division (``10**9 / 30``),
+    ``float(...)``, or arithmetic involving one of these.
+
+Why:
+    Times are exact integers (SPEC §1); the clock refuses floats with
+    ``TypeError`` at run time, and a float of nanoseconds cannot even hold
+    every instant beyond about 104 days. Catching the literal at lint time
+    turns a crash in a long scenario into an edit.
+
+Example:
+    clock.advance(1e6)
+    clock.schedule_periodic(10**9 / 30, tick)
+
+Use instead:
+    clock.advance(1_000_000)
+    clock.schedule_rate(30, tick)  # exact 30 Hz, no drift
+    clock.advance(simclock.seconds_to_ns("0.001"))
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from lint._analysis import Analysis
+from lint._rule import Rule
+
+CODE = "SC401"
+MESSAGE = "float given as a time to `{name}`; simclock takes int nanoseconds (e.g. 1_500_000)"
+
+# Positional arguments that are times (or, for schedule_rate, the exact rate).
+TIME_POSITIONS = {
+    "advance": (0,),
+    "schedule": (0,),
+    "schedule_periodic": (0, 2),
+    "schedule_rate": (0, 2),
+}
+
+VALID = [
+    "clock.advance(1_000_000)",
+    "clock.schedule(2 * 10**6, cb)",
+    "clock.schedule_periodic(period_ns, cb, phase_ns=0)",
+    "clock.advance(int(1e6))",
+    "clock.advance(10**9 // 30)",
+    "clock.schedule(at_ns, cb, note=0.5)",
+    "gain = 0.5\nclock.advance(dt_ns)",
+    "clock.schedule_rate(Fraction(30000, 1001), cb)",
+]
+INVALID = [
+    "clock.advance(1e6)",
+    "clock.advance(0.5)",
+    "clock.schedule(1.5e9, cb)",
+    "clock.schedule_periodic(10**9 / 30, cb)",
+    "clock.schedule_periodic(1_000_000, cb, 0.0)",
+    "clock.schedule_periodic(1_000_000, cb, phase_ns=2.5)",
+    "clock.advance(dt_ns=-1.0)",
+    "clock.advance(float(n))",
+    "clock.schedule(2 * 1e6, cb)",
+    "clock.schedule_rate(29.97, cb)",
+    "advance(1e3)",
+]
+
+
+_CALLEE = re.compile(r"\b(?:advance|schedule\w*)\b")
+
+
+_CALL = re.compile(rb"\b(?:advance|schedule\w*)\s*\(")
+
+
+def may_match(source: bytes) -> bool:
+    return (b"advance" in source or b"schedule" in source) and _CALL.search(source) is not None
+
+
+def words(text: str) -> set[str]:
+    return set(_CALLEE.findall(text))
+
+
+def is_float_valued(expr: ast.expr) -> bool:
+    """Whether ``expr`` is float by its syntax alone."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, float)
+    if isinstance(expr, ast.UnaryOp):
+        return is_float_valued(expr.operand)
+    if isinstance(expr, ast.BinOp):
+        return (
+            isinstance(expr.op, ast.Div)
+            or is_float_valued(expr.left)
+            or is_float_valued(expr.right)
+        )
+    if isinstance(expr, ast.Call):
+        return isinstance(expr.func, ast.Name) and expr.func.id == "float"
+    return False
+
+
+def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+    for name, call in analysis.calls:
+        if name != "advance" and not name.startswith("schedule"):
+            continue
+        for index in TIME_POSITIONS.get(name, ()):
+            if index < len(call.args) and is_float_valued(call.args[index]):
+                yield call.args[index], f"{name}()"
+        for keyword in call.keywords:
+            if (
+                keyword.arg is not None
+                and keyword.arg.endswith("_ns")
+                and is_float_valued(keyword.value)
+            ):
+                yield keyword.value, f"{name}()"
+
+
+RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)
