@@ -15,7 +15,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Modules that contribute sub-commands, in the order their help is listed.
-_COMMAND_MODULES: tuple[str, ...] = ("simclock._cli_records",)
+_COMMAND_MODULES: tuple[str, ...] = ("simclock._cli_records", "simclock._cli_run")
 
 
 def build_parser() -> argparse.ArgumentParser:
