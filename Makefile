@@ -25,6 +25,7 @@ typecheck: $(STAMP)
 
 check: lint typecheck
 	$(BIN)/lint-imports
+	$(BIN)/simclock-lint .
 
 test: check
 	$(BIN)/python -m pytest -q
