@@ -1,0 +1,342 @@
+"""Scenario files and the runner (SPEC §7-§11): errors at the exact key, determinism, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simclock._cli import main
+from simclock._devices import Sample
+from simclock._scenario import (
+    ScenarioError,
+    build_session,
+    load_scenario,
+    parse_duration,
+    run_scenario,
+)
+from simclock._session import episode_seed
+
+MS = 1_000_000
+ROOT = Path(__file__).resolve().parent.parent
+PENDULUM_XML = ROOT / "examples" / "pendulum.xml"
+
+GRID = """
+seed = 3
+mode = "deterministic_ci"
+duration = "40 ms"
+
+[physics]
+step = "2 ms"
+
+[devices.imu]
+period = "7 ms"
+latency = "3 ms"
+noise_std = 0.5
+dim = 2
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _pendulum(tmp_path: Path, duration: str = "1 s", extra: str = "", episodes: int = 1) -> Path:
+    text = (ROOT / "examples" / "pendulum.toml").read_text(encoding="utf-8")
+    text = text.replace('mujoco = "pendulum.xml"', f"mujoco = {json.dumps(str(PENDULUM_XML))}")
+    text = text.replace('duration = "10 s"', f'duration = "{duration}"\nepisodes = {episodes}')
+    return _write(tmp_path, text + extra, "pendulum.toml")
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_write(tmp_path, text))
+    return str(info.value)
+
+
+def test_C_GRID_3_strict_off_grid_period_error_names_the_exact_key(tmp_path: Path) -> None:
+    text = GRID.replace('latency = "3 ms"', 'latency = "3 ms"\npolicy = "strict"')
+    with pytest.raises(
+        ScenarioError,
+        match=r"^devices.imu.period: 7 ms is not on the 2 ms grid \(policy strict\); "
+        r'use a multiple of 2 ms or policy = "next_boundary"$',
+    ) as info:
+        load_scenario(_write(tmp_path, text))
+    assert info.value.key == "devices.imu.period"
+    assert isinstance(info.value, ValueError)
+
+
+def test_C_GRID_3_pendulum_at_200_hz_strict_is_refused(tmp_path: Path) -> None:
+    path = _pendulum(tmp_path)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('period = "4 ms"', 'period = "5 ms"'),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^controllers.pd.period: 5 ms is not on the 2 ms grid \(policy strict\); ",
+    ):
+        load_scenario(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ('period = "7 ms"', "period = 0.007"),
+            "devices.imu.period: expected a duration string "
+            'with a unit such as "7 ms", got float 0.007',
+        ),
+        (
+            ('period = "7 ms"', "period = 7"),
+            'devices.imu.period: expected a duration string with a unit such as "7 ms", got int 7',
+        ),
+        (
+            ('period = "7 ms"', 'period = "0.5 ns"'),
+            "devices.imu.period: '0.5 ns' is not a whole "
+            "number of nanoseconds; refusing to round it",
+        ),
+        (
+            ('period = "7 ms"', 'period = "7 fortnights"'),
+            "devices.imu.period: expected a "
+            "duration such as \"7 ms\" (units ns, us, ms, s), got '7 fortnights'",
+        ),
+        (
+            ('period = "7 ms"', 'perod = "7 ms"'),
+            "devices.imu.perod: unknown key; expected one "
+            "of period, phase, latency, policy, sensor, dim, noise_std, topic",
+        ),
+        (
+            ('period = "7 ms"', 'period = "7 ms"\npolicy = "nearest"'),
+            'devices.imu.policy: must be one of "next_boundary", "strict", got \'nearest\'',
+        ),
+        (
+            ('period = "7 ms"', 'period = "7 ms"\nsensor = "gyro"'),
+            'devices.imu.sensor: needs [physics] mujoco = "model.xml"',
+        ),
+        (
+            ('duration = "40 ms"', 'duration = "41 ms"'),
+            "duration: 41 ms must be a positive multiple of the 2 ms physics step",
+        ),
+        (('duration = "40 ms"', ""), "duration: required key is missing"),
+        (("seed = 3", "seed = -1"), "seed: must be >= 0, got -1"),
+        (
+            ('mode = "deterministic_ci"', 'mode = "fast"'),
+            'mode: must be one of "unbounded", '
+            '"realtime_paced", "deterministic_ci", "rendered", "operator_training", got \'fast\'',
+        ),
+        (
+            ('step = "2 ms"', 'step = "2 ms"\nmujoco = "x.xml"'),
+            'physics: give exactly one of mujoco = "model.xml" or step = "2 ms"',
+        ),
+        (
+            ("[devices.imu]", "[devices.9imu]"),
+            "devices.9imu: id '9imu' must start with a letter and use only [A-Za-z0-9_.-]",
+        ),
+    ],
+)
+def test_scenario_errors_point_at_the_key(
+    tmp_path: Path, change: tuple[str, str], message: str
+) -> None:
+    old, new = change
+    assert old in GRID
+    assert _error(tmp_path, GRID.replace(old, new)) == message
+
+
+def test_scenario_controller_errors(tmp_path: Path) -> None:
+    assert _error(tmp_path, GRID + '[controllers.pd]\nkind = "pd"\nperiod = "4 ms"\n') == (
+        'controllers.pd.kind: kind "pd" needs [physics] mujoco = "model.xml"'
+    )
+    path = _pendulum(tmp_path)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('rate = "imu0"', 'rate = "imu9"'),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^controllers.pd.rate: 'imu9' is not a device; define \[devices.imu9\] first$",
+    ):
+        load_scenario(path)
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        .replace('rate = "imu9"', 'rate = "imu0"')
+        .replace('sensor = "gyro"', 'sensor = "compass"'),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^devices.imu0.sensor: sensor 'compass' is not in the MuJoCo model; "
+        r"it has \['gyro', 'angle'\]$",
+    ):
+        load_scenario(path)
+
+
+def test_scenario_file_errors(tmp_path: Path) -> None:
+    assert _error(tmp_path, "seed = [").startswith(
+        f"{str(tmp_path / 's.toml')!r} is not valid TOML: "
+    )
+    with pytest.raises(ScenarioError, match=r"^cannot read scenario '.*/missing.toml': "):
+        load_scenario(tmp_path / "missing.toml")
+
+
+def test_parse_duration_exact() -> None:
+    assert [parse_duration(v) for v in ("7 ms", "0.5 ms", "250us", "10 s", "3 ns")] == [
+        7 * MS,
+        500_000,
+        250_000,
+        10_000_000_000,
+        3,
+    ]
+
+
+def test_C_GRID_2_scenario_7ms_imu_runs_on_8_14_22_28(tmp_path: Path) -> None:
+    session = build_session(load_scenario(_write(tmp_path, GRID)))
+    session.advance(40 * MS)
+    assert [(s.acquisition_ns // MS, s.delivery_ns // MS) for s in session.samples] == [
+        (0, 4),
+        (8, 10),
+        (14, 18),
+        (22, 24),
+        (28, 32),
+        (36, 38),
+    ]
+
+
+def test_C_MODE_1_modes_change_pacing_not_the_trace(tmp_path: Path) -> None:
+    scenario = load_scenario(_write(tmp_path, GRID.replace("seed = 3", "seed = 3\nrtf = 1000")))
+    prints = {
+        mode: run_scenario(scenario, mode=mode).fingerprint
+        for mode in ("deterministic_ci", "unbounded", "realtime_paced")
+    }
+    assert len(set(prints.values())) == 1
+    assert run_scenario(scenario, seed=4).fingerprint != prints["unbounded"]
+
+
+def test_C_X_FP_chunking_and_recording_do_not_change_the_fingerprint(tmp_path: Path) -> None:
+    scenario = load_scenario(_pendulum(tmp_path, duration="200 ms"))
+    plain = run_scenario(scenario)
+    chunked = run_scenario(scenario, chunk_ns=6 * MS)
+    recorded = run_scenario(scenario, out=tmp_path / "run.mcap")
+    assert plain.fingerprint == chunked.fingerprint == recorded.fingerprint
+    from mcap.reader import make_reader
+
+    with (tmp_path / "run.mcap").open("rb") as stream:
+        meta = {m.name: m.metadata for m in make_reader(stream).iter_metadata()}
+    assert meta["simclock"]["fingerprint"] == plain.fingerprint
+    assert json.loads(meta["simclock.user"]["devices"]) == {
+        "imu0": "/sensors/imu0",
+        "encoder0": "/sensors/encoder0",
+    }
+
+
+def test_C_SEED_1_adding_a_device_leaves_imu_noise_identical(tmp_path: Path) -> None:
+    extra = '\n[devices.aaa_first]\nperiod = "2 ms"\nnoise_std = 1.0\ndim = 3\n'
+    base = load_scenario(_pendulum(tmp_path, duration="300 ms"))
+    (tmp_path / "more").mkdir()
+    more = load_scenario(_pendulum(tmp_path / "more", duration="300 ms", extra=extra))
+    assert [d.spec.device_id for d in more.devices] == ["imu0", "encoder0", "aaa_first"]
+    runs = []
+    for scenario in (base, more):
+        session = build_session(scenario)
+        session.advance(300 * MS)
+        runs.append([s for s in session.samples if s.device == "imu0"])
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 43
+
+
+def test_C_SEED_2_episode_reset_reproduces_a_fresh_run_with_that_seed(tmp_path: Path) -> None:
+    two = build_session(load_scenario(_pendulum(tmp_path, duration="200 ms", episodes=2)))
+    two.advance(200 * MS)
+    two.reset_episode()
+    two.advance(200 * MS)
+    fresh = build_session(
+        load_scenario(_pendulum(tmp_path, duration="200 ms")), seed=episode_seed(7, 1)
+    )
+    fresh.advance(200 * MS)
+
+    def relative(samples: list[Sample]) -> list[tuple[str, int, int, tuple[float, ...]]]:
+        return [
+            (
+                s.device,
+                s.acquisition_ns - s.episode_start_ns,
+                s.delivery_ns - s.episode_start_ns,
+                s.values,
+            )
+            for s in samples
+        ]
+
+    second = [s for s in two.samples if s.episode == 1]
+    assert relative(second) == relative(fresh.samples)
+    assert len(second) == 130
+
+
+def test_C_EP_2_recorded_clock_carries_session_time_across_episodes(tmp_path: Path) -> None:
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    scenario = load_scenario(_write(tmp_path, GRID.replace("seed = 3", "seed = 3\nepisodes = 3")))
+    result = run_scenario(scenario, out=tmp_path / "ep.mcap")
+    with (tmp_path / "ep.mcap").open("rb") as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        clocks = [
+            (msg.log_time, ros.clock.sec * 1_000_000_000 + ros.clock.nanosec)
+            for _s, _c, msg, ros in reader.iter_decoded_messages(topics=["/clock"])
+        ]
+    assert clocks == [(t, t) for t in range(0, 120 * MS + 1, 2 * MS)]
+    assert result.end_ns == 120 * MS
+
+
+def test_cli_run_prints_fingerprint_and_timeline_writes_png(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = _write(tmp_path, GRID)
+    out = tmp_path / "grid.mcap"
+    assert (
+        main(["run", str(scenario), "--out", str(out), "--seed", "5", "--mode", "unbounded"]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    expected = run_scenario(load_scenario(scenario), seed=5).fingerprint
+    assert lines[-1] == f"fingerprint: {expected}"
+    assert lines[1].startswith("seed 5, mode unbounded, grid 2 ms (no engine), 40 ms x 1 episode")
+    assert "  sensors/imu: 6 fired, 6 delivered, 0 overrun, 0 failed" in lines
+    png = tmp_path / "t.png"
+    assert main(["timeline", str(out), "-o", str(png), "--span", "20 ms"]) == 0
+    assert capsys.readouterr().out == f"timeline: {png} (3 samples of 1 devices, 0 s to 20 ms)\n"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _write(tmp_path, GRID.replace('latency = "3 ms"', 'latency = "3 ms"\npolicy = "strict"'))
+    assert main(["run", str(bad)]) == 2
+    assert capsys.readouterr().err == (
+        "simclock run: error: devices.imu.period: 7 ms is not on the 2 ms grid (policy strict); "
+        'use a multiple of 2 ms or policy = "next_boundary"\n'
+    )
+    assert main(["timeline", str(bad), "-o", str(tmp_path / "x.png")]) == 2
+    assert capsys.readouterr().err.startswith("simclock timeline: error: ")
+
+
+def test_C_DET_1_same_scenario_same_seed_same_fingerprint_in_3_subprocesses(
+    tmp_path: Path,
+) -> None:
+    scenario = _pendulum(tmp_path, duration="2 s")
+    prints = []
+    for hashseed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        proc = subprocess.run(
+            [sys.executable, "-m", "simclock", "run", str(scenario), "--seed", "11"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        prints.append(proc.stdout.splitlines()[-1])
+    assert prints[0].startswith("fingerprint: ")
+    assert prints == [prints[0]] * 3
+    assert prints[0] == f"fingerprint: {run_scenario(load_scenario(scenario), seed=11).fingerprint}"
