@@ -1,47 +1,70 @@
-"""``make demo``: the Phase-1 loop of the clock spec.
+"""``make demo``: run the pendulum scenario, record it, replay and verify it, plot it.
 
-A 200 Hz controller and a 50 Hz telemetry flush on a deterministic clock driven
-in 1 ms steps for 10 simulated seconds, with IMU noise drawn from the stream
-``/sensors/imu0/noise``. Prints firings per callback, the final time and the
-first random numbers; the same seed prints the same summary on every machine.
+Steps, all through the public command line so the demo shows what a user types:
+
+1. ``simclock run examples/pendulum.toml --out out/pendulum.mcap``: a MuJoCo
+   pendulum on a 2 ms grid with a 250 Hz strict PD controller, a 2 ms strict
+   encoder and a 7 ms IMU with 3 ms latency (next_boundary), 10 s simulated;
+   prints per-component counts and the run's fingerprint (C-X-FP).
+2. When :class:`simclock.ReplayClock` is available: replay the recording,
+   fingerprint the replayed bus trace and check it equals the run's (C-REP-4).
+3. ``simclock timeline out/pendulum.mcap -o out/timeline.png``: nominal vs
+   actual acquisition and delivery on the grid for the first 40 ms.
+
+``out/`` is git-ignored. Exit code 0 when every step succeeds.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import contextlib
+import io
+from pathlib import Path
 
-from simclock._heapclock import HeapSimClock
+import simclock
+from simclock._cli import main as cli
 
 __all__ = ["main"]
 
-END_NS = 10_000_000_000
-STEP_NS = 1_000_000
+_ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(seed: int = 42) -> int:
-    """Run the loop and print the summary; returns 0."""
-    clock = HeapSimClock(seed, step_ns=STEP_NS)
-    noise = clock.random_source().child("/sensors/imu0/noise")
-    fired: Counter[str] = Counter()
-    samples: list[float] = []
+def main(out_dir: str = "out") -> int:
+    """Run the three steps above; returns the exit code."""
+    scenario = _ROOT / "examples" / "pendulum.toml"
+    if not scenario.is_file():
+        print(f"demo: {scenario} not found; run make demo from a clone of the repository")
+        return 1
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    recording = out / "pendulum.mcap"
+    print(f"$ simclock run {scenario.relative_to(_ROOT)} --out {recording}")
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        code = cli(["run", str(scenario.relative_to(_ROOT)), "--out", str(recording)])
+    print(captured.getvalue(), end="")
+    if code != 0:
+        return code
+    fingerprint = captured.getvalue().splitlines()[-1].removeprefix("fingerprint: ")
 
-    def controller_tick() -> None:
-        fired["controller.tick (200 Hz)"] += 1
-        samples.extend(float(x) for x in noise.normal(0.0, 0.05, size=3))
+    replay_clock = getattr(simclock, "ReplayClock", None)
+    if replay_clock is None:
+        print("replay: simclock.ReplayClock is not available in this build; skipped")
+    else:
+        clock = replay_clock(recording)
+        replayed = simclock.Fingerprinter()
+        clock.bus.subscribe(None, replayed)
+        clock.advance(clock.end_ns() - clock.now_ns())
+        if replayed.hexdigest() != fingerprint:
+            print(
+                f"replay: MISMATCH: replayed {replayed.count} messages with fingerprint "
+                f"{replayed.hexdigest()}, the run printed {fingerprint}"
+            )
+            return 1
+        print(f"replay: {replayed.count} messages replayed, fingerprint matches the run")
 
-    def telemetry_flush() -> None:
-        fired["telemetry.flush_tick (50 Hz)"] += 1
-
-    clock.schedule_periodic(5_000_000, controller_tick)
-    clock.schedule_periodic(20_000_000, telemetry_flush)
-    while clock.now_ns() < END_NS:
-        clock.advance(clock.step_ns())
-
-    print(f"seed={seed} final now_ns={clock.now_ns()} ({clock.now_ns() / 1e9:.3f} s)")
-    for name, count in sorted(fired.items()):
-        print(f"  {name}: {count} firings")
-    print("  first IMU noise draws:", ", ".join(f"{x:+.6f}" for x in samples[:6]))
-    return 0
+    timeline = out / "timeline.png"
+    print(f"$ simclock timeline {recording} -o {timeline}")
+    return cli(["timeline", str(recording), "-o", str(timeline)])
 
 
 if __name__ == "__main__":

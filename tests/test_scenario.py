@@ -340,3 +340,16 @@ def test_C_DET_1_same_scenario_same_seed_same_fingerprint_in_3_subprocesses(
     assert prints[0].startswith("fingerprint: ")
     assert prints == [prints[0]] * 3
     assert prints[0] == f"fingerprint: {run_scenario(load_scenario(scenario), seed=11).fingerprint}"
+
+
+def test_make_demo_records_replays_and_plots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simclock._demo import main as demo
+
+    assert demo(str(tmp_path)) == 0
+    out = capsys.readouterr().out
+    fingerprint = run_scenario(load_scenario(ROOT / "examples" / "pendulum.toml")).fingerprint
+    assert f"fingerprint: {fingerprint}\n" in out
+    assert (tmp_path / "pendulum.mcap").stat().st_size > 0
+    assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
