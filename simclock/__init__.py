@@ -6,6 +6,7 @@ docstrings of the code that implements them.
 """
 
 from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
+from simclock._devices import ControllerSpec, Sample, SensorSpec
 from simclock._errors import (
     SimclockError,
     SimclockRuntimeError,
@@ -13,7 +14,9 @@ from simclock._errors import (
     SimclockValueError,
 )
 from simclock._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
+from simclock._grid import GridClock, Policy
 from simclock._heapclock import HeapSimClock, callback_name
+from simclock._mujoco import MujocoClock
 from simclock._pacing import PacingControl, PacingMode, PacingReport, run_paced
 from simclock._protocols import (
     Callback,
@@ -32,6 +35,14 @@ from simclock._realtime import (
     schedule_periodic_thread,
 )
 from simclock._recorder import Recorder
+from simclock._scenario import (
+    Scenario,
+    ScenarioError,
+    build_session,
+    load_scenario,
+    run_scenario,
+)
+from simclock._session import Session, component_stream, episode_seed
 from simclock._timeint import check_time_ns, seconds_to_ns
 
 CONTRACT_VERSION = "1.0"
@@ -44,24 +55,33 @@ __all__ = [
     "EVENTS_TOPIC",
     "Bus",
     "Callback",
+    "ControllerSpec",
     "Event",
     "EventKind",
     "Fingerprinter",
+    "GridClock",
     "Handle",
     "HeapSimClock",
     "JitterStats",
     "LatenessHistogram",
     "Message",
     "MonotonicClock",
+    "MujocoClock",
     "PacingControl",
     "PacingMode",
     "PacingReport",
     "PeriodicStats",
     "PeriodicThreadHandle",
+    "Policy",
     "RandomSource",
     "RawPayload",
     "Recorder",
+    "Sample",
+    "Scenario",
+    "ScenarioError",
     "SeededRandomSource",
+    "SensorSpec",
+    "Session",
     "SimClock",
     "SimclockError",
     "SimclockRuntimeError",
@@ -70,9 +90,14 @@ __all__ = [
     "Subscriber",
     "SystemClock",
     "__version__",
+    "build_session",
     "callback_name",
     "check_time_ns",
+    "component_stream",
+    "episode_seed",
+    "load_scenario",
     "run_paced",
+    "run_scenario",
     "schedule_periodic_thread",
     "seconds_to_ns",
     "trace_fingerprint",
