@@ -100,20 +100,21 @@ def _owner(name: str, scope: _Scope, module: _Scope) -> _Scope | None:
     return None
 
 
-def _resolve(name: str, scope: _Scope, module: _Scope) -> str | None:
+def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
+    """Dotted names a load of ``name`` may denote (several only through star imports)."""
     owner = _owner(name, scope, module)
     if owner is None:
-        # Not bound anywhere visible: it may come from a star import.
+        # Not bound anywhere visible: it may come from any star import in reach.
+        found: list[str] = []
         current: _Scope | None = scope
         while current is not None:
-            for star in current.star_modules:
-                return f"{star}.{name}"
+            found.extend(f"{star}.{name}" for star in current.star_modules)
             current = current.parent
-        return None
+        return found
     for kind in owner.bindings[name]:
         if not kind.startswith("\x00"):
-            return kind
-    return None
+            return [kind]
+    return []
 
 
 class _Walker:
@@ -166,12 +167,12 @@ class _Walker:
         while stack:
             node, scope = stack.pop()
             kind = type(node)
-            if kind is ast.Name:
-                if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-                    self.loads.append((node.id, scope, [], node))  # type: ignore[attr-defined]
+            if type(node) is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    self.loads.append((node.id, scope, [], node))
                     self.scope_of[id(node)] = scope
                 else:
-                    self.bind(scope, node.id, _OTHER)  # type: ignore[attr-defined]
+                    self.bind(scope, node.id, _OTHER)
                 continue
             if kind is ast.Constant:
                 continue
@@ -180,11 +181,11 @@ class _Walker:
                 attrs = [node.attr]
                 root = node.value
                 while type(root) is ast.Attribute:
-                    attrs.append(root.attr)  # type: ignore[attr-defined]
-                    root = root.value  # type: ignore[attr-defined]
+                    attrs.append(root.attr)
+                    root = root.value
                 if type(root) is ast.Name:
                     attrs.reverse()
-                    self.loads.append((root.id, scope, attrs, node))  # type: ignore[attr-defined]
+                    self.loads.append((root.id, scope, attrs, node))
                     self.scope_of[id(root)] = scope
                 else:
                     push((root, scope))
@@ -194,9 +195,9 @@ class _Walker:
                 func = node.func
                 self.call_of[id(func)] = node
                 if type(func) is ast.Attribute:
-                    self.calls.append((func.attr, node))  # type: ignore[attr-defined]
+                    self.calls.append((func.attr, node))
                 elif type(func) is ast.Name:
-                    self.calls.append((func.id, node))  # type: ignore[attr-defined]
+                    self.calls.append((func.id, node))
                 push((func, scope))
                 for arg in node.args:
                     push((arg, scope))
@@ -256,7 +257,9 @@ class _Walker:
                     push((statement, inner))
                 continue
             if kind in _COMPREHENSIONS:
-                assert isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp)
+                assert isinstance(
+                    node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+                )
                 generators = node.generators
                 push((generators[0].iter, scope))
                 inner = _Scope("comprehension", scope)
@@ -282,7 +285,7 @@ class _Walker:
                     and type(node.value) is ast.Constant
                     and isinstance(node.value.value, str)
                 ):
-                    self.bind(scope, targets[0].id, _CONST)  # type: ignore[attr-defined]
+                    self.bind(scope, targets[0].id, _CONST)
                 else:
                     for target in targets:
                         push((target, scope))
@@ -345,11 +348,9 @@ class _Walker:
         for name, scope, attrs, node in self.loads:
             if name not in imported and not any_star:
                 continue
-            base = _resolve(name, scope, module)
-            if base is None:
-                continue
-            qualname = ".".join([base, *attrs]) if attrs else base
-            yield Reference(qualname, node, self.call_of.get(id(node)))
+            for base in _resolve(name, scope, module):
+                qualname = ".".join([base, *attrs]) if attrs else base
+                yield Reference(qualname, node, self.call_of.get(id(node)))
 
     def _all_scopes(self) -> Iterator[_Scope]:
         seen: set[int] = set()

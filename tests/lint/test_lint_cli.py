@@ -1,0 +1,265 @@
+"""The command line, configuration and cache of simclock-lint (SPEC §13, C-RNG-6)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lint import Config, LintConfigError, _runner, lint_paths, load_config, main
+
+SEED = "import numpy as np\nnp.random.seed(0)\n"
+SEED_MESSAGE = (
+    "SC102 global numpy.random use `numpy.random.seed`; draw from a seeded "
+    "numpy.random.Generator (random_source().numpy_rng())"
+)
+WALL = "import time\nt = time.time()\n"
+WALL_MESSAGE = (
+    "SC301 wall-clock read `time.time` in simulation code; use clock.now_ns() / advance()"
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project directory that is the working directory."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(root: Path, relpath: str, text: str) -> Path:
+    path = root / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_C_RNG_6_clean_tree_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "pkg/ok.py", "import numpy as np\nrng = np.random.default_rng(1)\n")
+    assert run(capsys, "pkg") == (0, "", "simclock-lint: 0 findings in 1 files (0 from cache)\n")
+
+
+def test_C_RNG_6_findings_exit_1_with_text_lines(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "pkg/a.py", SEED)
+    write(project, "pkg/b.py", WALL)
+    status, out, _ = run(capsys, "pkg", "--no-cache")
+    assert status == 1
+    assert out == f"pkg/a.py:2:1: {SEED_MESSAGE}\npkg/b.py:2:5: {WALL_MESSAGE}\n"
+
+
+def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "a.py", SEED)
+    assert run(capsys, "missing.py")[0] == 2
+    status, out, err = run(capsys, "a.py", "--select", "SC9")
+    assert (status, out) == (2, "")
+    assert err == (
+        "simclock-lint: error: --select names unknown code 'SC9'; use one of "
+        "SC101, SC102, SC103, SC201, SC301, SC401 or a prefix like 'SC1'\n"
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["--format", "xml"])
+    assert exited.value.code == 2
+    assert run(capsys, "a.py", "--jobs", "0")[0] == 2
+
+
+def test_C_RNG_6_unparsable_file_reported_and_others_still_linted(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "a_bad.py", "import random\nx = (\n")
+    write(project, "b.py", SEED)
+    status, out, _ = run(capsys, ".", "--no-cache")
+    assert status == 1
+    assert out == (
+        f"a_bad.py:2:5: SC000 could not parse: '(' was never closed\nb.py:2:1: {SEED_MESSAGE}\n"
+    )
+
+
+def test_C_RNG_6_select_and_ignore(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "a.py", SEED + WALL)
+
+    def codes(out: str) -> list[str]:
+        return [line.split()[1] for line in out.splitlines()]
+
+    assert codes(run(capsys, "a.py", "--no-cache")[1]) == ["SC102", "SC301"]
+    assert codes(run(capsys, "a.py", "--no-cache", "--select", "SC3")[1]) == ["SC301"]
+    assert codes(run(capsys, "a.py", "--no-cache", "--ignore", "SC1")[1]) == ["SC301"]
+    assert run(capsys, "a.py", "--no-cache", "--select", "SC102", "--ignore", "SC102")[0] == 0
+
+
+def test_C_RNG_6_json_and_github_formats(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "a.py", SEED)
+    status, out, err = run(capsys, "a.py", "--no-cache", "--format", "json")
+    assert (status, err) == (1, "")
+    assert json.loads(out) == [
+        {
+            "path": "a.py",
+            "line": 2,
+            "col": 1,
+            "code": "SC102",
+            "message": SEED_MESSAGE.removeprefix("SC102 "),
+        }
+    ]
+    status, out, _ = run(capsys, "a.py", "--no-cache", "--format", "github")
+    assert out == f"::error file=a.py,line=2,col=1,title=SC102::{SEED_MESSAGE}\n"
+
+
+def test_C_RNG_6_show_source(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "a.py", "import time\nstart = time.monotonic()\n")
+    status, out, _ = run(capsys, "a.py", "--no-cache", "--show-source")
+    lines = out.splitlines()
+    assert status == 1
+    assert lines[1:] == ["    start = time.monotonic()", "            ^"]
+
+
+def test_C_RNG_6_explain_and_list_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "--explain", "sc201")
+    assert status == 0 and out.startswith("SC201: ``.child()`` called with a non-constant label.")
+    status, out, _ = run(capsys, "--list-rules")
+    assert status == 0
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "SC101",
+        "SC102",
+        "SC103",
+        "SC201",
+        "SC301",
+        "SC401",
+    ]
+    assert run(capsys, "--explain", "SC999")[0] == 2
+
+
+PYPROJECT = """
+[tool.simclock-lint]
+exclude = ["fixtures"]
+simulation-code = ["sim/**"]
+
+[tool.simclock-lint.per-file-ignores]
+"sim/realtime_*.py" = ["SC301"]
+"legacy.py" = ["SC1"]
+"""
+
+
+def test_C_RNG_6_pyproject_config_per_path(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "pyproject.toml", PYPROJECT)
+    write(project, "sim/step.py", WALL)  # simulation code: flagged
+    write(project, "sim/realtime_bridge.py", WALL)  # per-file ignore of SC301
+    write(project, "tools/report.py", WALL)  # not simulation code
+    write(project, "tools/legacy.py", SEED)  # glob without '/' matches the name anywhere
+    write(project, "fixtures/seeded.py", SEED)  # excluded directory
+    status, out, _ = run(capsys, ".", "--no-cache")
+    assert (status, out) == (1, f"sim/step.py:2:5: {WALL_MESSAGE}\n")
+    # Explicitly named excluded files stay excluded (pre-commit passes every staged file).
+    assert run(capsys, "fixtures/seeded.py", "--no-cache")[:2] == (0, "")
+
+
+def test_C_RNG_6_config_found_above_the_working_directory(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(project, "pyproject.toml", PYPROJECT)
+    write(project, "tools/report.py", WALL)
+    monkeypatch.chdir(project / "tools")
+    assert run(capsys, "report.py", "--no-cache")[:2] == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "colour = 1",
+            "[tool.simclock-lint] in {path} has unknown key 'colour'; known keys: cache-dir, "
+            "exclude, ignore, per-file-ignores, select, simulation-code",
+        ),
+        (
+            'select = "SC1"',
+            "[tool.simclock-lint] select in {path} must be a list of strings, got 'SC1'",
+        ),
+        (
+            'ignore = ["XY1"]',
+            "ignore names unknown code 'XY1'; use one of SC101, SC102, SC103, SC201, SC301, "
+            "SC401 or a prefix like 'SC1'",
+        ),
+    ],
+)
+def test_C_RNG_6_bad_config_refused(project: Path, body: str, message: str) -> None:
+    path = write(project, "pyproject.toml", f"[tool.simclock-lint]\n{body}\n")
+    with pytest.raises(LintConfigError) as raised:
+        load_config()
+    assert str(raised.value) == message.format(path=path)
+
+
+def test_C_RNG_6_cache_serves_unchanged_files_and_invalidates(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "a.py", SEED)
+    write(project, "b.py", "x = 1\n")
+    cold = run(capsys, ".")
+    assert cold[2] == "simclock-lint: 1 finding in 2 files (0 from cache)\n"
+    assert (project / ".simclock-lint-cache" / ".gitignore").read_text() == (
+        "# created by simclock-lint\n*\n"
+    )
+    warm = run(capsys, ".")
+    assert warm[:2] == cold[:2]
+    assert warm[2] == "simclock-lint: 1 finding in 2 files (2 from cache)\n"
+    write(project, "b.py", WALL)  # content change: only b.py is linted again
+    assert run(capsys, ".")[1:] == (
+        f"a.py:2:1: {SEED_MESSAGE}\nb.py:2:5: {WALL_MESSAGE}\n",
+        "simclock-lint: 2 findings in 2 files (1 from cache)\n",
+    )
+    # A selection change is part of the key: nothing stale is served.
+    assert run(capsys, ".", "--select", "SC3")[1:] == (
+        f"b.py:2:5: {WALL_MESSAGE}\n",
+        "simclock-lint: 1 finding in 2 files (0 from cache)\n",
+    )
+
+
+def test_C_RNG_6_no_cache_and_cache_dir(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "a.py", SEED)
+    run(capsys, ".", "--no-cache")
+    assert not (project / ".simclock-lint-cache").exists()
+    run(capsys, ".", "--cache-dir", "elsewhere")
+    assert (project / "elsewhere" / "v1.json").is_file()
+    assert not (project / ".simclock-lint-cache").exists()
+    assert run(capsys, ".", "--cache-dir", "elsewhere")[2].endswith("(1 from cache)\n")
+
+
+def test_C_RNG_6_corrupt_cache_is_ignored(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "a.py", SEED)
+    write(project, ".simclock-lint-cache/v1.json", "{not json")
+    assert run(capsys, ".")[:2] == (1, f"a.py:2:1: {SEED_MESSAGE}\n")
+
+
+def test_C_RNG_6_parallel_workers_give_the_serial_result(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(12):
+        write(project, f"m{i:02}.py", (SEED if i % 3 else WALL) + f"x{i} = {i}\n")
+    config = Config(root=project)
+    serial = lint_paths([project], config, use_cache=False, jobs=1)
+    monkeypatch.setattr(_runner, "_PARALLEL_MIN_BYTES", 0)
+    parallel = lint_paths([project], config, use_cache=False, jobs=2)
+    assert parallel.findings == serial.findings
+    assert len(serial.findings) == 12 and serial.linted == 12
+
+
+def test_C_RNG_6_python_dash_m_lint(project: Path) -> None:
+    write(project, "a.py", SEED)
+    done = subprocess.run(
+        [sys.executable, "-m", "lint", "a.py", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, f"a.py:2:1: {SEED_MESSAGE}\n")

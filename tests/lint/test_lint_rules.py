@@ -1,0 +1,161 @@
+"""Every rule's VALID/INVALID examples, scope awareness, noqa and positions (SPEC §13, C-RNG-6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lint import PARSE_ERROR, RULES, RULES_BY_CODE, Finding, lint_source
+
+EXAMPLES = [
+    pytest.param(rule.code, source, valid, id=f"{rule.code}-{'valid' if valid else 'invalid'}-{i}")
+    for rule in RULES
+    for valid, examples in ((True, rule.valid), (False, rule.invalid))
+    for i, source in enumerate(examples)
+]
+
+
+@pytest.mark.parametrize(("code", "source", "valid"), EXAMPLES)
+def test_C_RNG_6_rule_examples(code: str, source: str, valid: bool) -> None:
+    codes = [f.code for f in lint_source(source, "example.py")]
+    if valid:
+        assert codes == []
+    else:
+        assert codes and set(codes) == {code}
+
+
+@pytest.mark.parametrize("code", sorted(RULES_BY_CODE))
+def test_C_RNG_6_rule_documentation_shape(code: str) -> None:
+    doc = RULES_BY_CODE[code].doc
+    assert doc.startswith(f"{code}: ")
+    positions = [doc.index(head) for head in ("What it does:", "Why:", "Example:", "Use instead:")]
+    assert positions == sorted(positions)
+    message = RULES_BY_CODE[code].message
+    assert "\n" not in message and "{name}" in message
+    assert len(RULES_BY_CODE[code].valid) >= 5 and len(RULES_BY_CODE[code].invalid) >= 5
+
+
+def test_C_RNG_6_codes_are_unique_and_prefixed() -> None:
+    codes = [rule.code for rule in RULES]
+    assert codes == sorted(set(codes))
+    assert all(c.startswith("SC") and len(c) == 5 for c in codes)
+
+
+def test_C_RNG_6_finding_position_and_text() -> None:
+    source = "import numpy as np\n\ndef f():\n    x = 1; np.random.seed(0)\n"
+    assert lint_source(source, "sim.py") == [
+        Finding(
+            "sim.py",
+            4,
+            12,
+            "SC102",
+            "global numpy.random use `numpy.random.seed`; draw from a seeded "
+            "numpy.random.Generator (random_source().numpy_rng())",
+        )
+    ]
+
+
+def test_C_RNG_6_column_counts_characters_not_bytes() -> None:
+    source = "import time\nlabel = 'é→'; t = time.time()\n"
+    [finding] = lint_source(source, "sim.py")
+    assert (finding.line, finding.col, finding.code) == (2, 19, "SC301")
+
+
+def test_C_RNG_6_shadowing_by_parameter_local_and_class_attribute() -> None:
+    source = (
+        "import random\n"
+        "import numpy as np\n"
+        "def a(random):\n"
+        "    return random.random()\n"  # parameter: not the module
+        "def b():\n"
+        "    np = load()\n"
+        "    return np.random.rand()\n"  # local rebinding for the whole function
+        "class C:\n"
+        "    random = None\n"
+        "    def m(self):\n"
+        "        return random.random()\n"  # class scope does not enclose methods
+        "lam = lambda np: np.random.rand()\n"
+        "xs = [random.random() for random in gens]\n"  # comprehension variable
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [(11, "SC101")]
+
+
+def test_C_RNG_6_global_and_nonlocal_declarations() -> None:
+    source = (
+        "import numpy as np\n"
+        "def f():\n"
+        "    global np\n"
+        "    return np.random.rand()\n"
+        "def g():\n"
+        "    np = object()\n"
+        "    def h():\n"
+        "        nonlocal np\n"
+        "        return np.random.rand()\n"
+        "    return h\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SC102")]
+
+
+def test_C_RNG_6_strings_comments_and_annotations_never_flagged() -> None:
+    source = (
+        "import numpy as np\n"
+        "import random\n"
+        "'''np.random.seed(0) random.random()'''\n"
+        "# np.random.seed(0)\n"
+        "def f(r: np.random.RandomState, s: 'random.Random') -> np.random.RandomState:\n"
+        "    x: np.random.RandomState = r\n"
+        "    return x\n"
+    )
+    assert lint_source(source) == []
+
+
+@pytest.mark.parametrize(
+    ("comment", "expected"),
+    [
+        ("# noqa", []),
+        ("# noqa: SC102", []),
+        ("# NOQA:SC101,SC102", []),
+        ("# noqa: E501, SC102", []),
+        ("# noqa: SC101", ["SC102"]),
+        ("# noqa: E501", ["SC102"]),
+        ("# not a noqa marker", ["SC102"]),
+    ],
+)
+def test_C_RNG_6_noqa_suppresses_named_codes(comment: str, expected: list[str]) -> None:
+    source = f"import numpy as np\nnp.random.seed(0)  {comment}\n"
+    assert [f.code for f in lint_source(source)] == expected
+
+
+def test_C_RNG_6_noqa_inside_a_string_does_not_suppress() -> None:
+    source = "import numpy as np\nx = ('# noqa', np.random.rand())\n"
+    assert [f.code for f in lint_source(source)] == ["SC102"]
+
+
+def test_C_RNG_6_unparsable_source_reports_the_parser_message() -> None:
+    assert lint_source("import random\ndef f(:\n", "bad.py") == [
+        Finding("bad.py", 2, 7, PARSE_ERROR, "could not parse: invalid syntax")
+    ]
+
+
+def test_C_RNG_6_unrelated_file_is_not_parsed() -> None:
+    # No selected rule can match: no parse, so even a syntax error goes unseen (pre-filter).
+    assert lint_source("def f(:\n", "other.py") == []
+
+
+def test_C_RNG_6_rule_subset_only_reports_selected_codes() -> None:
+    source = "import numpy as np\nimport time\nnp.random.seed(0)\nt = time.time()\n"
+    assert [f.code for f in lint_source(source, rules=[RULES_BY_CODE["SC301"]])] == ["SC301"]
+    assert [f.code for f in lint_source(source)] == ["SC102", "SC301"]
+
+
+def test_C_RNG_6_star_import_of_tracked_module_resolves_unbound_names() -> None:
+    source = "from numpy.random import *\nfrom os import *\nx = rand(2)\ny = len(x)\n"
+    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SC102")]
+
+
+def test_C_RNG_6_dense_and_sparse_files_give_the_same_findings() -> None:
+    # The statement pruning is skipped when names are dense; both paths must agree.
+    body = "".join(f"a{i} = np.zeros({i})\n" for i in range(400))
+    dense = "import numpy as np\n" + body + "np.random.seed(1)\n"
+    sparse = "import numpy as np\n" + body.replace("np.zeros", "zeros") + "np.random.seed(1)\n"
+    assert [(f.line, f.code) for f in lint_source(dense)] == [(402, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(sparse)] == [(402, "SC102")]
