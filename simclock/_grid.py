@@ -299,8 +299,9 @@ class GridClock:
     ) -> Handle:
         """Fire ``cb`` at the boundary of every ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
 
-        Under ``strict`` the rate's period must be a whole multiple of ``s``
-        (and the phase a boundary); otherwise like :meth:`schedule_periodic`.
+        Under ``strict`` every firing must be a boundary: ``s == 1``, or the
+        rate's period a whole multiple of ``s`` (and the phase a boundary);
+        otherwise like :meth:`schedule_periodic`.
         """
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
@@ -308,7 +309,10 @@ class GridClock:
         pol = self._policy(policy)
         label = _name(name, cb)
         period = Fraction(1_000_000_000) / rate
-        if pol is Policy.STRICT and (period.denominator != 1 or period.numerator % self._s):
+        # Every firing ceil(k*P) is a boundary iff s == 1 or P is a whole multiple of s:
+        # a fractional P makes consecutive gaps differ by 1 ns, which only s == 1 allows.
+        off_grid = period.denominator != 1 or period.numerator % self._s
+        if pol is Policy.STRICT and self._s != 1 and off_grid:
             raise SimclockValueError(
                 f"schedule {label!r}: rate {rate} Hz has period {float(period):g} ns, not a "
                 f"multiple of the {format_ns(self._s)} grid (policy strict); use policy "

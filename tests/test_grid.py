@@ -399,3 +399,20 @@ def test_format_ns() -> None:
         "10 s",
         "3 us",
     ]
+
+
+def test_C_X_RATE_strict_on_one_ns_grid_accepts_any_rate() -> None:
+    """With ``s == 1`` every ns is a boundary: strict never refuses, firings are exact."""
+    clock = GridClock(0, 1)
+    heap = HeapSimClock(0)
+    fired: list[int] = []
+    expected: list[int] = []
+    clock.schedule_rate(30, lambda: fired.append(clock.now_ns()))
+    heap.schedule_rate(30, lambda: expected.append(heap.now_ns()))
+    clock.advance(200 * MS)
+    heap.advance(200 * MS)
+    assert (
+        fired
+        == expected
+        == [0, 33_333_334, 66_666_667, 100_000_000, 133_333_334, 166_666_667, 200_000_000]
+    )
