@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,24 @@ _ENCODER = json.JSONEncoder(
 )
 
 
+def _make_fast_encode() -> Callable[[object], str]:
+    """The C encoder built once with the options above (``JSONEncoder`` rebuilds it per call).
+
+    No circular-reference markers: a circular payload ends in ``RecursionError``,
+    reported like any other value with no JSON form.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pure-Python json build
+        return _ENCODER.encode
+    encode = make(
+        None, _default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, False
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+_fast_encode = _make_fast_encode()
+
+
 def canonical_json(value: object, what: str = "payload") -> str:
     """Canonical JSON text of ``value`` (sorted keys, no spaces, ASCII, no NaN).
 
@@ -105,7 +123,11 @@ def canonical_json(value: object, what: str = "payload") -> str:
     cannot be sorted. Canonical text decoded and encoded again is unchanged.
     """
     try:
-        return _ENCODER.encode(value)
+        return _fast_encode(value)
+    except RecursionError:
+        raise SimclockValueError(
+            f"{what} is nested too deeply or refers to itself; publish a tree of plain values"
+        ) from None
     except TypeError as exc:
         raise SimclockTypeError(
             f"{what} is not JSON-serialisable ({exc}); publish dicts, lists, str, int, "

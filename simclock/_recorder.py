@@ -66,11 +66,11 @@ file. Thread-safe: one lock around each write.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import threading
-from collections import Counter
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
@@ -84,10 +84,8 @@ from simclock._bus import Bus, Message
 from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock._fingerprint import (
     FINGERPRINT_ALGORITHM,
-    Fingerprinter,
     canonical_json,
     payload_kind_and_json,
-    trace_line,
 )
 from simclock._random import DrawObserver
 from simclock._timeint import check_positive_ns, check_time_ns
@@ -284,7 +282,8 @@ class Recorder:
         self._bus = bus
         self._start = start
         self._lock = threading.RLock()
-        self._fp = Fingerprinter()
+        self._hash = hashlib.sha256()
+        self._count = 0
         self._error: str | None = None
         self._closed = False
         # Invariant: (_last_stamp, _last_seq) is the last bus message written; every
@@ -292,9 +291,10 @@ class Recorder:
         self._last_stamp = -1
         self._last_seq = -1
         self._last_log_time = start
-        self._clock_last: int | None = None
+        self._clock_last = -1  # time of the last /clock written, -1 before the first
         self._clock_seq = 0
-        self._counts: Counter[str] = Counter()
+        # Messages written per topic, and the (topic, kind) -> channel id map.
+        self._counts: dict[str, int] = {}
         self._draw_index: dict[str, int] = {}
         self._channels: dict[tuple[str, str], int] = {}
         self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
@@ -332,7 +332,7 @@ class Recorder:
         )
         self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
         """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
-        self._handle = bus.subscribe(None, self._on_message)
+        self._handle = bus.subscribe(None, self.record)
 
     # -- public ---------------------------------------------------------------
 
@@ -344,7 +344,7 @@ class Recorder:
     @property
     def message_count(self) -> int:
         """Bus messages written so far."""
-        return self._fp.count
+        return self._count
 
     def fingerprint(self) -> str:
         """The fingerprint of the trace written so far (C-X-FP); final after ``close()``.
@@ -354,7 +354,7 @@ class Recorder:
         with self._lock:
             if self._error is not None:
                 raise SimclockRuntimeError(f"the recording has no fingerprint: {self._error}")
-            return self._fp.hexdigest()
+            return self._hash.hexdigest()
 
     def clock_tick(self, session_ns: int) -> None:
         """Write one ``/clock`` message carrying ``session_ns`` (C-MCAP-3).
@@ -426,7 +426,7 @@ class Recorder:
         from simclock import CONTRACT_VERSION
 
         step = clock.step_ns() if clock is not None else 1
-        fingerprint = "" if self._error is not None else self._fp.hexdigest()
+        fingerprint = "" if self._error is not None else self._hash.hexdigest()
         return {
             "format": FORMAT,
             "seed": str(self._seed),
@@ -438,7 +438,7 @@ class Recorder:
             "python": platform.python_version(),
             "fingerprint": fingerprint,
             "fingerprint_algorithm": FINGERPRINT_ALGORITHM,
-            "message_count": str(self._fp.count),
+            "message_count": str(self._count),
             "last_sequence": str(self._last_seq),
             "start_ns": str(self._start),
             "end_ns": str(end),
@@ -451,7 +451,7 @@ class Recorder:
         }
 
     def _write_clock(self, at: int) -> None:
-        if self._clock_last is not None and at <= self._clock_last:
+        if at <= self._clock_last:
             return
         sec, nanosec = divmod(at, _NS_PER_S)
         data = self._clock_encode({"clock": {"sec": sec, "nanosec": nanosec}})
@@ -464,13 +464,13 @@ class Recorder:
         """Emit the ``/clock`` messages due up to ``at`` (see the module docstring)."""
         period = self._period
         if period is None:
-            if self._clock_last is None and at > self._start:
+            if self._clock_last < 0 and at > self._start:
                 self._write_clock(self._start)
             self._write_clock(at)
             return
         last = self._clock_last
         # First grid point not yet written: >= start, > last.
-        first = self._start if last is None else last + 1
+        first = self._start if last < 0 else last + 1
         k = -(-first // period)
         t = k * period
         while t <= at:
@@ -487,15 +487,24 @@ class Recorder:
             self._channels[key] = channel
         return channel
 
-    def _on_message(self, message: Message) -> None:
+    def record(self, message: Message) -> None:
+        """Write one bus message: the subscriber the Recorder registers on its bus.
+
+        Call it directly only for messages that do not go through that bus
+        (they must still come in total order). Raises ``SimclockRuntimeError``
+        for a message out of total order and ``SimclockTypeError`` /
+        ``SimclockValueError`` for a payload with no canonical JSON form; both
+        are kept and reported again by :meth:`close`.
+        """
         stamp = message.stamp_ns
         seq = message.sequence
+        topic = message.topic
         with self._lock:
             if self._closed:
                 return
             if stamp < self._last_stamp or (stamp == self._last_stamp and seq <= self._last_seq):
                 text = (
-                    f"message sequence={seq} at {stamp} ns on {message.topic!r} arrived after "
+                    f"message sequence={seq} at {stamp} ns on {topic!r} arrived after "
                     f"sequence={self._last_seq} at {self._last_stamp} ns (not in total order)"
                 )
                 self._fail(text)
@@ -504,21 +513,22 @@ class Recorder:
                 kind, text = payload_kind_and_json(message.payload)
             except (SimclockTypeError, SimclockValueError) as exc:
                 self._fail(
-                    f"message sequence={seq} on {message.topic!r} at {stamp} ns was not "
-                    f"recorded: {exc}"
+                    f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: {exc}"
                 )
                 raise
-            if self._clock_last is None or stamp > self._clock_last:
+            if stamp > self._clock_last:
                 self._clock_to(stamp)
             self._writer.add_message(
-                self._channels.get((message.topic, kind)) or self._channel(message.topic, kind),
+                self._channels.get((topic, kind)) or self._channel(topic, kind),
                 stamp,
-                ('{"payload":' + text + ',"sequence":' + str(seq) + "}").encode(),
+                f'{{"payload":{text},"sequence":{seq}}}'.encode(),
                 stamp,
                 seq & _U32,
             )
-            self._fp.update_line(trace_line(stamp, seq, message.topic, kind, text))
-            self._counts[message.topic] += 1
+            self._hash.update(f"{stamp} {seq} {topic} {kind} {text}\n".encode())
+            self._count += 1
+            counts = self._counts
+            counts[topic] = counts.get(topic, 0) + 1
             self._last_stamp = stamp
             self._last_seq = seq
             self._last_log_time = stamp
