@@ -66,12 +66,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from simclock._bus import Bus
 from simclock._devices import ControllerSpec, Sample, SensorSpec
 from simclock._errors import SimclockValueError
 from simclock._fingerprint import Fingerprinter
 from simclock._grid import GridClock, Policy, format_ns
 from simclock._pacing import PacingMode, run_paced
 from simclock._protocols import PeriodicStats, RandomSource
+from simclock._random import DrawObserver
 from simclock._session import Session
 
 __all__ = [
@@ -476,13 +478,20 @@ def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dic
     return step
 
 
-def build_session(scenario: Scenario, seed: int | None = None) -> Session:
+def build_session(
+    scenario: Scenario,
+    seed: int | None = None,
+    *,
+    bus: Bus | None = None,
+    draw_observer: DrawObserver | None = None,
+) -> Session:
     """A fresh instance of the plan for ``seed`` (default the scenario's) (C-SEED-2).
 
     The clock is a :class:`~simclock.MujocoClock` (new ``MjData``, reset to the
     keyframe at each episode start) or a :class:`~simclock.GridClock`. ``/clock``
     is not put on the bus (the Recorder writes it from SessionTime, C-EP-2), so
-    the bus trace is the same recorded or not.
+    the bus trace is the same recorded or not. ``bus`` (unbound) and
+    ``draw_observer`` let a Recorder listen from the start.
     """
     run_seed = scenario.seed if seed is None else seed
     physics = scenario.physics
@@ -491,12 +500,14 @@ def build_session(scenario: Scenario, seed: int | None = None) -> Session:
     if physics.mujoco_model is not None:
         from simclock._mujoco import MujocoClock
 
-        mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe)
+        mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe, bus=bus)
         clock = mj
         on_reset = mj.reset_physics
     else:
-        clock = GridClock(run_seed, physics.step_ns)
-    session = Session(clock, seed=run_seed, clock_topic=None, on_reset=on_reset)
+        clock = GridClock(run_seed, physics.step_ns, bus=bus)
+    session = Session(
+        clock, seed=run_seed, clock_topic=None, on_reset=on_reset, draw_observer=draw_observer
+    )
     for device in scenario.devices:
         session.add_sensor(device.spec, _device_reader(device, clock))
     for ctl in scenario.controllers:
@@ -540,8 +551,9 @@ def run_scenario(
     pacing of ``mode``; the trace is the same in every mode, C-MODE-1, and
     for any chunk size, C-ADV-5). With ``out`` the run is recorded by
     :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
-    SessionTime) with metadata ``scenario``, ``mode``, ``devices`` (JSON
-    ``{id: topic}``) and ``step_ns``. Episode ``n > 0`` starts with
+    SessionTime; every noise draw persisted per stream label, C-REP-3) with
+    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``) and
+    ``step_ns``. Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
     """
     import json
@@ -550,21 +562,32 @@ def run_scenario(
 
     run_seed = scenario.seed if seed is None else seed
     run_mode = scenario.mode if mode is None else _choice(mode, "mode", _MODES)
-    session = build_session(scenario, run_seed)
-    clock = session.clock
-    fingerprint = Fingerprinter()
-    session.bus.subscribe(None, fingerprint)
+    bus = Bus()
     recorder = None
     if out is not None:
         metadata = {
             "scenario": scenario.name,
             "mode": run_mode,
-            "step_ns": str(clock.step_ns()),
+            "step_ns": str(scenario.physics.step_ns),
             "devices": json.dumps({d.spec.device_id: d.spec.topic for d in scenario.devices}),
         }
         recorder = Recorder(
-            out, session.bus, seed=run_seed, metadata=metadata, clock_period_ns=clock.step_ns()
+            out,
+            bus,
+            seed=run_seed,
+            metadata=metadata,
+            record_draws=True,
+            clock_period_ns=scenario.physics.step_ns,
         )
+    session = build_session(
+        scenario,
+        run_seed,
+        bus=bus,
+        draw_observer=None if recorder is None else recorder.draw_observer,
+    )
+    clock = session.clock
+    fingerprint = Fingerprinter()
+    bus.subscribe(None, fingerprint)
     total = scenario.duration_ns * scenario.episodes
     try:
         session.start()

@@ -41,7 +41,7 @@ from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockVa
 from simclock._grid import GridClock, Policy, quantise
 from simclock._heapclock import callback_name
 from simclock._protocols import PeriodicStats
-from simclock._random import SeededRandomSource, _check_seed
+from simclock._random import DrawObserver, SeededRandomSource, _check_seed
 from simclock._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
@@ -58,14 +58,18 @@ NOISE_STREAM = "noise"
 _EPISODE_DOMAIN = b"simclock.episode_seed.v1\x00"
 
 
-def component_stream(seed: int, component_id: str, stream: str) -> SeededRandomSource:
+def component_stream(
+    seed: int, component_id: str, stream: str, *, observer: DrawObserver | None = None
+) -> SeededRandomSource:
     """The random stream ``/<component_id>/<stream>`` of an episode seed (C-SEED-1).
 
     ``component_id`` is one or more id segments joined by ``/`` (``sensors/imu0``);
     ``stream`` is one segment (``noise``); each segment must start with a letter
     and use only ``[A-Za-z0-9_.-]``, otherwise ``ValueError``. The stream depends
     only on (seed, component id, stream name): never on which other components
-    exist or the order they were added in. O(len(path)).
+    exist or the order they were added in. ``observer`` sees every draw (a
+    :class:`~simclock.Recorder`'s ``draw_observer`` persists them, C-REP-3).
+    O(len(path)).
     """
     seed = _check_seed(seed)
     if not isinstance(component_id, str):
@@ -79,7 +83,7 @@ def component_stream(seed: int, component_id: str, stream: str) -> SeededRandomS
     # The one audited dynamic label of the library: the path is a pure function of
     # the validated (component id, stream name) pair, never of creation order or
     # data, so the stream tree stays static per plan (C-RNG-2, C-SEED-1).
-    return SeededRandomSource(seed).child(path)  # noqa: SC201
+    return SeededRandomSource(seed, observer=observer).child(path)  # noqa: SC201
 
 
 def episode_seed(session_seed: int, episode: int) -> int:
@@ -148,7 +152,8 @@ class Session:
     """Owns a grid clock, its components and its episodes (SPEC §8-§10).
 
     ``Session(clock, *, seed=None, clock_period_ns=None, clock_topic="/clock",
-    on_reset=None)``. ``seed`` defaults to the clock's root seed.
+    on_reset=None, draw_observer=None)``. ``seed`` defaults to the clock's root
+    seed; ``draw_observer`` is given every noise stream (to persist draws).
     ``clock_period_ns`` (default: the clock's step) is how often SessionTime is
     published on ``clock_topic`` (``None``: never). ``on_reset()`` runs at the
     start of every episode, before any component, to put the physics in its
@@ -188,6 +193,7 @@ class Session:
         clock_period_ns: int | None = None,
         clock_topic: str | None = CLOCK_TOPIC,
         on_reset: Callable[[], object] | None = None,
+        draw_observer: DrawObserver | None = None,
     ) -> None:
         if not isinstance(clock, GridClock):
             raise SimclockTypeError(f"clock must be a simclock.GridClock, got {clock!r}")
@@ -202,8 +208,13 @@ class Session:
             )
         if on_reset is not None and not callable(on_reset):
             raise SimclockTypeError(f"on_reset must be callable or None, got {on_reset!r}")
+        if draw_observer is not None and not callable(draw_observer):
+            raise SimclockTypeError(
+                f"draw_observer must be callable or None, got {draw_observer!r}"
+            )
         self._clock_topic = clock_topic
         self._on_reset = on_reset
+        self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
         self._controllers: dict[str, _Component] = {}
         self._started = False
@@ -417,7 +428,9 @@ class Session:
                 Event(EventKind.EPISODE_RESET, now, {"episode": index, "seed": seed}),
             )
         for comp in self._sensors.values():
-            comp.noise = component_stream(seed, comp.component_id, NOISE_STREAM)
+            comp.noise = component_stream(
+                seed, comp.component_id, NOISE_STREAM, observer=self._observer
+            )
             comp.restart(now)
         for comp in self._controllers.values():
             comp.restart(now)

@@ -235,6 +235,28 @@ def test_C_X_FP_chunking_and_recording_do_not_change_the_fingerprint(tmp_path: P
     }
 
 
+def test_C_REP_3_recording_persists_each_noise_draw_per_stream(tmp_path: Path) -> None:
+    from mcap.reader import make_reader
+
+    from simclock._recorder import draws_topic
+    from simclock._session import component_stream
+
+    scenario = load_scenario(_pendulum(tmp_path, duration="100 ms"))
+    run_scenario(scenario, out=tmp_path / "run.mcap")
+    with (tmp_path / "run.mcap").open("rb") as stream:
+        reader = make_reader(stream)
+        meta = {m.name: m.metadata for m in reader.iter_metadata()}
+        draws = [
+            json.loads(msg.data)
+            for _s, _c, msg in reader.iter_messages(topics=[draws_topic("/sensors/imu0/noise")])
+        ]
+    assert meta["simclock"]["record_draws"] == "true"
+    assert json.loads(meta["simclock"]["draw_labels"]) == ["/sensors/imu0/noise"]
+    assert [d["index"] for d in draws] == list(range(15))  # IMU at 0, 8, 14, ..., 98 ms
+    expected = component_stream(7, "sensors/imu0", "noise").normal(0.0, 0.02, size=(15, 3))
+    assert [d["value"]["data"] for d in draws] == [list(row) for row in expected]
+
+
 def test_C_SEED_1_adding_a_device_leaves_imu_noise_identical(tmp_path: Path) -> None:
     extra = '\n[devices.aaa_first]\nperiod = "2 ms"\nnoise_std = 1.0\ndim = 3\n'
     base = load_scenario(_pendulum(tmp_path, duration="300 ms"))

@@ -127,6 +127,20 @@ def test_C_SEED_1_component_stream_keyed_by_seed_component_and_stream() -> None:
         component_stream(7, "sensors/imu0", "noise/x")
 
 
+def test_C_REP_3_draw_observer_sees_every_noise_draw_with_its_label() -> None:
+    seen: list[tuple[str, str, object]] = []
+    session = _session(
+        4, draw_observer=lambda label, method, args, value: seen.append((label, method, value))
+    )
+    session.advance(8 * MS)
+    stream = component_stream(4, "sensors/imu0", "noise")
+    expected: list[tuple[str, str, object]] = []
+    for _acquisition in (0, 8):
+        expected.append(("/sensors/imu0/noise", "normal", stream.normal(0.0, 1.0)))
+        expected.append(("/sensors/imu0/noise", "uniform", stream.uniform(-1.0, 1.0)))
+    assert seen == expected
+
+
 def test_C_SEED_1_adding_a_device_leaves_other_devices_noise_identical() -> None:
     alone = _session(42)
     crowded = _session(42, devices=("cam0", "imu0", "lidar0"))
