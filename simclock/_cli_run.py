@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from simclock._errors import SimclockError
@@ -27,6 +28,7 @@ from simclock._pacing import PacingMode
 __all__ = ["register"]
 
 _PROGRESS_AFTER_NS = 1_000_000_000
+_REDRAW_NS = 100_000_000
 
 
 def register(subparsers: Any) -> None:
@@ -59,24 +61,39 @@ def register(subparsers: Any) -> None:
 
 
 class _Progress:
-    """A rich progress bar on stderr that appears once a run has lasted 1 s of wall time."""
+    """A rich progress bar on stderr that appears once a run has lasted 1 s of wall time.
 
-    def __init__(self, label: str, enabled: bool) -> None:
+    ``console`` and ``wall_ns`` are injectable for tests; by default stderr and
+    ``time.monotonic_ns``. Nothing is shown unless the console is a terminal.
+    The bar is redrawn at most every 100 ms of wall time.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        enabled: bool,
+        *,
+        console: Any = None,
+        wall_ns: Callable[[], int] | None = None,
+    ) -> None:
         from rich.console import Console
 
-        self._console = Console(stderr=True)
+        self._console = Console(stderr=True) if console is None else console
         self._enabled = enabled and self._console.is_terminal
         self._label = label
         # Host-side wall clock, for the progress display only; the run never sees it.
-        self._wall_start = time.monotonic_ns()  # noqa: SC301
+        self._wall = time.monotonic_ns if wall_ns is None else wall_ns  # noqa: SC301
+        self._wall_start = self._wall()
+        self._last_draw = self._wall_start
         self._bar: Any = None
         self._task: Any = None
 
     def __call__(self, done_ns: int, total_ns: int) -> object:
         if not self._enabled:
             return None
+        now = self._wall()
         if self._bar is None:
-            if time.monotonic_ns() - self._wall_start < _PROGRESS_AFTER_NS:  # noqa: SC301
+            if now - self._wall_start < _PROGRESS_AFTER_NS:
                 return None
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -87,15 +104,25 @@ class _Progress:
                 TimeRemainingColumn(),
                 console=self._console,
                 transient=True,
+                auto_refresh=False,
             )
             self._bar.start()
             self._task = self._bar.add_task(self._label, total=total_ns, sim="")
+        elif now - self._last_draw < _REDRAW_NS and done_ns < total_ns:
+            return None
+        self._last_draw = now
         self._bar.update(
             self._task,
             completed=done_ns,
             sim=f"{format_ns(done_ns)} / {format_ns(total_ns)} simulated",
         )
+        self._bar.refresh()
         return None
+
+    @property
+    def shown(self) -> bool:
+        """Whether the bar has appeared."""
+        return self._bar is not None
 
     def close(self) -> None:
         if self._bar is not None:
