@@ -284,6 +284,11 @@ class GridClock:
         _check_callable(cb)
         pol = self._policy(policy)
         check_schedule_on_grid(_name(name, cb), self._s, pol, period=period, phase=phase)
+        if period % self._s == 0 and phase % self._s == 0:
+            # On the grid, quantisation is the identity and a firing never reaches
+            # the next nominal deadline (no overrun): the inner clock's own periodic
+            # has exactly these semantics (C-PER-1..3) at half the cost per firing.
+            return self._inner.schedule_periodic(period, cb, phase)
         now = self.now_ns()
         k0 = 0 if phase >= now else -((phase - now) // period)
         return self._start(cb, partial(_periodic_nominal, phase, period), k0)
@@ -319,6 +324,8 @@ class GridClock:
                 "'next_boundary'"
             )
         check_schedule_on_grid(label, self._s, pol, phase=phase)
+        if (self._s == 1 or not off_grid) and phase % self._s == 0:
+            return self._inner.schedule_rate(rate, cb, phase)  # identity quantisation
         nominal = partial(_rate_nominal, phase, rate)
         now = self.now_ns()
         # Estimate from below, then step: rate_offset_ns rounds up by less than 1 ns.
