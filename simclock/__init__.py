@@ -35,6 +35,13 @@ from simclock._realtime import (
     schedule_periodic_thread,
 )
 from simclock._recorder import Recorder
+from simclock._replay import (
+    RecordingError,
+    RecordingInfo,
+    RecordingReader,
+    ReplayClock,
+    ReplayRandomSource,
+)
 from simclock._scenario import (
     Scenario,
     ScenarioError,
@@ -76,6 +83,11 @@ __all__ = [
     "RandomSource",
     "RawPayload",
     "Recorder",
+    "RecordingError",
+    "RecordingInfo",
+    "RecordingReader",
+    "ReplayClock",
+    "ReplayRandomSource",
     "Sample",
     "Scenario",
     "ScenarioError",
