@@ -130,6 +130,22 @@ class MujocoClock(GridClock):
         start = int(self.model.sensor_adr[sensor_id])
         return slice(start, start + int(self.model.sensor_dim[sensor_id]))
 
+    def actuator(self, name: str) -> tuple[int, float | None, float | None]:
+        """``(index, low, high)`` of actuator ``name``; bounds ``None`` unless ctrl-limited.
+
+        ``ValueError`` naming the model's actuators if there is none by that name.
+        """
+        act = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_ACTUATOR, name))
+        if act < 0:
+            names = [self.model.actuator(i).name for i in range(self.model.nu)]
+            raise SimclockValueError(
+                f"actuator {name!r} is not in the MuJoCo model; it has {names}"
+            )
+        if not bool(self.model.actuator_ctrllimited[act]):
+            return act, None, None
+        low, high = (float(x) for x in self.model.actuator_ctrlrange[act])
+        return act, low, high
+
     def read_sensor(self, name: str) -> tuple[float, ...]:
         """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""
         where = self.sensor_slice(name)

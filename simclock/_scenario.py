@@ -67,10 +67,11 @@ from pathlib import Path
 from typing import Any
 
 from simclock._bus import Bus
-from simclock._devices import ControllerSpec, Sample, SensorSpec
-from simclock._errors import SimclockValueError
+from simclock._devices import ControllerSpec, ControllerStep, Sample, SensorSpec
+from simclock._errors import SimclockRuntimeError, SimclockValueError
 from simclock._fingerprint import Fingerprinter
 from simclock._grid import GridClock, Policy, format_ns
+from simclock._mujoco import MujocoClock
 from simclock._pacing import PacingMode, run_paced
 from simclock._protocols import PeriodicStats, RandomSource
 from simclock._random import DrawObserver
@@ -328,8 +329,6 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
         if step == 0:
             raise ScenarioError("physics.step", "must be > 0")
         return PhysicsConfig(step_ns=step), None
-    from simclock._errors import SimclockRuntimeError
-    from simclock._mujoco import MujocoClock
 
     model_path = (file.parent / _str(table["mujoco"], "physics.mujoco")).resolve()
     keyframe = None
@@ -401,10 +400,10 @@ def _load_controller(
     if model is None:
         raise ScenarioError(prefix + "kind", 'kind "pd" needs [physics] mujoco = "model.xml"')
     actuator = _str(_require(table, "actuator", prefix), prefix + "actuator")
-    mujoco = model._mujoco
-    act_id = int(mujoco.mj_name2id(model.model, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator))
-    if act_id < 0:
-        raise ScenarioError(prefix + "actuator", f"{actuator!r} is not an actuator of the model")
+    try:
+        model.actuator(actuator)
+    except SimclockValueError as exc:
+        raise ScenarioError(prefix + "actuator", str(exc)) from None
     params: dict[str, Any] = {"actuator": actuator}
     for role in ("angle", "rate"):
         dev = _str(_require(table, role, prefix), prefix + role)
@@ -432,10 +431,15 @@ def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSo
     std = config.noise_std
     dim = config.dim
     sensor = config.sensor
-    read_sensor: Callable[[str], tuple[float, ...]] | None = getattr(clock, "read_sensor", None)
+    physics = clock if isinstance(clock, MujocoClock) else None
+    # Invariant: load_scenario only accepts a sensor name with MuJoCo physics.
+    assert sensor is None or physics is not None
 
     def read(noise: RandomSource) -> list[float]:
-        values = list(read_sensor(sensor)) if sensor is not None and read_sensor else [0.0] * dim
+        if sensor is not None and physics is not None:
+            values = list(physics.read_sensor(sensor))
+        else:
+            values = [0.0] * dim
         if std > 0:
             draws = noise.normal(0.0, std, size=dim)
             values = [v + float(d) for v, d in zip(values, draws, strict=True)]
@@ -445,13 +449,10 @@ def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSo
 
 
 def _pd_step(
-    config: ControllerConfig, clock: Any
+    config: ControllerConfig, clock: MujocoClock
 ) -> Callable[[Mapping[str, Sample]], dict[str, float]]:
     p = config.params
-    mujoco = clock._mujoco
-    act = int(mujoco.mj_name2id(clock.model, mujoco.mjtObj.mjOBJ_ACTUATOR, p["actuator"]))
-    limited = bool(clock.model.actuator_ctrllimited[act])
-    low, high = (float(x) for x in clock.model.actuator_ctrlrange[act])
+    act, low, high = clock.actuator(p["actuator"])
     kp, kd, target = p["kp"], p["kd"], p["target"]
 
     def step(latest: Mapping[str, Sample]) -> dict[str, float]:
@@ -460,7 +461,7 @@ def _pd_step(
         u = 0.0
         if angle is not None and rate is not None:
             u = kp * (target - angle.values[p["angle_index"]]) - kd * rate.values[p["rate_index"]]
-            if limited:
+            if low is not None and high is not None:
                 u = min(max(u, low), high)
         clock.data.ctrl[act] = u
         return {"u": u}
@@ -498,8 +499,6 @@ def build_session(
     clock: GridClock
     on_reset: Callable[[], object] | None = None
     if physics.mujoco_model is not None:
-        from simclock._mujoco import MujocoClock
-
         mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe, bus=bus)
         clock = mj
         on_reset = mj.reset_physics
@@ -511,7 +510,11 @@ def build_session(
     for device in scenario.devices:
         session.add_sensor(device.spec, _device_reader(device, clock))
     for ctl in scenario.controllers:
-        step = _pd_step(ctl, clock) if ctl.kind == "pd" else _tick_step(ctl)
+        if ctl.kind == "pd":
+            assert isinstance(clock, MujocoClock)  # Invariant: checked by load_scenario
+            step: ControllerStep = _pd_step(ctl, clock)
+        else:
+            step = _tick_step(ctl)
         session.add_controller(ctl.spec, step)
     return session
 

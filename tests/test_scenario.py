@@ -375,3 +375,17 @@ def test_make_demo_records_replays_and_plots(
     assert f"fingerprint: {fingerprint}\n" in out
     assert (tmp_path / "pendulum.mcap").stat().st_size > 0
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_scenario_unknown_actuator_names_the_model_actuators(tmp_path: Path) -> None:
+    path = _pendulum(tmp_path)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('actuator = "motor"', 'actuator = "servo"'),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"^controllers.pd.actuator: actuator 'servo' is not in the MuJoCo model; "
+        r"it has \['motor'\]$",
+    ):
+        load_scenario(path)
