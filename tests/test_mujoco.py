@@ -90,3 +90,21 @@ def test_model_errors_name_the_problem() -> None:
         load_model("/nonexistent.xml")
     with pytest.raises(TypeError, match=r"^model must be a mujoco.MjModel or a path"):
         MujocoClock(3, 0)
+
+
+def test_mujoco_is_imported_lazily_and_missing_package_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, simclock; print('mujoco' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "False\n"
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # makes `import mujoco` raise ImportError
+    with pytest.raises(
+        RuntimeError,
+        match=r"^the MuJoCo backend needs the 'mujoco' package \(.*\); "
+        r"install it with: pip install 'simclock\[mujoco\]'$",
+    ):
+        MujocoClock(_model(), 0)
