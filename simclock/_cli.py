@@ -15,7 +15,11 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Modules that contribute sub-commands, in the order their help is listed.
-_COMMAND_MODULES: tuple[str, ...] = ("simclock._cli_records", "simclock._cli_run")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "simclock._cli_records",
+    "simclock._cli_run",
+    "simclock._cli_mcap",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

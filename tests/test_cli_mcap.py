@@ -1,0 +1,192 @@
+"""``simclock info | replay | diff`` (SPEC §5, §6, C-X-FP)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simclock import EVENTS_TOPIC, Bus, Event, EventKind, Recorder
+from simclock._cli import main
+
+
+def _tiny(path: Path, *, cmd: object = "go", extra: bool = False) -> str:
+    bus = Bus()
+    with Recorder(path, bus, seed=3, metadata={"who": "test"}) as rec:
+        bus.publish("/a", {"x": 1}, stamp_ns=0)
+        bus.publish("/b", [1, 2], stamp_ns=0)
+        bus.publish("/cmd", cmd, stamp_ns=5)
+        bus.publish(EVENTS_TOPIC, Event(EventKind.PACING_LAG, 5, {"lag_ns": 2}), stamp_ns=5)
+        bus.publish("/a", {"x": 2}, stamp_ns=9)
+        if extra:
+            bus.publish("/a", {"x": 3}, stamp_ns=9)
+    return rec.fingerprint()
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.mcap"
+    fp = _tiny(path)
+    code, out, err = _run(capsys, "info", str(path))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == f"file:        {path}"
+    assert lines[1].startswith("writer:      simclock/0.1.0 mcap-python/")
+    assert lines[1].endswith(" (simclock recording)")
+    assert lines[2:] == [
+        "seed:        3",
+        "contract:    1.0",
+        "time:        0 ns .. 9 ns (duration 9 ns = 0.000000009 s)",
+        "step:        1 ns",
+        "messages:    5 bus messages in 1 chunks (zstd)",
+        "  /a                2",
+        "  /b                1",
+        "  /cmd              1",
+        "  /simclock/events  1",
+        "draws:       not persisted",
+        f"fingerprint: {fp} (simclock-trace-v1/sha256)",
+        "metadata:    who = test",
+    ]
+
+
+def test_info_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.mcap"
+    fp = _tiny(path)
+    code, out, _ = _run(capsys, "info", str(path), "--json")
+    data = json.loads(out)
+    del data["library"]
+    assert (code, data) == (
+        0,
+        {
+            "file": str(path),
+            "simclock": True,
+            "seed": 3,
+            "contract_version": "1.0",
+            "start_ns": 0,
+            "end_ns": 9,
+            "duration_ns": 9,
+            "step_ns": 1,
+            "message_count": 5,
+            "topics": {"/a": 2, "/b": 1, "/cmd": 1, "/simclock/events": 1},
+            "chunks": 1,
+            "compression": "zstd",
+            "draw_labels": [],
+            "fingerprint": fp,
+            "fingerprint_algorithm": "simclock-trace-v1/sha256",
+            "metadata": {"who": "test"},
+        },
+    )
+
+
+def test_replay_prints_total_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.mcap"
+    _tiny(path)
+    code, out, err = _run(capsys, "replay", str(path))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        '0 0 /a {"x":1}',
+        "0 1 /b [1,2]",
+        '5 2 /cmd "go"',
+        '5 3 /simclock/events {"at_ns":5,"details":{"lag_ns":2},"kind":"PACING_LAG"}',
+        '9 4 /a {"x":2}',
+    ]
+    code, out, _ = _run(capsys, "replay", str(path), "--topics", "/a", "/cmd", "--until", "5")
+    assert (code, out.splitlines()) == (0, ['0 0 /a {"x":1}', '5 2 /cmd "go"'])
+
+
+def test_replay_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.mcap"
+    _tiny(path)
+    code, out, _ = _run(capsys, "replay", str(path), "--json", "--until", "5")
+    rows: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert rows[0] == {
+        "kind": "json",
+        "payload": {"x": 1},
+        "sequence": 0,
+        "stamp_ns": 0,
+        "topic": "/a",
+    }
+    assert rows[3] == {
+        "kind": "event",
+        "payload": {"at_ns": 5, "details": {"lag_ns": 2}, "kind": "PACING_LAG"},
+        "sequence": 3,
+        "stamp_ns": 5,
+        "topic": EVENTS_TOPIC,
+    }
+    assert len(rows) == 4
+
+
+def test_replay_refuses_bad_until(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.mcap"
+    _tiny(path)
+    with pytest.raises(SystemExit) as info:
+        main(["replay", str(path), "--until", "1.5"])
+    assert info.value.code == 2
+    assert "expected an int of nanoseconds, got '1.5'" in capsys.readouterr().err
+
+
+def test_C_X_FP_diff_identical_recordings_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    fp = _tiny(a)
+    _tiny(b)
+    assert _run(capsys, "diff", str(a), str(b)) == (
+        0,
+        f"identical: fingerprint {fp} (5 messages)\n",
+        "",
+    )
+
+
+def test_C_X_FP_diff_reports_an_injected_one_message_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    fa = _tiny(a)
+    fb = _tiny(b, cmd="stop")
+    code, out, err = _run(capsys, "diff", str(a), str(b))
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "recordings differ at message #2 (0-based, in total order):",
+        "  time:      A 5 ns | B 5 ns",
+        "  sequence:  A 2 | B 2",
+        "  topic:     A /cmd | B /cmd",
+        '  payload A: "go"',
+        '  payload B: "stop"',
+        f"  fingerprints: A {fa} | B {fb}",
+    ]
+
+
+def test_C_X_FP_diff_reports_a_missing_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    _tiny(a)
+    _tiny(b, extra=True)
+    code, out, _ = _run(capsys, "diff", str(a), str(b))
+    assert code == 1
+    assert out.splitlines()[:6] == [
+        "recordings differ at message #5 (0-based, in total order):",
+        "  time:      A (ended) | B 9 ns",
+        "  sequence:  A (ended) | B 5",
+        "  topic:     A (ended) | B /a",
+        "  payload A: (ended)",
+        '  payload B: {"x":3}',
+    ]
+
+
+def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.mcap"
+    bad.write_bytes(b"nope")
+    for argv in (["info", str(bad)], ["replay", str(bad)], ["diff", str(bad), str(bad)]):
+        code, out, err = _run(capsys, *argv)
+        assert (code, out) == (2, "")
+        assert err == f"simclock: error: {bad}: not an MCAP file (no MCAP magic at offset 0)\n"
