@@ -1,0 +1,656 @@
+"""SPEC §5 (C-REP-1..4): ReplayClock over Recorder files and other writers' files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcap.records import Message as McapMessage
+from mcap.writer import CompressionType, Writer
+from test_replay_helpers import record, rewrite
+
+import simclock
+from simclock import (
+    EVENTS_TOPIC,
+    Bus,
+    Event,
+    EventKind,
+    HeapSimClock,
+    Message,
+    RawPayload,
+    Recorder,
+    RecordingError,
+    ReplayClock,
+    SimclockRuntimeError,
+    SimclockTypeError,
+    SimclockValueError,
+)
+
+
+@pytest.fixture(scope="module")
+def recorded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[Message], str, list[Any]]:
+    path = tmp_path_factory.mktemp("rec") / "run.mcap"
+    live, fingerprint, draws = record(path)
+    return path, live, fingerprint, draws
+
+
+def _replay_all(path: Path, **kw: Any) -> list[Message]:
+    got: list[Message] = []
+    with ReplayClock(path, **kw) as clock:
+        clock.bus.subscribe(None, got.append)
+        clock.advance(clock.end_ns() - clock.now_ns())
+    return got
+
+
+# -- C-REP-4 -------------------------------------------------------------------------
+
+
+def test_C_REP_4_round_trip_gives_the_identical_message_sequence(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, fingerprint, _ = recorded
+    got = _replay_all(path)
+    assert got == live
+    # The scenario has what the contract asks for: several topics, equal stamps,
+    # callback failures (events) and a future-stamped message.
+    assert {m.topic for m in live} == {"/imu", "/odom", "/odom/late", "/cmd", EVENTS_TOPIC}
+    stamps = [m.stamp_ns for m in live]
+    assert len(stamps) > len(set(stamps))
+    failures = [m.payload for m in got if m.topic == EVENTS_TOPIC]
+    assert failures[0] == Event(
+        EventKind.SCHEDULER_CALLBACK_FAILED,
+        4,
+        {
+            "callback": "scenario.<locals>.flaky",
+            "error_type": "ValueError",
+            "error_message": "flaky at 4",
+        },
+    )
+    assert simclock.trace_fingerprint(got) == fingerprint
+
+
+def test_C_REP_4_round_trip_past_2_32_sequences(tmp_path: Path) -> None:
+    path = tmp_path / "wrap.mcap"
+    bus = Bus()
+    msgs = [
+        Message("/a", 1, 2**32 - 1, 0),
+        Message("/a", 1, 2**32, 1),
+        Message("/b", 2, 2**32 + 1, 2),
+    ]
+    with Recorder(path, bus, seed=0):
+        for m in msgs:
+            bus.deliver(m)
+    assert _replay_all(path) == msgs
+
+
+# -- C-REP-1 -------------------------------------------------------------------------
+
+
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=12))
+def test_C_REP_1_advance_delivers_exactly_the_half_open_window(
+    recorded: tuple[Path, list[Message], str, list[Any]], dts: list[int]
+) -> None:
+    path, live, _, _ = recorded
+    with ReplayClock(path) as clock:
+        seen: list[tuple[Message, int]] = []
+        clock.bus.subscribe(None, lambda m: seen.append((m, clock.now_ns())))
+        assert clock.now_ns() == 0
+        first = True
+        for dt in dts:
+            before = clock.now_ns()
+            start = len(seen)
+            clock.advance(dt)
+            assert clock.now_ns() == before + dt
+            window = [m for m, _ in seen[start:]]
+            expected = [
+                m
+                for m in live
+                if (before <= m.stamp_ns if first else before < m.stamp_ns)
+                and m.stamp_ns <= before + dt
+            ]
+            assert window == expected
+            first = False
+        # C-ADV-2 analogue: during delivery now_ns() is the message's stamp.
+        assert all(now == m.stamp_ns for m, now in seen)
+
+
+def test_C_REP_1_first_advance_includes_the_start_instant(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, _, _ = recorded
+    with ReplayClock(path) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.advance(0)
+        assert got == [m for m in live if m.stamp_ns == 0]
+        assert got
+        clock.advance(0)
+        assert got == [m for m in live if m.stamp_ns == 0]
+
+
+def test_C_REP_1_topic_filter_and_next_event(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, _, _ = recorded
+    assert _replay_all(path, topics=["/odom", "/cmd"]) == [
+        m for m in live if m.topic in {"/odom", "/cmd"}
+    ]
+    with ReplayClock(path, topics=["/cmd"]) as clock:
+        assert clock.next_event_ns() == 8
+        clock.advance(8)
+        assert clock.next_event_ns() is None
+    with pytest.raises(SimclockTypeError, match=r"^topics must be an iterable of topic names"):
+        ReplayClock(path, topics="/cmd")
+
+
+def test_C_ADV_4_advance_from_a_subscriber_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, _ = recorded
+    errors: list[str] = []
+    with ReplayClock(path, topics=["/cmd"]) as clock:
+
+        def nested(_m: Message) -> None:
+            with pytest.raises(SimclockRuntimeError) as info:
+                clock.advance(1)
+            errors.append(str(info.value))
+
+        clock.bus.subscribe("/cmd", nested)
+        clock.advance(10)
+        assert clock.now_ns() == 10
+    assert (
+        errors
+        == [
+            "advance(dt_ns=1) called from inside a callback or subscriber at now=8 ns; schedule "
+            "the work with schedule() instead"
+        ]
+        * 2
+    )
+
+
+# -- seek ----------------------------------------------------------------------------
+
+
+def test_C_TIME_2_seek_skips_forward_and_never_goes_back(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, _, _ = recorded
+    with ReplayClock(path, callbacks=True) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        fired: list[int] = []
+        handle = clock.schedule_periodic(5, lambda: fired.append(clock.now_ns()))
+        once = clock.schedule(3, lambda: fired.append(-1))
+        clock.advance(2)
+        clock.seek(14)
+        with pytest.raises(
+            SimclockValueError,
+            match=r"^t_ns=13 is before now=14 ns; replay time never goes back, open a new "
+            r"ReplayClock to start over$",
+        ):
+            clock.seek(13)
+        assert clock.now_ns() == 14
+        clock.advance(6)
+        assert got == [m for m in live if m.stamp_ns <= 2 or 14 <= m.stamp_ns <= 20]
+        assert fired == [0, 15, 20]
+        assert handle.stats().skipped == 2  # 5 and 10
+        assert once.stats().skipped == 1
+        clock.seek(clock.end_ns())
+        clock.advance(0)
+        assert got[-1] == live[-1] or live[-1].stamp_ns < clock.end_ns()
+
+
+# -- C-REP-2 -------------------------------------------------------------------------
+
+
+def test_C_REP_2_control_callbacks_do_not_run_by_default(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, _ = recorded
+    ran: list[int] = []
+    with ReplayClock(path) as clock:
+        h1 = clock.schedule(5, lambda: ran.append(1))
+        h2 = clock.schedule_periodic(2, lambda: ran.append(2))
+        clock.advance(40)
+        h1.cancel()
+        h2.cancel()
+        with pytest.raises(SimclockValueError, match=r"^at_ns=3 is in the past \(now is 40 ns\)"):
+            clock.schedule(3, lambda: None)
+    assert ran == []
+
+
+def test_C_REP_2_callbacks_enabled_run_in_order_with_recorded_messages_first(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, _ = recorded
+    trace: list[tuple[int, str]] = []
+    with ReplayClock(path, callbacks=True, topics=["/cmd", "/odom"]) as clock:
+        clock.bus.subscribe(None, lambda m: trace.append((m.stamp_ns, m.topic)))
+        clock.schedule(8, lambda: trace.append((clock.now_ns(), "cb-a")))
+        clock.schedule(8, lambda: trace.append((clock.now_ns(), "cb-b")))
+        clock.schedule_periodic(3, lambda: trace.append((clock.now_ns(), "p3")), phase_ns=2)
+
+        def boom() -> None:
+            raise KeyError("x")
+
+        clock.schedule(9, boom)
+        clock.advance(9)
+    assert trace == [
+        (2, "/odom"),
+        (2, "p3"),
+        (5, "p3"),
+        # C-PER-2 in the recorded run: the one-shots (pushed first) before /odom.
+        (8, "/cmd"),
+        (8, "/cmd"),
+        (8, "/odom"),
+        (8, "cb-a"),
+        (8, "cb-b"),
+        (8, "p3"),
+        (9, EVENTS_TOPIC),
+    ]
+
+
+def test_bus_deferred_delivery_runs_without_callbacks(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, _ = recorded
+    with ReplayClock(path, topics=["/cmd"]) as clock:
+        got: list[tuple[int, str]] = []
+        clock.bus.subscribe("/derived", lambda m: got.append((clock.now_ns(), m.payload)))
+        clock.bus.subscribe(
+            "/cmd", lambda m: clock.bus.publish("/derived", m.payload, stamp_ns=m.stamp_ns + 1)
+        )
+        clock.advance(20)
+    assert got == [(9, "go"), (9, None)]
+
+
+# -- C-REP-3 -------------------------------------------------------------------------
+
+
+def _redo_draws(source: Any) -> list[Any]:
+    """The draws the scenario makes, in its order, against ``source``."""
+    noise = source.child("imu/noise")
+    wheel = source.child("odom")
+    out: list[Any] = []
+    for t in range(41):
+        # At a shared instant odom (re-pushed 6 ns earlier) fires before imu (4 ns), C-PER-2.
+        if t >= 2 and (t - 2) % 6 == 0:
+            out.append(wheel.integers(0, 100))
+        if t % 4 == 0:
+            out.append(noise.normal(0.0, 0.1))
+            out.append(noise.normal(0.0, 1.0, size=(2,)).tolist())
+    return out
+
+
+def test_C_REP_3_persisted_draws_come_back_exactly_per_label(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, draws = recorded
+    with ReplayClock(path) as clock:
+        root = clock.random_source()
+        assert root is clock.random_source()
+        assert (root.seed, root.label) == (7, "/")
+        assert _redo_draws(root) == draws
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=r"^the recorded draws of label '/odom' ran out after 7 draws; the replayed "
+            r"code draws more than the recorded run did$",
+        ):
+            root.child("odom").integers(0, 100)
+
+
+def test_C_REP_3_labels_are_independent_and_mismatches_are_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, _, _, draws = recorded
+    with ReplayClock(path) as clock:
+        root = clock.random_source()
+        assert root.child("odom").integers(0, 100) == draws[2]  # other label untouched
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=r"^no draws were recorded for label '/gps' \(recorded labels: \['/imu/noise', "
+            r"'/odom'\]\); replay must draw from the same streams as the recorded run$",
+        ):
+            root.child("gps").uniform(0.0, 1.0)
+        noise = root.child("imu").child("noise")
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=r"^draw 0 of label '/imu/noise': asked uniform\[0.0,0.1\] but the recording "
+            r"has normal\[0.0,0.1,null\]; replay must make the same draws as the recorded run$",
+        ):
+            noise.uniform(0.0, 0.1)
+        assert noise.normal(0.0, 0.1) == draws[0]
+        arr = noise.normal(0.0, 1.0, size=(2,))
+        assert isinstance(arr, np.ndarray) and arr.dtype == np.float64
+        assert arr.tolist() == draws[1]
+        with pytest.raises(SimclockRuntimeError, match=r"^numpy_rng\(\) cannot be replayed"):
+            noise.numpy_rng()
+        with pytest.raises(SimclockValueError, match=r"^label 'a b' is malformed"):
+            root.child("a b")
+
+
+def test_C_REP_3_no_persisted_draws_means_no_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "nodraws.mcap"
+    record(path, record_draws=False)
+    with ReplayClock(path) as clock:
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=r"^recording '.*nodraws.mcap' has no persisted random draws, so replay cannot "
+            r"produce random numbers; record with Recorder\(\.\.\., record_draws=True\)$",
+        ):
+            clock.random_source()
+        clock.advance(5)  # messages still replay
+
+
+# -- other writers' files -------------------------------------------------------------
+
+
+def _foreign(path: Path, *, chunked: bool) -> None:
+    with path.open("wb") as f:
+        w = Writer(f, use_chunking=chunked, chunk_size=64, compression=CompressionType.LZ4)
+        w.start(profile="", library="someone-else")
+        js = w.register_schema("pose", "jsonschema", b"{}")
+        pb = w.register_schema("pkg.Pose", "protobuf", b"\x0a\x00")
+        a = w.register_channel("/a", "json", js)
+        b = w.register_channel("/b", "protobuf", pb)
+        c = w.register_channel("/c", "cbor", 0)
+        base = 1_700_000_000_000_000_000
+        # Equal log times across channels (ties by file position), no sequence, and an
+        # out-of-order pair across chunks.
+        w.add_message(a, base + 5, b'{"x":1}', base + 5)
+        w.add_message(b, base + 5, b"\x01\x02", base + 5)
+        w.add_message(c, base + 5, b"\xa0", base + 5)
+        w.add_message(a, base + 9, b'{"x":3}', base + 9)
+        w.add_message(b, base + 7, b"\x03", base + 7)
+        w.add_message(a, base + 9, b"[2]", base + 9)
+        w.finish()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+def test_foreign_files_replay_in_log_time_order_with_raw_payloads(
+    tmp_path: Path, chunked: bool
+) -> None:
+    path = tmp_path / "foreign.mcap"
+    _foreign(path, chunked=chunked)
+    base = 1_700_000_000_000_000_000
+    with ReplayClock(path) as clock:
+        assert not clock.info.simclock
+        assert clock.now_ns() == base + 5
+        assert clock.step_ns() == 1
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.advance(3)
+        assert clock.now_ns() == base + 8
+        clock.advance(100)
+        with pytest.raises(SimclockRuntimeError, match=r"has no persisted random draws"):
+            clock.random_source()
+    assert got == [
+        Message("/a", base + 5, 0, {"x": 1}),
+        Message("/b", base + 5, 1, RawPayload("protobuf", "pkg.Pose", b"\x01\x02")),
+        Message("/c", base + 5, 2, RawPayload("cbor", "", b"\xa0")),
+        Message("/b", base + 7, 3, RawPayload("protobuf", "pkg.Pose", b"\x03")),
+        Message("/a", base + 9, 4, {"x": 3}),
+        Message("/a", base + 9, 5, [2]),
+    ]
+
+
+def test_foreign_seek_keeps_sequences(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.mcap"
+    _foreign(path, chunked=True)
+    base = 1_700_000_000_000_000_000
+    with ReplayClock(path, topics=["/a"]) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.seek(base + 6)
+        clock.advance(10)
+    assert got == [Message("/a", base + 9, 4, {"x": 3}), Message("/a", base + 9, 5, [2])]
+
+
+def test_demo_style_recording_replays_clock_channel_is_not_a_bus_message(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, _, _ = recorded
+    got = _replay_all(path)
+    assert "/clock" not in {m.topic for m in got}
+    assert not any(m.topic.startswith("/simclock/draws") for m in got)
+    assert len(got) == len(live)
+
+
+# -- bad files -------------------------------------------------------------------------
+
+
+def test_not_mcap_and_missing_files_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mcap"
+    bad.write_bytes(b"hello, not mcap")
+    with pytest.raises(
+        RecordingError, match=r"^.*bad.mcap: not an MCAP file \(no MCAP magic at offset 0\)$"
+    ):
+        ReplayClock(bad)
+    bad.write_bytes(b"")
+    with pytest.raises(RecordingError, match=r"no MCAP magic at offset 0"):
+        ReplayClock(bad)
+    with pytest.raises(SimclockValueError, match=r"^.*nope.mcap: no such file; pass the path"):
+        ReplayClock(tmp_path / "nope.mcap")
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.6, 0.95, -1])
+def test_truncated_recording_is_refused_before_anything_is_delivered(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path, keep: float
+) -> None:
+    path, _, _, _ = recorded
+    data = path.read_bytes()
+    cut = tmp_path / "cut.mcap"
+    cut.write_bytes(data[: int(len(data) * keep)] if keep > 0 else data[:-1])
+    with pytest.raises(
+        RecordingError,
+        match=r"^.*cut.mcap: truncated or corrupt: no valid footer/summary in the last bytes "
+        r"before offset \d+ \(.*\); the recording was not closed or was cut$",
+    ):
+        ReplayClock(cut)
+
+
+def test_crc_mismatch_names_the_chunk_and_delivers_nothing_from_it(tmp_path: Path) -> None:
+    path = tmp_path / "plain.mcap"
+    record(path, compression="none")
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"go"')
+    data[at + 1] = ord("G")
+    bad = tmp_path / "flip.mcap"
+    bad.write_bytes(bytes(data))
+    with ReplayClock(bad) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*flip.mcap: chunk at offset \d+: CRCValidationError: crc validation failed "
+            r"in Chunk, expected: \d+, calculated: \d+$",
+        ):
+            clock.advance(40)
+        assert got == []  # one chunk: nothing from it was delivered
+        with pytest.raises(RecordingError, match=r"CRCValidationError"):
+            clock.advance(1)  # the failure sticks
+
+
+def test_corrupt_zstd_chunk_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, _, _, _ = recorded
+    data = bytearray(path.read_bytes())
+    at = data.index(b"\x28\xb5\x2f\xfd")  # zstd frame magic inside the first chunk
+    for i in range(at + 8, at + 40):
+        data[i] ^= 0x55
+    bad = tmp_path / "zstd.mcap"
+    bad.write_bytes(bytes(data))
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(RecordingError, match=r"^.*zstd.mcap: chunk at offset \d+: "),
+    ):
+        clock.advance(40)
+
+
+def test_out_of_order_message_in_a_simclock_recording_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, live, _, _ = recorded
+
+    def swap(msgs: list[McapMessage]) -> list[McapMessage]:
+        bus_idx = [i for i, m in enumerate(msgs) if m.channel_id != 1 and b"sequence" in m.data]
+        i, j = bus_idx[5], bus_idx[6]
+        msgs[i], msgs[j] = msgs[j], msgs[i]
+        return msgs
+
+    bad = tmp_path / "swap.mcap"
+    rewrite(path, bad, swap)
+    with ReplayClock(bad) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*swap.mcap: chunk at offset \d+: message sequence=\d+ at \d+ ns is out of "
+            r"order \(previous: sequence=\d+ at \d+ ns, start 0 ns\); a simclock recording must "
+            r"be in total order \(stamp, sequence\)$",
+        ):
+            clock.advance(40)
+    assert got == []  # the bad chunk and the one before it were held back
+    # The unmodified copy replays: the rewriting itself is faithful.
+    same = tmp_path / "same.mcap"
+    rewrite(path, same)
+    assert _replay_all(same) == live
+
+
+def test_altered_payload_fails_the_fingerprint_check(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, _, fingerprint, _ = recorded
+
+    def alter(msgs: list[McapMessage]) -> list[McapMessage]:
+        return [
+            McapMessage(
+                m.channel_id,
+                m.log_time,
+                m.data.replace(b'"go"', b'"GO"'),
+                m.publish_time,
+                m.sequence,
+            )
+            for m in msgs
+        ]
+
+    bad = tmp_path / "alter.mcap"
+    rewrite(path, bad, alter)
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=rf"^.*alter.mcap: the replayed trace has fingerprint [0-9a-f]{{64}} but the "
+            rf"metadata records {fingerprint}; the file was altered$",
+        ),
+    ):
+        clock.advance(40)
+
+
+def test_missing_message_fails_the_count_check(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, live, _, _ = recorded
+    bad = tmp_path / "drop.mcap"
+    rewrite(path, bad, lambda msgs: [m for m in msgs if b'"go"' not in m.data])
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=rf"^.*drop.mcap: {len(live) - 1} bus messages in the chunks but the metadata "
+            rf"records {len(live)}; the file is damaged$",
+        ),
+    ):
+        clock.advance(40)
+
+
+def test_incomplete_recording_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "inc.mcap"
+    bus = Bus()
+    rec = Recorder(path, bus, seed=1)
+    bus.publish("/a", object(), stamp_ns=0)
+    with pytest.raises(SimclockRuntimeError):
+        rec.close()
+    with pytest.raises(
+        RecordingError,
+        match=r"^.*inc.mcap: the recording is incomplete \(the Recorder reported: message "
+        r"sequence=0 on '/a' at 0 ns was not recorded: .*\); fix the run and record it again$",
+    ):
+        ReplayClock(path)
+
+
+def test_unsupported_format_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, _, _, _ = recorded
+    bad = tmp_path / "v9.mcap"
+    rewrite(
+        path,
+        bad,
+        metadata=lambda n, m: {**m, "format": "simclock-recording/9"} if n == "simclock" else m,
+    )
+    with pytest.raises(
+        RecordingError,
+        match=r"^.*v9.mcap: simclock metadata has format 'simclock-recording/9', this version "
+        r"reads 'simclock-recording/1'; replay it with the simclock version that wrote it$",
+    ):
+        ReplayClock(bad)
+
+
+# -- streaming ---------------------------------------------------------------------------
+
+
+def _big(path: Path, n: int) -> None:
+    bus = Bus()
+    with Recorder(path, bus, seed=0, chunk_size=16 * 1024) as rec:
+        for i in range(n):
+            rec.record(Message(f"/t{i % 3}", i // 2, i, {"i": i, "v": [0.5, 1.5]}))
+
+
+def test_replay_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    import tracemalloc
+
+    peaks = []
+    for n in (3_000, 12_000):
+        path = tmp_path / f"{n}.mcap"
+        _big(path, n)
+        count = 0
+
+        def sink(_m: Message) -> None:
+            nonlocal count
+            count += 1
+
+        with ReplayClock(path) as clock:
+            clock.bus.subscribe(None, sink)
+            tracemalloc.start()
+            clock.advance(clock.end_ns())
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        assert count == n
+    # Four times the messages, (nearly) the same peak: a few chunks are held, not the file.
+    assert peaks[1] < 1.3 * peaks[0]
+
+
+def test_replay_clock_is_a_simclock(recorded: tuple[Path, list[Message], str, list[Any]]) -> None:
+    path, _, _, _ = recorded
+    with ReplayClock(path) as clock:
+        assert isinstance(clock, simclock.SimClock)
+        assert isinstance(clock.random_source(), simclock.RandomSource)
+        assert clock.info.seed == 7
+        assert clock.path == str(path)
+        with pytest.raises(SimclockTypeError, match=r"^dt_ns must be an int of nanoseconds"):
+            clock.advance(1.0)  # type: ignore[arg-type]
+        assert clock.now_ns() == 0
+    with pytest.raises(SimclockRuntimeError, match=r"^bus is already bound to a clock"):
+        ReplayClock(path, bus=HeapSimClock(0).bus)
+    with pytest.raises(SimclockTypeError, match=r"^callbacks must be a bool, got 1$"):
+        ReplayClock(path, callbacks=1)  # type: ignore[arg-type]
+    with pytest.raises(RecordingError, match=r"cannot be read \(IsADirectoryError"):
+        ReplayClock(path.parent)
