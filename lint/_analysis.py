@@ -27,6 +27,12 @@ __all__ = ["Analysis", "Reference", "analyse"]
 _CONST = "\x00const"
 _OTHER = "\x00other"
 
+# Fields that never hold a node worth visiting (contexts, operators, plain values).
+_LEAF_FIELDS = frozenset(
+    {"ctx", "op", "ops", "type_comment", "type_ignores", "id", "attr", "arg", "conversion",
+     "is_async", "level", "module", "kind", "simple", "names", "name"}
+)  # fmt: skip
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
@@ -120,8 +126,14 @@ def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
 class _Walker:
     """Collects bindings and loads in one iterative pass."""
 
-    def __init__(self, tree: ast.Module, keep: Callable[[ast.stmt], bool] | None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        keep: Callable[[ast.stmt], bool] | None,
+        names: frozenset[str] | None,
+    ) -> None:
         self.keep = keep
+        self.names = names
         self.module = _Scope("module", None)
         self.loads: list[tuple[str, _Scope, list[str], ast.expr]] = []
         self.calls: list[tuple[str, ast.Call]] = []
@@ -130,6 +142,8 @@ class _Walker:
         self.stack: list[tuple[ast.AST, _Scope]] = [(tree, self.module)]
 
     def bind(self, scope: _Scope, name: str, kind: str) -> None:
+        if self.names is not None and name not in self.names:
+            return
         if name in scope.globals:
             scope = self.module
         elif name in scope.nonlocals:
@@ -162,12 +176,14 @@ class _Walker:
         stack = self.stack
         push = stack.append
         keep = self.keep
+        names = self.names
         stmt = ast.stmt
-        expr_context = ast.expr_context
         while stack:
             node, scope = stack.pop()
             kind = type(node)
             if type(node) is ast.Name:
+                if names is not None and node.id not in names:
+                    continue
                 if type(node.ctx) is ast.Load:
                     self.loads.append((node.id, scope, [], node))
                     self.scope_of[id(node)] = scope
@@ -184,6 +200,8 @@ class _Walker:
                     attrs.append(root.attr)
                     root = root.value
                 if type(root) is ast.Name:
+                    if names is not None and root.id not in names:
+                        continue
                     attrs.reverse()
                     self.loads.append((root.id, scope, attrs, node))
                     self.scope_of[id(root)] = scope
@@ -326,13 +344,18 @@ class _Walker:
                 assert isinstance(node, ast.MatchMapping)
                 if node.rest is not None:
                     self.bind(scope, node.rest, _OTHER)
-            for field_name in node._fields:
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _CHILD_FIELDS[kind] = tuple(
+                    f for f in node._fields if f not in _LEAF_FIELDS
+                )
+            for field_name in fields:
                 value = getattr(node, field_name, None)
-                if isinstance(value, list):
+                if type(value) is list:
                     for item in value:
                         if isinstance(item, ast.AST):
                             push((item, scope))
-                elif isinstance(value, ast.AST) and not isinstance(value, expr_context):
+                elif isinstance(value, ast.AST):
                     push((value, scope))
 
     def references(self) -> Iterator[Reference]:
@@ -364,15 +387,20 @@ class _Walker:
             yield self.module
 
 
-def analyse(tree: ast.Module, keep: Callable[[ast.stmt], bool] | None = None) -> Analysis:
+def analyse(
+    tree: ast.Module,
+    keep: Callable[[ast.stmt], bool] | None = None,
+    names: frozenset[str] | None = None,
+) -> Analysis:
     """Walk ``tree`` once and resolve every load that denotes an import.
 
     ``keep(statement)`` (optional) prunes statements that cannot matter: the
     engine passes one that is false only for statements whose source lines
     contain none of the names the rules care about, so they can neither bind
-    nor load them.
+    nor load them. ``names`` (optional) limits the bindings and loads recorded
+    to those names; None records every name.
     """
-    walker = _Walker(tree, keep)
+    walker = _Walker(tree, keep, names)
     walker.run()
     references = list(walker.references())
     return Analysis(tree, references, walker.calls, walker.module, walker.scope_of)

@@ -114,11 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{rule.code}  {rule.message.format(name='...')}")
         return 0
     if args.explain is not None:
-        rule = RULES_BY_CODE.get(args.explain.strip().upper())
-        if rule is None:
-            print(f"simclock-lint: error: unknown code {args.explain!r}; see --list-rules", file=sys.stderr)
+        explained = RULES_BY_CODE.get(args.explain.strip().upper())
+        if explained is None:
+            print(
+                f"simclock-lint: error: unknown code {args.explain!r}; see --list-rules",
+                file=sys.stderr,
+            )
             return 2
-        print(rule.doc.strip())
+        print(explained.doc.strip())
         return 0
     if args.jobs is not None and args.jobs < 1:
         print(f"simclock-lint: error: --jobs must be >= 1, got {args.jobs!r}", file=sys.stderr)

@@ -46,6 +46,10 @@ class LintConfigError(ValueError):
     """
 
 
+def _segment_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(re.escape(pattern).replace(r"\*", "[^/]*").replace(r"\?", "[^/]"))
+
+
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     if "/" not in pattern.rstrip("/"):
         pattern = "**/" + pattern
@@ -75,13 +79,19 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 class _Glob:
     pattern: str
     regex: re.Pattern[str]
+    # The glob as a pattern for one path segment (used for globs without ``/``).
+    name_regex: re.Pattern[str]
 
     def matches(self, relpath: str) -> bool:
         return self.regex.fullmatch(relpath) is not None
 
 
+def _glob(pattern: str) -> _Glob:
+    return _Glob(pattern, _glob_regex(pattern), _segment_regex(pattern))
+
+
 def _globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
-    return tuple(_Glob(p, _glob_regex(p)) for p in patterns)
+    return tuple(_glob(p) for p in patterns)
 
 
 def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
@@ -119,8 +129,22 @@ class Config:
         except ValueError:
             return absolute.as_posix()
 
-    def is_excluded(self, relpath: str) -> bool:
-        return any(glob.matches(relpath) for glob in self.exclude)
+    def is_excluded(self, relpath: str, *, every_segment: bool = False) -> bool:
+        """Whether an exclude glob matches ``relpath``.
+
+        A glob without ``/`` is tested against the last segment only (the walk
+        has already pruned excluded ancestors, and a directory given on the
+        command line is linted even inside, say, ``.venv``), or against every
+        segment with ``every_segment`` (for files named on the command line).
+        """
+        segments = relpath.split("/") if every_segment else [relpath.rpartition("/")[2]]
+        for glob in self.exclude:
+            if "/" in glob.pattern.rstrip("/"):
+                if glob.matches(relpath):
+                    return True
+            elif any(glob.name_regex.fullmatch(segment) for segment in segments):
+                return True
+        return False
 
     def codes_for(self, relpath: str) -> frozenset[str]:
         """The codes that apply to one file after per-path ignores (SPEC §13)."""
@@ -198,10 +222,15 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
     if not isinstance(per_file, dict):
         raise LintConfigError(f"per-file-ignores in {pyproject} must be a table of glob = [codes]")
     ignores = tuple(
-        (_Glob(glob, _glob_regex(glob)), resolve_codes(_string_list(per_file, glob, pyproject), glob))
+        (
+            _glob(glob),
+            resolve_codes(_string_list(per_file, glob, pyproject), glob),
+        )
         for glob in per_file
     )
-    simulation = _string_list(table, "simulation-code", pyproject) if "simulation-code" in table else ["**"]
+    simulation = (
+        _string_list(table, "simulation-code", pyproject) if "simulation-code" in table else ["**"]
+    )
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise LintConfigError(f"cache-dir in {pyproject} must be a string, got {cache_dir!r}")

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable
 from lint._analysis import analyse
 from lint._rule import Finding, Rule
 from lint._rules import RULES
+from lint._rules._common import import_statements, imports_module
 
-__all__ = ["PARSE_ERROR", "INTERNAL_ERROR", "lint_source"]
+__all__ = ["INTERNAL_ERROR", "PARSE_ERROR", "lint_source"]
 
 PARSE_ERROR = "SC000"
 INTERNAL_ERROR = "SC999"
@@ -31,22 +32,23 @@ _NOQA = re.compile(
 )
 
 
-_IMPORT_STATEMENT = re.compile(
-    r"(?:\bfrom\s+[\w.]+\s+)?\bimport\b(?:\s*\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
-)
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _KEYWORDS = frozenset(keyword.kwlist)
+_STAR_IMPORT = re.compile(rb"\bimport\s*\*")
 # Above this many mentions of the names, walking everything is cheaper than pruning.
 _DENSE = 300
 
 
-def _statement_filter(text: str, rules: list[Rule]) -> Callable[[ast.stmt], bool] | None:
-    """A predicate keeping only statements whose lines mention a name some rule needs.
+def _relevant(
+    raw: bytes, text: str, rules: list[Rule]
+) -> tuple[frozenset[str] | None, Callable[[ast.stmt], bool] | None]:
+    """The names the rules need, and a predicate keeping only statements that mention one.
 
     The names are every identifier of an import statement that mentions a
-    module a rule tracks (so aliases and their shadowing are seen), plus the
-    rules' own words. None (keep everything) after a star import of a tracked
-    module, where any name may denote it.
+    module a rule tracks (so aliases and whatever shadows them are seen), plus
+    the rules' own words. A statement whose lines mention none of them can
+    neither bind nor load them, so the walk skips it. ``(None, None)`` (track
+    every name, keep every statement) after a star import of a tracked module,
+    where any name may denote it.
     """
     modules = {module for rule in rules for module in rule.modules}
     names: set[str] = set()
@@ -54,17 +56,19 @@ def _statement_filter(text: str, rules: list[Rule]) -> Callable[[ast.stmt], bool
         if rule.words is not None:
             names.update(rule.words(text))
     if modules:
-        for match in _IMPORT_STATEMENT.finditer(text):
-            identifiers = set(_IDENTIFIER.findall(match.group()))
-            if identifiers & modules:
-                if "*" in match.group():
-                    return None
-                names.update(identifiers - _KEYWORDS)
+        tracked = {module.encode() for module in modules}
+        for identifiers in import_statements(raw):
+            if identifiers & tracked:
+                names.update(word.decode() for word in identifiers)
+        names -= _KEYWORDS
+        if _STAR_IMPORT.search(raw) and any(imports_module(raw, m) for m in modules):
+            return None, None
     if not names:
-        return lambda statement: False
+        return frozenset(), lambda statement: False
+    # Substring counts over-estimate mentions, cheaply: only a heuristic threshold.
+    if sum(text.count(name) for name in names) > _DENSE:
+        return frozenset(names), None  # mentioned everywhere: pruning would cost more than it saves
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    if len(pattern.findall(text)) > _DENSE:
-        return None  # the names are everywhere: pruning would cost more than it saves
     lines: list[int] = []
     line, position = 1, 0
     for match in pattern.finditer(text):
@@ -82,7 +86,7 @@ def _statement_filter(text: str, rules: list[Rule]) -> Callable[[ast.stmt], bool
         end = statement.end_lineno or start
         return index < len(lines) and lines[index] <= end
 
-    return keep
+    return frozenset(names), keep
 
 
 def _decode(source: bytes) -> str:
@@ -125,7 +129,9 @@ def _column(lines: list[str], line: int, byte_offset: int) -> int:
     return byte_offset + 1
 
 
-def lint_source(source: bytes | str, path: str = "<string>", rules: Iterable[Rule] = RULES) -> list[Finding]:
+def lint_source(
+    source: bytes | str, path: str = "<string>", rules: Iterable[Rule] = RULES
+) -> list[Finding]:
     """Findings of ``rules`` on one module's source, sorted by position.
 
     ``path`` is only echoed in the findings. Never raises for bad input: an
@@ -145,11 +151,14 @@ def lint_source(source: bytes | str, path: str = "<string>", rules: Iterable[Rul
     except (UnicodeDecodeError, LookupError, ValueError) as error:
         return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
     try:
-        analysis = analyse(tree, _statement_filter(text, active))
+        names, keep = _relevant(raw, text, active)
+        analysis = analyse(tree, keep, names)
         hits: list[tuple[int, int, str, str]] = []
         for rule in active:
             for node, name in rule.check(analysis):
-                hits.append((node.lineno, node.col_offset, rule.code, rule.message.format(name=name)))
+                hits.append(
+                    (node.lineno, node.col_offset, rule.code, rule.message.format(name=name))
+                )
         if not hits:
             return []
         lines = text.splitlines()
@@ -161,4 +170,6 @@ def lint_source(source: bytes | str, path: str = "<string>", rules: Iterable[Rul
             findings.add(Finding(path, line, _column(lines, line, offset), code, message))
         return sorted(findings)
     except Exception as error:  # a linter bug must not hide the other files' findings
-        return [Finding(path, 1, 1, INTERNAL_ERROR, f"internal error: {type(error).__name__}: {error}")]
+        return [
+            Finding(path, 1, 1, INTERNAL_ERROR, f"internal error: {type(error).__name__}: {error}")
+        ]

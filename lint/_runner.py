@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from lint._config import Config
 from lint._engine import lint_source
@@ -66,7 +67,7 @@ def discover(paths: Sequence[Path], config: Config) -> Iterator[Path]:
                         candidate = base / name
                         if not config.is_excluded(config.relpath(candidate)):
                             yield candidate
-        elif not config.is_excluded(config.relpath(path)):
+        elif not config.is_excluded(config.relpath(path), every_segment=True):
             yield path
 
 
@@ -148,7 +149,8 @@ def lint_paths(
         key = digest.hexdigest()
         entry = cache.get(relpath)
         if isinstance(entry, list) and len(entry) == 2 and entry[0] == key:
-            results[index] = [Finding(display, *item) for item in entry[1]]
+            items = cast(list[list[Any]], entry[1])
+            results[index] = [Finding(display, *item) for item in items]
             fresh[relpath] = entry
             continue
         todo.append((index, relpath, key, (display, str(path), codes)))

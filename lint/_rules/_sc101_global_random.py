@@ -75,6 +75,4 @@ def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
             yield ref.node, ref.qualname
 
 
-RULE = Rule(
-    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("random",)
-)
+RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("random",))

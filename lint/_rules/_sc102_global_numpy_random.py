@@ -94,21 +94,16 @@ _USE = re.compile(
 
 
 def may_match(source: bytes) -> bool:
-    return b"random" in source and imports_module(source, "numpy") and _USE.search(source) is not None
+    return (
+        b"random" in source and imports_module(source, "numpy") and _USE.search(source) is not None
+    )
 
 
 def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
     for ref in analysis.references:
         parts = ref.qualname.split(".")
-        if (
-            len(parts) >= 3
-            and parts[0] == "numpy"
-            and parts[1] == "random"
-            and parts[2] in LEGACY
-        ):
+        if len(parts) >= 3 and parts[0] == "numpy" and parts[1] == "random" and parts[2] in LEGACY:
             yield ref.node, ref.qualname
 
 
-RULE = Rule(
-    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("numpy",)
-)
+RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("numpy",))

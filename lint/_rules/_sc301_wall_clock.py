@@ -75,11 +75,15 @@ INVALID = [
 ]
 
 
-_NAMES = rb"(?:" + b"|".join(
-    sorted({name.rpartition(".")[2].encode() for name in WALL_CLOCK | NOW_WHEN_BARE})
-) + rb")\b"
+_NAMES = (
+    rb"(?:"
+    + b"|".join(sorted({name.rpartition(".")[2].encode() for name in WALL_CLOCK | NOW_WHEN_BARE}))
+    + rb")\b"
+)
 # Every finding reads `<alias>.<name>` or imports the name itself.
-_USE = re.compile(rb"\.\s*" + _NAMES + rb"|\bimport\b[^\n]*\b" + _NAMES + rb"|\bimport\s*\([^)]*\b" + _NAMES)
+_USE = re.compile(
+    rb"\.\s*" + _NAMES + rb"|\bimport\b[^\n]*\b" + _NAMES + rb"|\bimport\s*\([^)]*\b" + _NAMES
+)
 
 
 def may_match(source: bytes) -> bool:
@@ -93,9 +97,7 @@ def may_match(source: bytes) -> bool:
 def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
     for ref in analysis.references:
         name = ref.qualname
-        if name in WALL_CLOCK:
-            yield ref.node, name
-        elif (
+        if name in WALL_CLOCK or (
             name in NOW_WHEN_BARE
             and ref.call is not None
             and not ref.call.args
@@ -105,5 +107,13 @@ def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
 
 
 RULE = Rule(
-    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, simulation_only=True, modules=("time", "datetime")
+    CODE,
+    MESSAGE,
+    __doc__ or "",
+    VALID,
+    INVALID,
+    may_match,
+    check,
+    simulation_only=True,
+    modules=("time", "datetime"),
 )
