@@ -17,11 +17,12 @@ from functools import partial
 from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
 from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock._protocols import Callback, Handle, PeriodicStats
-from simclock._random import SeededRandomSource
+from simclock._random import DrawObserver, SeededRandomSource
 from simclock._timeint import check_positive_ns, check_time_ns
 
 __all__ = ["HeapSimClock", "callback_name", "check_rate_hz", "rate_offset_ns"]
 
+# Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
 _PENDING = 0  # in the heap, will fire
 _RUNNING = 1  # popped, its callback is running
 _DONE = 2  # fired (one-shot), or cancelled
@@ -83,25 +84,42 @@ def _first_rate_index(elapsed: int, rate: Fraction) -> int:
 
 
 class _Entry:
-    """One schedule. A periodic or rate schedule is one entry re-pushed after each firing."""
+    """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
-    __slots__ = ("cb", "failed", "fired", "k", "kind", "period", "phase", "rate", "state")
+    ``cancel`` and ``stats`` are bound into the :class:`Handle`; a bound method
+    is cheaper to make than a ``functools.partial`` and this is on the
+    ``schedule`` hot path.
+    """
+
+    __slots__ = (
+        "cb",
+        "clock",
+        "failed",
+        "fired",
+        "k",
+        "kind",
+        "period",
+        "phase",
+        "rate",
+        "state",
+    )
 
     def __init__(
         self,
+        clock: HeapSimClock,
         cb: Callback,
-        kind: int,
+        kind: int = _ONESHOT,
         phase: int = 0,
         period: int = 0,
         rate: Fraction | None = None,
-        k: int = 0,
     ) -> None:
+        self.clock = clock
         self.cb = cb
         self.kind = kind
         self.phase = phase
         self.period = period
         self.rate = rate
-        self.k = k
+        self.k = 0
         self.state = _PENDING
         self.fired = 0
         self.failed = 0
@@ -113,11 +131,28 @@ class _Entry:
         assert self.rate is not None
         return self.phase + rate_offset_ns(self.k, self.rate)
 
+    def cancel(self) -> None:
+        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
+        state = self.state
+        if state == _PENDING:
+            self.state = _DONE
+            self.clock._tombstone_added()
+        elif state == _RUNNING:
+            # Cancelled from inside its own callback: the re-push is skipped.
+            self.state = _CANCELLED_RUNNING
+
+    def stats(self) -> PeriodicStats:
+        """Counters of this schedule (C-X-STATS); ``fired`` counts callbacks started."""
+        return PeriodicStats(fired=self.fired, failed=self.failed)
+
 
 class HeapSimClock:
     """Deterministic event clock in integer nanoseconds (SPEC §1).
 
-    ``HeapSimClock(seed, *, start_ns=0, step_ns=1, bus=None, compact_threshold=64)``.
+    ``HeapSimClock(seed, *, start_ns=0, step_ns=1, bus=None, compact_threshold=64,
+    draw_observer=None)``. ``draw_observer(label, method, args, value)`` is called
+    after every draw from ``random_source()`` and its children (e.g. a
+    ``Recorder``'s, to persist draws for replay, C-REP-3).
 
     Order: entries fire by ``(at_ns, seq)``; ``seq`` is taken when an entry is
     pushed, so equal times fire in push order (C-TIE-1) and a periodic entry,
@@ -142,8 +177,13 @@ class HeapSimClock:
         step_ns: int = 1,
         bus: Bus | None = None,
         compact_threshold: int = 64,
+        draw_observer: DrawObserver | None = None,
     ) -> None:
-        self._random = SeededRandomSource(seed)
+        if draw_observer is not None and not callable(draw_observer):
+            raise SimclockTypeError(
+                f"draw_observer must be callable or None, got {draw_observer!r}"
+            )
+        self._random = SeededRandomSource(seed, observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
@@ -202,7 +242,7 @@ class HeapSimClock:
 
     def _push(self, at: int, entry: _Entry) -> Handle:
         heapq.heappush(self._heap, (at, next(self._seq), entry))
-        return Handle(cancel=partial(self._cancel, entry), stats=partial(self._stats, entry))
+        return Handle(entry.cancel, entry.stats)
 
     def schedule(self, at_ns: int, cb: Callback) -> Handle:
         """Fire ``cb`` once at ``at_ns`` (C-SCH-1, C-SCH-2).
@@ -210,13 +250,18 @@ class HeapSimClock:
         ``at_ns`` must be a time-int ``>= now``; ``at_ns == now`` fires on the
         next ``advance``, even ``advance(0)``. O(log n).
         """
-        at = check_time_ns(at_ns, "at_ns")
-        _check_callable(cb)
+        # Fast path for the common case; check_time_ns gives the exact errors.
+        at = at_ns if type(at_ns) is int else check_time_ns(at_ns, "at_ns")
         if at < self._now:
+            check_time_ns(at, "at_ns")
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
             )
-        return self._push(at, _Entry(cb, _ONESHOT))
+        if not callable(cb):
+            _check_callable(cb)
+        entry = _Entry(self, cb)
+        heapq.heappush(self._heap, (at, next(self._seq), entry))  # inlined for speed
+        return Handle(entry.cancel, entry.stats)
 
     def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
         """Fire ``cb`` at ``phase + k*period`` for every grid point ``>= now`` (C-PER-1..3).
@@ -230,7 +275,8 @@ class HeapSimClock:
         _check_callable(cb)
         now = self._now
         k0 = 0 if phase >= now else -((phase - now) // period)
-        entry = _Entry(cb, _PERIODIC, phase=phase, period=period, k=k0)
+        entry = _Entry(self, cb, _PERIODIC, phase=phase, period=period)
+        entry.k = k0
         return self._push(entry.at_k(), entry)
 
     def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
@@ -244,23 +290,18 @@ class HeapSimClock:
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
         _check_callable(cb)
-        entry = _Entry(cb, _RATE, phase=phase, rate=rate)
+        entry = _Entry(self, cb, _RATE, phase=phase, rate=rate)
         entry.k = _first_rate_index(self._now - phase, rate)
         return self._push(entry.at_k(), entry)
 
     # -- cancellation -----------------------------------------------------
 
-    def _cancel(self, entry: _Entry) -> None:
-        """Cancel ``entry`` (C-CAN-1..4): never raises, idempotent, no-op once fired."""
-        state = entry.state
-        if state == _PENDING:
-            entry.state = _DONE
-            self._dead += 1
-            heap = self._heap
-            if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
-                self._compact()
-        elif state == _RUNNING:
-            entry.state = _CANCELLED_RUNNING
+    def _tombstone_added(self) -> None:
+        """Count a new tombstone; compact when they outnumber live entries (C-CAN-4)."""
+        self._dead += 1
+        heap = self._heap
+        if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
+            self._compact()
 
     def _compact(self) -> None:
         heap = self._heap
@@ -270,10 +311,6 @@ class HeapSimClock:
         self._dead = 0
         # Invariant: right after compaction the heap holds live entries only.
         assert all(item[2].state == _PENDING for item in heap)
-
-    @staticmethod
-    def _stats(entry: _Entry) -> PeriodicStats:
-        return PeriodicStats(fired=entry.fired, failed=entry.failed)
 
     # -- running ------------------------------------------------------------
 
@@ -297,29 +334,43 @@ class HeapSimClock:
         # Local bindings: this loop is the clock's hot path.
         heap = self._heap
         pop = heapq.heappop
+        push = heapq.heappush
+        seq = self._seq
         self._running = True
         try:
             while heap and heap[0][0] <= target:
                 at, _seq, entry = pop(heap)
-                if entry.state != _PENDING:
+                if entry.state:  # not _PENDING: a tombstone leaving at the root
                     self._dead -= 1
                     continue
                 self._now = at
+                if not entry.kind:
+                    # One-shot: done before its callback runs, so a cancel from
+                    # inside it is the no-op of C-CAN-3.
+                    entry.state = _DONE
+                    entry.fired = 1
+                    try:
+                        entry.cb()
+                    except Exception as exc:
+                        entry.failed = 1
+                        self._report_failure(at, entry.cb, exc)
+                    continue
                 entry.state = _RUNNING
+                entry.fired += 1
                 try:
                     entry.cb()
                 except Exception as exc:
                     entry.failed += 1
                     self._report_failure(at, entry.cb, exc)
                 finally:
-                    entry.fired += 1
-                    if entry.kind == _ONESHOT or entry.state == _CANCELLED_RUNNING:
-                        entry.state = _DONE
-                    else:
-                        # C-PER-2: re-pushed after the callback, with a fresh seq.
+                    if entry.state == _RUNNING:
+                        # C-PER-2: re-pushed after the callback (returned or
+                        # raised), with a fresh seq; C-PER-3: from the grid.
                         entry.state = _PENDING
                         entry.k += 1
-                        heapq.heappush(heap, (entry.at_k(), next(self._seq), entry))
+                        push(heap, (entry.at_k(), next(seq), entry))
+                    else:
+                        entry.state = _DONE
             self._now = target
         finally:
             self._running = False
