@@ -67,6 +67,7 @@ file. Thread-safe: one lock around each write.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import platform
@@ -78,6 +79,7 @@ from typing import IO, Any, Final
 
 import numpy as np
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
+from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock._bus import Bus, Message
@@ -98,7 +100,9 @@ __all__ = [
     "FORMAT",
     "METADATA_NAME",
     "Recorder",
+    "clock_encoder",
     "draws_topic",
+    "encode_clock",
 ]
 
 FORMAT: Final = "simclock-recording/1"
@@ -187,6 +191,35 @@ _DRAW_SCHEMA = {
 def draws_topic(label: str) -> str:
     """The channel topic of the draws of stream ``label`` (``/`` → ``/simclock/draws``)."""
     return DRAWS_TOPIC_PREFIX if label == "/" else DRAWS_TOPIC_PREFIX + label
+
+
+def clock_encoder() -> Any:
+    """mcap-ros2-support's schema-driven CDR encoder of ``rosgraph_msgs/msg/Clock``."""
+    return serialize_dynamic(CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT)[CLOCK_SCHEMA_NAME]
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def encode_clock(session_ns: int) -> bytes:
+    """CDR bytes of ``rosgraph_msgs/msg/Clock`` carrying ``session_ns`` (C-MCAP-3).
+
+    Clock is ``builtin_interfaces/Time clock`` = ``int32 sec, uint32 nanosec``;
+    the fields are written with mcap-ros2-support's ``CdrWriter``, which gives
+    the same bytes as :func:`clock_encoder` (tested) at a third of the cost,
+    and this runs once per recorded instant. ``ValueError`` past int32 seconds.
+    """
+    sec, nanosec = divmod(session_ns, _NS_PER_S)
+    if sec > _INT32_MAX:
+        raise SimclockValueError(
+            f"session time {session_ns} ns is past the int32 seconds of "
+            "builtin_interfaces/Time; /clock cannot carry it"
+        )
+    out = io.BytesIO()
+    writer = CdrWriter(out)
+    writer.write_int32(sec)
+    writer.write_uint32(nanosec)
+    return out.getvalue()
 
 
 def _package_version(name: str) -> str:
@@ -281,7 +314,7 @@ class Recorder:
         self.path = os.fspath(path)
         self._bus = bus
         self._start = start
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         self._hash = hashlib.sha256()
         self._count = 0
         self._error: str | None = None
@@ -317,9 +350,6 @@ class Recorder:
         self._clock_schema = self._writer.register_schema(
             CLOCK_SCHEMA_NAME, "ros2msg", CLOCK_SCHEMA_TEXT.encode()
         )
-        self._clock_encode = serialize_dynamic(CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT)[
-            CLOCK_SCHEMA_NAME
-        ]
         self._clock_channel = self._writer.register_channel(
             CLOCK_TOPIC, "cdr", self._clock_schema, {KIND_KEY: "clock"}
         )
@@ -453,8 +483,7 @@ class Recorder:
     def _write_clock(self, at: int) -> None:
         if at <= self._clock_last:
             return
-        sec, nanosec = divmod(at, _NS_PER_S)
-        data = self._clock_encode({"clock": {"sec": sec, "nanosec": nanosec}})
+        data = encode_clock(at)
         self._writer.add_message(self._clock_channel, at, data, at, self._clock_seq & _U32)
         self._clock_seq += 1
         self._clock_last = at
@@ -517,7 +546,11 @@ class Recorder:
                 )
                 raise
             if stamp > self._clock_last:
-                self._clock_to(stamp)
+                try:
+                    self._clock_to(stamp)
+                except SimclockValueError as exc:
+                    self._fail(f"/clock at {stamp} ns was not recorded: {exc}")
+                    raise
             self._writer.add_message(
                 self._channels.get((topic, kind)) or self._channel(topic, kind),
                 stamp,

@@ -326,3 +326,37 @@ def test_event_from_json_inverts_to_json() -> None:
     assert simclock.Event.from_json(event.to_json()) == event
     with pytest.raises(SimclockValueError, match=r"^event must have a 'kind' among \["):
         simclock.Event.from_json({"kind": "NOPE", "at_ns": 1, "details": {}})
+
+
+@pytest.mark.parametrize(
+    "session_ns",
+    [
+        0,
+        1,
+        999_999_999,
+        1_000_000_000,
+        1_700_000_000_123_456_789,
+        (2**31 - 1) * 10**9 + 999_999_999,
+    ],
+)
+def test_C_MCAP_3_clock_bytes_equal_the_schema_driven_encoder(session_ns: int) -> None:
+    from simclock._recorder import clock_encoder, encode_clock
+
+    sec, nanosec = divmod(session_ns, 10**9)
+    assert encode_clock(session_ns) == clock_encoder()({"clock": {"sec": sec, "nanosec": nanosec}})
+
+
+def test_C_MCAP_3_clock_past_int32_seconds_is_refused(tmp_path: Path) -> None:
+    from simclock._recorder import encode_clock
+
+    with pytest.raises(
+        SimclockValueError,
+        match=r"^session time 2147483648000000000 ns is past the int32 seconds of "
+        r"builtin_interfaces/Time; /clock cannot carry it$",
+    ):
+        encode_clock(2**31 * 10**9)
+    bus = Bus()
+    rec = Recorder(tmp_path / "far.mcap", bus, seed=0)
+    bus.deliver(Message("/a", 2**31 * 10**9, 0, 1))
+    with pytest.raises(SimclockRuntimeError, match=r"is incomplete: /clock at 2147483648000000000"):
+        rec.close()
