@@ -83,6 +83,12 @@ def _rate(value: object) -> Fraction:
         )
     if rate <= 0:
         raise SimclockValueError(f"rate_hz must be > 0, got {value!r}; pass a positive rate")
+    # Above 1 GHz several firings would share one ns; SPEC is silent, and
+    # HeapSimClock refuses, so the oracle refuses too (ValueError).
+    if rate > _NS_PER_S:
+        raise SimclockValueError(
+            f"rate_hz must be <= 10**9 (one firing per ns at most), got {value!r}"
+        )
     return rate
 
 
@@ -196,6 +202,7 @@ class ReferenceClock:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
 
         The first firing is the first such point >= now, as for C-PER-1.
+        ``0 < rate_hz <= 10**9``, else ``ValueError``.
         """
         rate = _rate(rate_hz)
         fn = _callable(cb)

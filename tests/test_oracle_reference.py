@@ -213,6 +213,9 @@ def test_C_SCH_1_past_and_negative_refused_numpy_int_accepted() -> None:
         clock.schedule_periodic(0, lambda: None)
     with pytest.raises(ValueError, match=r"^rate_hz must be > 0"):
         clock.schedule_rate(Fraction(0), lambda: None)
+    with pytest.raises(ValueError, match=r"^rate_hz must be <= 10\*\*9"):
+        clock.schedule_rate(Fraction(10**9 + 1), lambda: None)
+    clock.schedule_rate(10**9, lambda: None).cancel()
     with pytest.raises(TypeError, match=r"^rate_hz must be an int or a fractions.Fraction"):
         clock.schedule_rate(30.0, lambda: None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^cb must be callable"):

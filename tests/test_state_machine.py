@@ -105,8 +105,17 @@ ONE_SHOT_ACTIONS = (
     "halt",
 )
 # A periodic that spawned periodics would grow quadratically, and one that
-# halted would halt every advance; both are exercised from one-shots only.
-PERIODIC_ACTIONS = ("record", "raise", "schedule", "cancel", "cancel_self", "nested_advance")
+# halted every time would halt every advance: it halts on its first firing only
+# (C-ERR-2 with C-PER-2: the next firing is still pushed).
+PERIODIC_ACTIONS = (
+    "record",
+    "raise",
+    "schedule",
+    "cancel",
+    "cancel_self",
+    "nested_advance",
+    "halt_once",
+)
 
 
 @dataclass
@@ -152,7 +161,8 @@ class _Side:
     ) -> Callback:
         side = self
         clock = self.clock
-        next_k = [grid.first_k(registered_at)] if grid is not None else [0]
+        first_k = grid.first_k(registered_at) if grid is not None else 0
+        next_k = [first_k]
 
         def fire() -> None:
             now = clock.now_ns()
@@ -168,7 +178,7 @@ class _Side:
                 side.last_one_shot = (now, reg)
             if action == "raise":
                 raise ValueError(f"boom {label} at {now}")
-            if action == "halt":
+            if action == "halt" or (action == "halt_once" and next_k[0] == first_k + 1):
                 raise _Halt(label)
             if action == "schedule":
                 # Half the time exactly at this grid's next firing, where C-PER-2
@@ -252,6 +262,8 @@ def _refused(c: _Clock, name: str) -> object:
         return c.schedule_rate(0, _nothing)
     if name == "rate_bool":
         return c.schedule_rate(True, _nothing)
+    if name == "rate_above_1_ghz":
+        return c.schedule_rate(Fraction(10**9 * 7 + 1, 7), _nothing)
     assert name == "callback_not_callable"
     bad = 3
     return c.schedule(now, bad)
@@ -396,6 +408,7 @@ class ClockVsOracle(RuleBasedStateMachine):
                 ("rate_float", TypeError),
                 ("rate_zero", ValueError),
                 ("rate_bool", TypeError),
+                ("rate_above_1_ghz", ValueError),
                 ("callback_not_callable", TypeError),
             ]
         )
