@@ -11,6 +11,8 @@ Three ways to run the suite on it:
 See ``conformance/README.md``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
 from conformance._harness import (
     BackendError,
@@ -23,8 +25,10 @@ from conformance._harness import (
     not_applicable,
 )
 from conformance._report import BackendReport, Outcome
-from conformance._run import run
-from conformance._suite_clock import ClockConformance, hypothesis_settings
+
+if TYPE_CHECKING:
+    from conformance._run import run
+    from conformance._suite_clock import ClockConformance, hypothesis_settings
 
 __all__ = [
     "CLAUSES",
@@ -45,3 +49,20 @@ __all__ = [
     "register_clauses",
     "run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the suite (pytest, Hypothesis, the oracle) only when it is asked for.
+
+    The pytest plugin and the determinism subprocess import this package; they
+    must stay cheap and must not break other test runs if the suite cannot load.
+    """
+    if name == "run":
+        from conformance._run import run
+
+        return run
+    if name in ("ClockConformance", "hypothesis_settings"):
+        from conformance import _suite_clock
+
+        return getattr(_suite_clock, name)
+    raise AttributeError(f"module 'conformance' has no attribute {name!r}")

@@ -143,7 +143,7 @@ def make_machine(factory: Factory) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.has_rate)
         @rule(
             target=handles,
-            period_num=st.integers(2, 40),
+            period_num=st.integers(3, 40),
             period_den=st.integers(1, 3),
             phase=st.integers(0, 60),
             behaviour=BEHAVIOURS,

@@ -148,10 +148,14 @@ class SortedListClock:
     def _key(self, at: int, seq: int) -> tuple[int, int]:
         return (-at, -seq)
 
-    def _push(self, at: int, timer: Timer) -> None:
+    def _next_seq(self, timer: Timer) -> int:
+        """A fresh seq for every push, re-pushes included (C-TIE-1, C-PER-2)."""
         seq = self._counter
         self._counter += 1
-        key = self._key(at, seq)
+        return seq
+
+    def _push(self, at: int, timer: Timer) -> None:
+        key = self._key(at, self._next_seq(timer))
         bisect.insort(self._items, (key[0], key[1], timer))
         timer.queued = True
 

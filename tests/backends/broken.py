@@ -1,0 +1,323 @@
+"""Deliberately broken backends: each differs from ``SortedListClock`` by one defect.
+
+:data:`BROKEN` maps each factory name (``backends.broken:<name>``) to the
+clause the conformance suite must report as failed and a one-line description
+of the defect. ``tests/test_conformance_selfcheck.py`` runs the suite on every
+one of them; ``tests/backends/table.py`` writes the results to
+``docs/conformance.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from simclock import Bus, SimclockValueError
+
+from .sorted_list import _GIGA, Item, SortedListClock, Timer
+from .streams import PathStream, join_label
+
+__all__ = ["BROKEN"]
+
+
+class _LifoTies(SortedListClock):
+    def _key(self, at: int, seq: int) -> tuple[int, int]:
+        return (-at, seq)  # defect: equal times pop newest first
+
+
+class _RepushKeepsSeq(SortedListClock):
+    def _next_seq(self, timer: Timer) -> int:
+        # defect: a re-pushed periodic reuses the seq it got at registration
+        if not timer.repeats:
+            return super()._next_seq(timer)
+        first: dict[Timer, int] = self.__dict__.setdefault("_first_seq", {})
+        if timer not in first:
+            first[timer] = super()._next_seq(timer)
+        return first[timer]
+
+
+class _FloatSeconds(SortedListClock):
+    def _time_of(self, timer: Timer) -> int:
+        if timer.period is None:
+            return super()._time_of(timer)
+        # defect: the grid is accumulated in float seconds
+        if timer.k == 0 or timer.seconds == 0.0:
+            timer.seconds = (timer.phase + timer.k * timer.period) / 1e9
+        else:
+            timer.seconds += timer.period / 1e9
+        return int(timer.seconds * 1e9)
+
+
+class _FloatsAccepted(SortedListClock):
+    def _time(self, value: object, name: str) -> int:
+        if isinstance(value, float):
+            value = round(value)  # defect: floats are rounded instead of refused
+        return super()._time(value, name)
+
+
+class _SecondCancelRaises(SortedListClock):
+    def _cancel(self, timer: Timer) -> None:
+        if timer.cancelled:
+            raise SimclockValueError("handle already cancelled")  # defect
+        super()._cancel(timer)
+
+
+class _OwnCancelIgnored(SortedListClock):
+    def _cancel(self, timer: Timer) -> None:
+        if not timer.queued and timer.repeats and timer.fired > 0:
+            return  # defect: a periodic running its callback cannot be cancelled
+        super()._cancel(timer)
+
+
+class _ExceptionsEscape(SortedListClock):
+    def _run(self, at: int, timer: Timer) -> bool:
+        timer.cb()  # defect: exceptions propagate out of advance
+        return True
+
+
+class _FailureStopsRest(SortedListClock):
+    def _run(self, at: int, timer: Timer) -> bool:
+        try:
+            timer.cb()
+        except Exception as exc:
+            timer.failed += 1
+            self._report(at, timer.cb, exc)
+            return False  # defect: the rest of this advance is dropped
+        return True
+
+
+class _NewEntriesWait(SortedListClock):
+    def advance(self, dt_ns: int) -> None:
+        # defect: entries pushed during this advance wait for the next one
+        self._limit = self._counter
+        super().advance(dt_ns)
+
+    def _due(self, target: int) -> Item | None:
+        limit = getattr(self, "_limit", None)
+        if limit is None:
+            return super()._due(target)
+        self._drop_dead_tail()
+        for i in range(len(self._items) - 1, -1, -1):
+            neg_at, neg_seq, timer = self._items[i]
+            if -neg_at > target:
+                return None
+            if -neg_seq < limit and not timer.cancelled:
+                return self._items.pop(i)
+        return None
+
+
+class _NowIsTarget(SortedListClock):
+    _now_override: int | None = None
+
+    def advance(self, dt_ns: int) -> None:
+        dt = self._time(dt_ns, "dt_ns")
+        target = self._now + dt
+        self._now_override = target
+        try:
+            super().advance(dt)
+        finally:
+            self._now_override = None
+
+    def now_ns(self) -> int:
+        override = self._now_override
+        # defect: inside advance, now is already the target
+        return override if override is not None else self._now
+
+
+class _AdvanceZeroSkips(SortedListClock):
+    def advance(self, dt_ns: int) -> None:
+        if type(dt_ns) is int and dt_ns == 0:
+            return  # defect: advance(0) does nothing
+        super().advance(dt_ns)
+
+
+class _PastAccepted(SortedListClock):
+    def _check_not_past(self, at: int) -> None:
+        pass  # defect: entries in the past are accepted (and fire at once)
+
+
+class _RelativeGrid(SortedListClock):
+    def _first_k(self, timer: Timer) -> int:
+        # defect: the grid starts at registration: now + phase, now + phase + period, ...
+        timer.phase += self._now
+        return 0
+
+
+class _HashStream(PathStream):
+    def key(self) -> list[int]:
+        # defect: Python's salted hash() keys the child streams
+        return [self._seed, hash(self._path) & 0xFFFF_FFFF_FFFF_FFFF]
+
+
+class _HashKeyedChildren(SortedListClock):
+    def _make_root(self, seed: int) -> PathStream:
+        return _HashStream(seed)
+
+
+class _NeverCompacts(SortedListClock):
+    def _should_purge(self) -> bool:
+        return False  # defect: cancelled entries stay forever
+
+
+class _NestedAdvanceAllowed(SortedListClock):
+    def advance(self, dt_ns: int) -> None:
+        self._busy = False  # defect: no guard against advance from a callback
+        super().advance(dt_ns)
+
+
+class _BaseExceptionSwallowed(SortedListClock):
+    def _run(self, at: int, timer: Timer) -> bool:
+        try:
+            timer.cb()
+        except BaseException as exc:  # defect: KeyboardInterrupt is reported, not raised
+            timer.failed += 1
+            self._report(at, timer.cb, exc if isinstance(exc, Exception) else Exception(repr(exc)))
+        return True
+
+
+class _PeekSeesCancelled(SortedListClock):
+    def next_event_ns(self) -> int | None:
+        # defect: tombstones are not skipped
+        return -self._items[-1][0] if self._items else None
+
+
+class _RateRoundedPeriod(SortedListClock):
+    def _time_of(self, timer: Timer) -> int:
+        if timer.rate is None:
+            return super()._time_of(timer)
+        # defect: the rate becomes a rounded integer period
+        return timer.phase + timer.k * round(_GIGA / timer.rate)
+
+
+class _CancelByCallback(SortedListClock):
+    def _cancel(self, timer: Timer) -> None:
+        # defect: cancel looks entries up by callback, hitting other schedules of it
+        for _, _, other in list(self._items):
+            if other.cb is timer.cb and other is not timer:
+                super()._cancel(other)
+        super()._cancel(timer)
+
+
+class _NumpyNowLeaks(SortedListClock):
+    def _time(self, value: object, name: str) -> int:
+        if isinstance(value, np.integer):
+            if value < 0:
+                raise SimclockValueError(f"{name} must be >= 0")
+            return value  # type: ignore[return-value]  # defect: not normalised to int
+        return super()._time(value, name)
+
+
+class _OrderDependentChildren(PathStream):
+    def __init__(self, seed: int, path: str = "/", parent: PathStream | None = None) -> None:
+        super().__init__(seed, path)
+        self._parent = parent
+
+    def child(self, label: str) -> PathStream:
+        # defect: a child is seeded by its parent's generator, so creation order matters
+        child = _OrderDependentChildren(self._seed, join_label(self._path, label), self)
+        entropy = int(self._gen.integers(0, 1 << 62))
+        child._gen = np.random.Generator(np.random.PCG64(entropy))
+        return child
+
+
+class _SpawnedChildren(SortedListClock):
+    def _make_root(self, seed: int) -> PathStream:
+        return _OrderDependentChildren(seed)
+
+
+def _factory(cls: type[SortedListClock]) -> Callable[[int, Bus], SortedListClock]:
+    def make(seed: int, bus: Bus) -> SortedListClock:
+        return cls(seed, bus)
+
+    return make
+
+
+BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
+    "lifo_ties": ("C-TIE-1", "equal times fire newest first (LIFO)", _LifoTies),
+    "repush_keeps_seq": (
+        "C-PER-2",
+        "a periodic's re-push keeps its first seq",
+        _RepushKeepsSeq,
+    ),
+    "float_seconds_grid": (
+        "C-PER-3",
+        "periodic times accumulated in float seconds",
+        _FloatSeconds,
+    ),
+    "floats_accepted": ("C-TIME-3", "float times rounded instead of refused", _FloatsAccepted),
+    "second_cancel_raises": (
+        "C-CAN-1",
+        "a second cancel() raises",
+        _SecondCancelRaises,
+    ),
+    "own_cancel_ignored": (
+        "C-CAN-2",
+        "cancel inside its own callback does not stop a periodic",
+        _OwnCancelIgnored,
+    ),
+    "exceptions_escape": ("C-ERR-1", "callback exceptions escape advance", _ExceptionsEscape),
+    "failure_stops_rest": (
+        "C-ERR-1",
+        "one failing callback stops the rest of the advance",
+        _FailureStopsRest,
+    ),
+    "new_entries_wait": (
+        "C-ADV-3",
+        "entries scheduled during advance wait for the next advance",
+        _NewEntriesWait,
+    ),
+    "now_is_target": ("C-ADV-2", "now during a callback equals the target", _NowIsTarget),
+    "advance_zero_skips": ("C-ADV-1", "advance(0) skips entries due now", _AdvanceZeroSkips),
+    "past_accepted": ("C-SCH-1", "scheduling in the past is accepted", _PastAccepted),
+    "relative_grid": (
+        "C-PER-1",
+        "periodic grid relative to registration time",
+        _RelativeGrid,
+    ),
+    "hash_keyed_children": (
+        "C-RNG-2",
+        "child streams keyed by Python's salted hash()",
+        _HashKeyedChildren,
+    ),
+    "never_compacts": ("C-CAN-4", "cancelled tombstones are never compacted", _NeverCompacts),
+    "nested_advance_allowed": (
+        "C-ADV-4",
+        "advance from inside a callback is allowed",
+        _NestedAdvanceAllowed,
+    ),
+    "base_exception_swallowed": (
+        "C-ERR-2",
+        "KeyboardInterrupt is caught and reported",
+        _BaseExceptionSwallowed,
+    ),
+    "peek_sees_cancelled": (
+        "C-X-PEEK",
+        "next_event_ns() reports cancelled entries",
+        _PeekSeesCancelled,
+    ),
+    "rate_rounded_period": (
+        "C-X-RATE",
+        "schedule_rate rounds 1e9/rate to an integer period",
+        _RateRoundedPeriod,
+    ),
+    "cancel_by_callback": (
+        "C-CAN-3",
+        "cancel() of a fired entry cancels other schedules of its callback",
+        _CancelByCallback,
+    ),
+    "numpy_now_leaks": (
+        "C-TIME-1",
+        "numpy integers are stored unnormalised, so now_ns() returns numpy",
+        _NumpyNowLeaks,
+    ),
+    "order_dependent_children": (
+        "C-RNG-4",
+        "child streams seeded from the parent's generator (creation order matters)",
+        _SpawnedChildren,
+    ),
+}
+"""``name -> (clause that must fail, defect, class)``."""
+
+for _name, (_clause, _defect, _cls) in BROKEN.items():
+    globals()[_name] = _factory(_cls)
