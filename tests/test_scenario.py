@@ -373,6 +373,7 @@ def test_make_demo_records_replays_and_plots(
     out = capsys.readouterr().out
     fingerprint = run_scenario(load_scenario(ROOT / "examples" / "pendulum.toml")).fingerprint
     assert f"fingerprint: {fingerprint}\n" in out
+    assert "replay: 8931 messages replayed, fingerprint matches the run\n" in out
     assert (tmp_path / "pendulum.mcap").stat().st_size > 0
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
 

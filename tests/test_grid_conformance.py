@@ -1,0 +1,27 @@
+"""GridClock runs the backend-agnostic conformance suite (SPEC §1-§3, §14).
+
+With a 1 ns grid every time is a boundary, so every clause of SPEC §1 must
+hold exactly as for HeapSimClock; the quantisation clauses (C-GRID-*) are
+tested in tests/test_grid.py. The state-machine comparison with the oracle
+covers the composition of GridClock's quantised periodics over HeapSimClock.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import ClockConformance, Factory
+from simclock import Bus, GridClock
+
+
+def grid_factory(seed: int, bus: Bus) -> GridClock:
+    """``GridClock(seed, 1, bus=bus)``: the default policy, strict."""
+    return GridClock(seed, 1, bus=bus)
+
+
+class TestGridClockConformance(ClockConformance):
+    """The suite on a strict 1 ns grid."""
+
+    @pytest.fixture
+    def clock_factory(self) -> Factory:
+        return grid_factory
