@@ -360,3 +360,21 @@ def test_C_MCAP_3_clock_past_int32_seconds_is_refused(tmp_path: Path) -> None:
     bus.deliver(Message("/a", 2**31 * 10**9, 0, 1))
     with pytest.raises(SimclockRuntimeError, match=r"is incomplete: /clock at 2147483648000000000"):
         rec.close()
+
+
+def test_C_REP_3_heap_clock_draw_observer_sees_every_draw(tmp_path: Path) -> None:
+    path = tmp_path / "obs.mcap"
+    bus = Bus()
+    with Recorder(path, bus, seed=9, record_draws=True) as rec:
+        clock = HeapSimClock(9, bus=bus, draw_observer=rec.draw_observer)
+        root = clock.random_source()
+        values = [root.uniform(0.0, 1.0), root.child("a").child("b").integers(0, 5)]
+    reference = SeededRandomSource(9)
+    assert values == [reference.uniform(0.0, 1.0), reference.child("a/b").integers(0, 5)]
+    rows, _ = _read(path)
+    assert [(r[0], json.loads(r[4])["value"]) for r in rows if r[0] != "/clock"] == [
+        ("/simclock/draws", values[0]),
+        ("/simclock/draws/a/b", values[1]),
+    ]
+    with pytest.raises(SimclockTypeError, match=r"^draw_observer must be callable or None, got 3$"):
+        HeapSimClock(0, draw_observer=3)  # type: ignore[arg-type]
