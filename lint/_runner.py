@@ -86,6 +86,13 @@ def _lint_chunk(jobs: list[tuple[str, str, frozenset[str]]]) -> list[list[Findin
     return [_lint_file(job) for job in jobs]
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _display(path: Path) -> str:
     text = os.path.relpath(path)
     return path.as_posix() if text.startswith("..") else Path(text).as_posix()
@@ -140,6 +147,10 @@ def lint_paths(
         if not codes:
             continue
         display = _display(path)
+        if not use_cache:
+            todo.append((index, relpath, "", (display, str(path), codes)))
+            todo_bytes += _size(path)
+            continue
         try:
             data = path.read_bytes()
         except OSError:
