@@ -367,8 +367,12 @@ class HeapSimClock:
                         # C-PER-2: re-pushed after the callback (returned or
                         # raised), with a fresh seq; C-PER-3: from the grid.
                         entry.state = _PENDING
-                        entry.k += 1
-                        push(heap, (entry.at_k(), next(seq), entry))
+                        k = entry.k = entry.k + 1
+                        if entry.kind == _PERIODIC:
+                            nxt = entry.phase + k * entry.period  # inlined for speed
+                        else:
+                            nxt = entry.at_k()
+                        push(heap, (nxt, next(seq), entry))
                     else:
                         entry.state = _DONE
             self._now = target
