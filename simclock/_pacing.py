@@ -392,13 +392,21 @@ def run_paced(
     if until == now:
         clock.advance(0)
         advances = 1
+    # The instant at which an advance(0) already ran: a clock whose peek keeps
+    # reporting an entry at now that advance(0) does not fire cannot loop us.
+    flushed_at = -1
     while now < until:
         boundary = min((now // step + 1) * step, until)
         target = boundary
         if callable(peek):
             upcoming = peek()
-            if upcoming is not None and now < upcoming < boundary:
-                target = min(-(-upcoming // clock_step) * clock_step, boundary)
+            if upcoming is not None and upcoming < boundary:
+                if upcoming > now:
+                    target = min(-(-upcoming // clock_step) * clock_step, boundary)
+                elif flushed_at != now:
+                    # Due now: fire it at this instant's wall time, not one step later.
+                    target = now
+                    flushed_at = now
         if pacer is not None and not rendered:
             pacer.wait_for(now, target)
         clock.advance(target - now)
