@@ -113,12 +113,18 @@ def reader_loop(path: Path) -> int:
 
 
 def peak_rss_kib(path: Path) -> int:
-    """Peak RSS (KiB) of a fresh process that replays ``path``."""
+    """Peak RSS (KiB) of a fresh process that replays ``path``.
+
+    Read from ``VmHWM`` in ``/proc/self/status``, the high-water mark of the
+    process's own memory: ``ru_maxrss`` would also count the parent's RSS at
+    fork time, since Linux carries it across ``exec``.
+    """
     code = (
-        "import resource, sys; sys.path.insert(0, sys.argv[2]);"
+        "import sys; sys.path.insert(0, sys.argv[2]);"
         "from replay import replay; from pathlib import Path;"
         "n = replay(Path(sys.argv[1]));"
-        "print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0];"
+        "print(n, hwm.split()[1])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path), str(Path(__file__).resolve().parent)],
@@ -176,6 +182,7 @@ def main() -> int:
         if not args.quick:
             print()
             mem_rows = []
+            del messages
             for size in (100_000, 1_000_000):
                 path = Path(tmp) / f"rss{size}.mcap"
                 record(path, make_messages(size))
