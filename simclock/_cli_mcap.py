@@ -187,7 +187,9 @@ def handler_replay(args: argparse.Namespace) -> int:
         with clock:
             clock.bus.subscribe(None, _write_lines(sys.stdout, args.json))
             start = clock.now_ns()
-            end = clock.end_ns() if args.until is None else max(start, args.until)
+            end = clock.end_ns() if args.until is None else args.until
+            if end < start:
+                return 0  # --until before the recording starts: nothing to print
             total = end - start
             # Slices only move the progress bar: splitting time changes nothing (C-ADV-5).
             step = max(1, -(-total // _SLICES))

@@ -188,12 +188,6 @@ class Fingerprinter:
             self._hash.update(line)
             self.count += 1
 
-    def update_line(self, line: bytes) -> None:
-        """Hash a line already built with :func:`trace_line` (used by the Recorder)."""
-        with self._lock:
-            self._hash.update(line)
-            self.count += 1
-
     def hexdigest(self) -> str:
         """The fingerprint so far: 64 lower-case hex digits.
 

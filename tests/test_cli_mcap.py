@@ -99,6 +99,11 @@ def test_replay_prints_total_order(tmp_path: Path, capsys: pytest.CaptureFixture
     ]
     code, out, _ = _run(capsys, "replay", str(path), "--topics", "/a", "/cmd", "--until", "5")
     assert (code, out.splitlines()) == (0, ['0 0 /a {"x":1}', '5 2 /cmd "go"'])
+    assert _run(capsys, "replay", str(path), "--until", "0") == (
+        0,
+        '0 0 /a {"x":1}\n0 1 /b [1,2]\n',
+        "",
+    )
 
 
 def test_replay_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,3 +195,14 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "")
         assert err == f"simclock: error: {bad}: not an MCAP file (no MCAP magic at offset 0)\n"
+
+
+def test_replay_until_before_the_start_prints_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "late.mcap"
+    bus = Bus()
+    with Recorder(path, bus, seed=0, start_ns=5):
+        bus.publish("/a", 1, stamp_ns=5)
+    assert _run(capsys, "replay", str(path), "--until", "4") == (0, "", "")
+    assert _run(capsys, "replay", str(path), "--until", "5") == (0, "5 0 /a 1\n", "")
