@@ -5,8 +5,9 @@ Both clocks receive the same program: ``schedule``, ``schedule_periodic``,
 entries that already fired), ``advance`` by 0, small and large amounts, and a
 split ``advance(a); advance(b)`` on the backend against ``advance(a + b)`` on
 the oracle (C-ADV-5). Callbacks record ``(id, now)`` and may schedule a child,
-cancel themselves or another entry, try a nested ``advance`` (C-ADV-4) or
-raise (C-ERR-1). After every step the traces, the failures (bus events of the
+cancel themselves or another entry, try a nested ``advance`` (C-ADV-4),
+raise an ``Exception`` (C-ERR-1) or a ``BaseException`` that must escape
+``advance`` (C-ERR-2). After every step the traces, the failures (bus events of the
 backend against the oracle's ``failures``), ``now_ns`` and, when available,
 ``next_event_ns`` must be equal. Hypothesis shrinks a divergence to a minimal
 program, which the report shows.
@@ -46,7 +47,12 @@ BEHAVIOURS: st.SearchStrategy[Behaviour] = st.one_of(
     st.tuples(st.just("spawn"), st.integers(0, 12)),
     st.tuples(st.just("cancel_other"), st.integers(0, 30)),
     st.tuples(st.just("nested_advance"), st.integers(0, 5)),
+    st.tuples(st.just("halt"), st.just(0)),
 )
+
+
+class Halt(BaseException):
+    """A ``BaseException`` that is not an ``Exception``: must escape ``advance`` (C-ERR-2)."""
 
 
 @dataclass
@@ -68,6 +74,8 @@ class Side:
             self.trace.append((ident, now))
             if kind == "raise":
                 raise ValueError(f"boom {ident}")
+            if kind == "halt":
+                raise Halt(ident)
             if kind == "cancel_self" and ident.isdigit():
                 self.handles[int(ident)].cancel()
             elif kind == "cancel_other" and arg < len(self.handles):
@@ -87,6 +95,16 @@ class Side:
 
         fire.__qualname__ = f"entry_{ident}"
         return fire
+
+
+def _advance(side: Side, dt: int) -> bool:
+    """``advance(dt)``; a :class:`Halt` is recorded in the trace. False when halted."""
+    try:
+        side.clock.advance(dt)
+    except Halt as halt:
+        side.trace.append((f"halted:{halt}", side.clock.now_ns()))
+        return False
+    return True
 
 
 def _failures_of_rig(rig: Rig) -> list[tuple[int, str, str]]:
@@ -162,14 +180,15 @@ def make_machine(factory: Factory) -> type[RuleBasedStateMachine]:
 
         @rule(dt=st.one_of(st.just(0), st.integers(1, 10), st.integers(11, 120)))
         def advance(self, dt: int) -> None:
-            self.backend.clock.advance(dt)
-            self.oracle.clock.advance(dt)
+            _advance(self.backend, dt)
+            _advance(self.oracle, dt)
 
         @rule(a=st.integers(0, 40), b=st.integers(0, 40))
         def advance_split(self, a: int, b: int) -> None:
-            self.backend.clock.advance(a)
-            self.backend.clock.advance(b)
-            self.oracle.clock.advance(a + b)
+            # A halt stops the run where it happened on both clocks (C-ERR-2).
+            if _advance(self.backend, a):
+                _advance(self.backend, b)
+            _advance(self.oracle, a + b)
 
         @invariant()
         def agree(self) -> None:

@@ -12,7 +12,8 @@ Options:
   ``--simclock-backend`` (e.g. for in-repo subclasses of ``ClockConformance``).
 
 Suite modules are the files ``conformance/_suite_*.py``; each groups its tests
-in a ``Test*`` class. Results are grouped by that class.
+in a ``Test*`` class. With ``--simclock-backend`` all results form one report;
+otherwise (in-repo subclasses) there is one report per test class.
 """
 
 from __future__ import annotations
@@ -134,15 +135,11 @@ class ResultCollector:
         if clause is None:
             return
         if report.when == "call" or report.failed or report.skipped:
-            self._report_for("::".join(parts[:-1])).add(clause, _outcome_of(report))
-
-    def report(self) -> BackendReport | None:
-        """The single report of this run (the merge of all groups when there is one backend)."""
-        if not self.reports:
-            return None
-        if len(self.reports) == 1:
-            return next(iter(self.reports.values()))
-        return None
+            # One backend on the command line: every suite class reports into one
+            # table. In-repo subclasses: one table per class (one per backend).
+            spec = self.config.getoption("simclock_backend")
+            group = str(spec) if spec else "::".join(parts[:-1])
+            self._report_for(group).add(clause, _outcome_of(report))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print one per-clause table per backend."""

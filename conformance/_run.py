@@ -52,6 +52,10 @@ def _pytest_args(
         profile,
         "--simclock-json",
         json_path,
+        # This process imported the conformance package before pytest started,
+        # so pytest cannot rewrite it; the suite module itself is rewritten.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--tb=short",
         "-q",
     ]

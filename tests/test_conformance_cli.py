@@ -1,0 +1,188 @@
+"""The two command-line entry points of the conformance suite (SPEC §14).
+
+``python -m conformance MODULE:FACTORY`` (exit 0 conforming, 1 not, 2 usage
+error) and ``pytest --simclock-backend MODULE:FACTORY`` (the ``pytest11``
+plugin). Runs are limited to one or two clauses with ``--clause`` / ``-k`` so
+this file stays fast; the full runs are in ``test_conformance_selfcheck.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import CLAUSES
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(ROOT)])
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+        timeout=300,
+    )
+
+
+def _statuses(report: dict[str, Any]) -> dict[str, str]:
+    return {row["id"]: row["status"] for row in report["clauses"]}
+
+
+def test_cli_conforming_backend_exits_0_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(
+        "-m", "conformance", "backends.sorted_list:factory",
+        "--clause", "C-TIE-1", "--clause", "C-X-PEEK", "--json", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    assert report["backend"] == "backends.sorted_list:factory"
+    assert report["profile"] == "ci"
+    assert report["conforming"] is True
+    assert report["failed"] == []
+    statuses = _statuses(report)
+    assert statuses["C-TIE-1"] == "passed"
+    assert statuses["C-X-PEEK"] == "passed"
+    assert {s for c, s in statuses.items() if c not in ("C-TIE-1", "C-X-PEEK")} == {"not run"}
+    assert set(CLAUSES) <= set(statuses)
+    assert "C-TIE-1    passed" in proc.stdout
+    assert re.search(
+        r"^2 passed, 0 failed, 0 not applicable, \d+ not run: CONFORMING$", proc.stdout, re.M
+    )
+
+
+def test_cli_broken_backend_exits_1_and_names_the_clause(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(
+        "-m", "conformance", "backends.broken:lifo_ties",
+        "--clause", "C-TIE-1", "--clause", "C-STEP-1", "--json", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    assert report["conforming"] is False
+    assert report["failed"] == ["C-TIE-1"]
+    assert _statuses(report)["C-STEP-1"] == "passed"
+    assert "FAILED C-TIE-1: test_C_TIE_1_equal_times_fire_in_push_order" in proc.stdout
+    assert "NOT CONFORMING" in proc.stdout
+
+
+def test_cli_failure_shows_minimal_program_of_the_state_machine(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(
+        "-m", "conformance", "backends.broken:nested_advance_allowed",
+        "--clause", "SM-ORACLE", "--json", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    assert report["failed"] == ["SM-ORACLE"]
+    (row,) = [r for r in report["clauses"] if r["id"] == "SM-ORACLE"]
+    program = row["tests"][0]["program"].splitlines()
+    assert program[0] == "state = ClockVersusOracle()"
+    assert program[-1] == "state.teardown()"
+    assert any("nested_advance" in line for line in program), program
+    assert "minimal failing program (Hypothesis):" in proc.stdout
+
+
+def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(
+        "-m", "conformance", "conformance:heap_factory",
+        "--clause", "C-STEP-1", "--profile", "thorough", "--json", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out.read_text())["profile"] == "thorough"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "no-colon",
+            r"backend spec must look like MODULE:FACTORY, e\.g\. 'mypkg\.clocks:make_clock', "
+            r"got 'no-colon'",
+        ),
+        (
+            "no_such_module_xyz:factory",
+            r"cannot import module 'no_such_module_xyz' of backend spec "
+            r"'no_such_module_xyz:factory': ModuleNotFoundError: .*; check PYTHONPATH",
+        ),
+        (
+            "backends.sorted_list:nope",
+            r"module 'backends\.sorted_list' has no attribute 'nope' \(backend spec "
+            r"'backends\.sorted_list:nope'\); name a callable FACTORY\(seed, bus\) -> SimClock",
+        ),
+        (
+            "backends.bad_factories:NOT_CALLABLE",
+            r"'backends\.bad_factories:NOT_CALLABLE' is a int, not callable",
+        ),
+        (
+            "backends.bad_factories:raising",
+            r"backends\.bad_factories:raising\(seed=0, bus=Bus\(\)\) raised RuntimeError: "
+            r"no clock device found; the factory must accept",
+        ),
+        (
+            "backends.bad_factories:not_a_clock",
+            r"backends\.bad_factories:not_a_clock\(seed=0, bus=Bus\(\)\) returned dict "
+            r"\{'seed': 0\}, which lacks the simclock\.SimClock methods",
+        ),
+    ],
+    ids=["bad-spec", "import-failure", "missing-attribute", "not-callable", "raising", "not-clock"],
+)
+def test_cli_usage_errors_exit_2_with_a_clear_message(spec: str, message: str) -> None:
+    proc = _run("-m", "conformance", spec)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("python -m conformance: error: ")
+    assert re.search(message, proc.stderr), proc.stderr
+
+
+def test_cli_unknown_clause_and_bad_profile_exit_2() -> None:
+    proc = _run("-m", "conformance", "backends.sorted_list:factory", "--clause", "C-NOPE-1")
+    assert proc.returncode == 2
+    assert "unknown clause ids ['C-NOPE-1']" in proc.stderr
+    proc = _run("-m", "conformance", "backends.sorted_list:factory", "--profile", "fast")
+    assert proc.returncode == 2
+    assert "invalid choice: 'fast'" in proc.stderr
+
+
+def test_pytest_plugin_runs_the_suite_on_a_backend(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(
+        "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        "--simclock-backend", "backends.sorted_list:factory",
+        "--simclock-json", str(out), "-k", "C_TIE_1 or C_RNG_5",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+    assert "simclock conformance: backends.sorted_list:factory (profile ci)" in proc.stdout
+    statuses = _statuses(json.loads(out.read_text()))
+    assert statuses["C-TIE-1"] == statuses["C-RNG-5"] == "passed"
+
+
+def test_pytest_plugin_fails_a_broken_backend(tmp_path: Path) -> None:
+    proc = _run(
+        "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        "--simclock-backend", "backends.broken:second_cancel_raises", "-k", "C_CAN_1",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED C-CAN-1: test_C_CAN_1_cancel_never_raises_from_anywhere" in proc.stdout
+
+
+def test_pytest_plugin_bad_backend_is_a_usage_error() -> None:
+    proc = _run("-m", "pytest", "-p", "no:cacheprovider", "--simclock-backend", "nope")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "backend spec must look like MODULE:FACTORY" in proc.stderr

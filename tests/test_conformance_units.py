@@ -1,0 +1,158 @@
+"""Pieces of the conformance suite: clause registry, report, factory loading (SPEC §14)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conformance import (
+    CLAUSES,
+    BackendError,
+    BackendReport,
+    Outcome,
+    clause_of_test,
+    heap_factory,
+    load_factory,
+    make_rig,
+    register_clauses,
+)
+from conformance._harness import factory_spec
+from conformance._plugin import suite_paths
+from conformance._report import falsifying_program
+from simclock import Bus, EventKind, HeapSimClock
+
+
+def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() -> None:
+    section_1 = [
+        "C-TIME-1", "C-TIME-2", "C-TIME-3", "C-ADV-1", "C-ADV-2", "C-ADV-3", "C-ADV-4",
+        "C-ADV-5", "C-SCH-1", "C-SCH-2", "C-TIE-1", "C-PER-1", "C-PER-2", "C-PER-3",
+        "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-CAN-4", "C-ERR-1", "C-ERR-2", "C-DET-1",
+        "C-STEP-1",
+    ]  # fmt: skip
+    section_2 = [f"C-RNG-{i}" for i in range(1, 7)]
+    section_3 = [f"C-BUS-{i}" for i in range(1, 5)]
+    expected = [*section_1, *section_2, *section_3, "C-X-PEEK", "C-X-RATE", "SM-ORACLE"]
+    assert list(CLAUSES)[: len(expected)] == expected
+
+
+def test_every_registered_clause_has_a_test_in_the_suite() -> None:
+    from conformance import ClockConformance
+
+    names = [n for n in dir(ClockConformance) if n.startswith("test_")]
+    covered = {clause_of_test(n) for n in names}
+    builtin = [c for c in CLAUSES if not c.startswith("C-REP-")]
+    assert [c for c in builtin if c not in covered] == []
+    assert None not in covered
+
+
+def test_clause_of_test_uses_the_whole_id() -> None:
+    assert clause_of_test("test_C_TIE_1_fifo") == "C-TIE-1"
+    assert clause_of_test("test_C_X_PEEK_none") == "C-X-PEEK"
+    assert clause_of_test("test_SM_ORACLE_agrees") == "SM-ORACLE"
+    assert clause_of_test("test_C_TIE_12_nothing") is None
+    assert clause_of_test("test_helper") is None
+
+
+def test_register_clauses_is_idempotent_and_refuses_conflicts() -> None:
+    before = dict(CLAUSES)
+    register_clauses([("C-TIE-1", "§1", CLAUSES["C-TIE-1"].summary)])
+    assert before == CLAUSES
+    with pytest.raises(
+        ValueError,
+        match=r"^clause 'C-TIE-1' is already registered as 'equal at_ns fire in push order "
+        r"\(FIFO\)'; register each clause once$",
+    ):
+        register_clauses([("C-TIE-1", "§1", "something else")])
+    with pytest.raises(
+        ValueError, match=r"^clause id 'tie-1' is malformed; use the SPEC form, e\.g\. 'C-REP-1'$"
+    ):
+        register_clauses([("tie-1", "§1", "x")])
+    assert before == CLAUSES
+
+
+def test_suite_modules_are_the_suite_files_of_the_package() -> None:
+    names = [p.rsplit("/", 1)[-1] for p in suite_paths()]
+    assert "_suite_clock.py" in names
+    assert all(n.startswith("_suite_") and n.endswith(".py") for n in names)
+
+
+def test_report_statuses_and_verdict() -> None:
+    rep = BackendReport("x:y")
+    assert rep.status("C-TIE-1") == "not run"
+    assert rep.conforming is False  # nothing passed
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_a", "passed"))
+    rep.add("C-X-RATE", Outcome("test_C_X_RATE_a", "not applicable", "not applicable: no"))
+    assert rep.conforming is True
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_b", "failed", "AssertionError: C-TIE-1: lifo"))
+    # a later phase (teardown) does not hide a failure
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_b", "passed"))
+    assert rep.status("C-TIE-1") == "failed"
+    assert rep.status("C-X-RATE") == "not applicable"
+    assert rep.failed() == ["C-TIE-1"]
+    assert rep.conforming is False
+    data = rep.to_json()
+    assert data["counts"]["failed"] == 1
+    assert data["counts"]["not applicable"] == 1
+    row = next(r for r in data["clauses"] if r["id"] == "C-TIE-1")
+    assert row["tests"] == [
+        {"name": "test_C_TIE_1_a", "outcome": "passed"},
+        {"name": "test_C_TIE_1_b", "outcome": "failed", "message": "AssertionError: C-TIE-1: lifo"},
+    ]
+    table = rep.table()
+    assert re.search(r"^C-TIE-1 +failed +equal at_ns fire in push order \(FIFO\)$", table, re.M)
+    assert "FAILED C-TIE-1: test_C_TIE_1_b\n  AssertionError: C-TIE-1: lifo" in table
+
+
+def test_falsifying_program_is_cut_from_pytest_output() -> None:
+    text = (
+        "E   AssertionError: SM-ORACLE: traces differ\n"
+        "E   Failing test case: <state machine>\n"
+        "E   state = ClockVersusOracle()\n"
+        "E   handles_0 = state.schedule(behaviour=('plain', 0), delay=0)\n"
+        "E   state.advance(dt=0)\n"
+        "E   state.teardown()\n"
+        "E   Explanation:\n"
+    )
+    assert falsifying_program(text) == (
+        "state = ClockVersusOracle()\n"
+        "handles_0 = state.schedule(behaviour=('plain', 0), delay=0)\n"
+        "state.advance(dt=0)\n"
+        "state.teardown()"
+    )
+    assert falsifying_program("AssertionError: C-TIE-1") == ""
+
+
+def test_load_factory_resolves_dotted_attributes() -> None:
+    assert load_factory("conformance:heap_factory") is heap_factory
+    method: object = load_factory("simclock:HeapSimClock.now_ns")
+    assert method is HeapSimClock.now_ns
+
+
+def test_load_factory_refusals_are_backend_errors() -> None:
+    with pytest.raises(BackendError, match=r"^backend spec must look like MODULE:FACTORY"):
+        load_factory("a:b:c")
+    with pytest.raises(BackendError, match=r"^module 'simclock' has no attribute 'Nope'"):
+        load_factory("simclock:Nope")
+
+
+def test_factory_spec_only_for_importable_factories() -> None:
+    assert factory_spec(heap_factory) == "conformance._harness:heap_factory"
+    assert factory_spec(lambda seed, bus: HeapSimClock(seed, bus=bus)) is None
+
+
+def test_make_rig_binds_an_unbound_bus_and_collects_failure_events() -> None:
+    class Unbound(HeapSimClock):
+        def __init__(self, seed: int, bus: Bus) -> None:
+            super().__init__(seed)
+            self.bus = bus  # publishes on the suite's bus but never binds it
+
+    rig = make_rig(Unbound, 3)
+    assert rig.bus.clock is rig.clock
+
+    def fail() -> None:
+        raise ValueError("x")
+
+    rig.clock.schedule(2, fail)
+    rig.clock.advance(2)
+    assert [(e.kind, e.at_ns) for e in rig.failures()] == [(EventKind.SCHEDULER_CALLBACK_FAILED, 2)]
