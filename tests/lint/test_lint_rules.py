@@ -159,3 +159,68 @@ def test_C_RNG_6_dense_and_sparse_files_give_the_same_findings() -> None:
     sparse = "import numpy as np\n" + body.replace("np.zeros", "zeros") + "np.random.seed(1)\n"
     assert [(f.line, f.code) for f in lint_source(dense)] == [(402, "SC102")]
     assert [(f.line, f.code) for f in lint_source(sparse)] == [(402, "SC102")]
+
+
+KITCHEN_SINK = """
+import asyncio
+import random as rnd
+import time
+import numpy as np
+
+T = time.time()  # flagged
+
+
+@decorate(rnd.random())  # flagged: decorators run in the enclosing scope
+class Box(Base, metaclass=Meta, key=np.random.rand()):  # flagged
+    rnd = None
+    items = [rnd for _ in range(3)]
+
+    # the default runs in the class body, where rnd is None; annotations are types
+    def method(self, x=rnd.random(), *args, y: np.random.RandomState = None, **kw):
+        nonlocal_target = 1
+
+        def inner():
+            nonlocal nonlocal_target
+            nonlocal_target = rnd.random()  # flagged: the class body does not enclose
+            return nonlocal_target
+
+        return inner
+
+
+async def worker(queue):
+    async with lock:
+        async for item in queue:
+            await asyncio.sleep(0)
+    if (n := len(queue)) > 2:
+        # np and rnd are bound by the match below: local to the whole function
+        print(f"{n!r:>{width}} {np.random.rand()}")
+    try:
+        pass
+    except* ValueError as group:
+        del group
+    match command:
+        case {"seed": rnd, **rest}:
+            rnd.random()
+        case [np, *others]:
+            pass
+        case Point(x=0) | None:
+            pass
+    lam = lambda a, /, b=rnd.random(), *, c: a
+    values = {k: v for k, v in zip(keys, values) if (total := k)}
+    return total
+
+
+def fmt(width):
+    return f"{width:>{width}} {np.random.rand()}"  # flagged: inside an f-string
+"""
+
+
+def test_C_RNG_6_kitchen_sink_syntax_and_scopes() -> None:
+    findings = lint_source(KITCHEN_SINK, "sink.py")
+    assert [(f.line, f.code) for f in findings] == [
+        (7, "SC301"),
+        (10, "SC101"),
+        (11, "SC102"),
+        (21, "SC101"),
+        (51, "SC102"),
+    ]
