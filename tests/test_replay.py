@@ -654,3 +654,67 @@ def test_replay_clock_is_a_simclock(recorded: tuple[Path, list[Message], str, li
         ReplayClock(path, callbacks=1)  # type: ignore[arg-type]
     with pytest.raises(RecordingError, match=r"cannot be read \(IsADirectoryError"):
         ReplayClock(path.parent)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 30),  # when the callback runs
+            st.integers(0, 4),  # extra delay of the stamp (0: now, else a future stamp)
+            st.sampled_from(["/a", "/b", "/a/c", EVENTS_TOPIC]),
+            _JSON,
+            st.booleans(),  # the callback raises after publishing
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 2**32),
+)
+def test_C_REP_4_any_run_round_trips(
+    events: list[tuple[int, int, str, Any, bool]], seed: int
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "prop.mcap"
+        bus = Bus()
+        live: list[Message] = []
+        fp = simclock.Fingerprinter()
+        with Recorder(path, bus, seed=seed, chunk_size=512):
+            clock = HeapSimClock(seed, bus=bus)
+            bus.subscribe(None, live.append)
+            bus.subscribe(None, fp)
+            for at, delay, topic, payload, fail in events:
+
+                def cb(
+                    delay: int = delay,
+                    topic: str = topic,
+                    payload: Any = payload,
+                    fail: bool = fail,
+                ) -> None:
+                    value = (
+                        Event(EventKind.PACING_LAG, clock.now_ns(), {"p": payload})
+                        if (topic == EVENTS_TOPIC)
+                        else payload
+                    )
+                    bus.publish(topic, value, stamp_ns=clock.now_ns() + delay)
+                    if fail:
+                        raise ValueError("fail")
+
+                clock.schedule(at, cb)
+            clock.advance(40)
+        got = _replay_all(path)
+        assert got == live
+        assert simclock.trace_fingerprint(got) == fp.hexdigest()
