@@ -19,6 +19,7 @@ A glob without ``/`` matches the file name in any directory.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -113,7 +114,7 @@ def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
 class Config:
     """Resolved configuration; ``root`` anchors every glob."""
 
-    root: Path = field(default_factory=Path.cwd)
+    root: Path = field(default_factory=lambda: Path.cwd().resolve())
     select: frozenset[str] = frozenset(RULES_BY_CODE)
     exclude: tuple[_Glob, ...] = _globs(DEFAULT_EXCLUDE)
     simulation_code: tuple[_Glob, ...] = _globs(["**"])
@@ -121,13 +122,18 @@ class Config:
     cache_dir: Path | None = None
     source: Path | None = None
 
-    def relpath(self, path: Path) -> str:
+    def relpath(self, path: Path | str) -> str:
         """``path`` relative to ``root`` in ``/`` form (absolute if outside it)."""
-        absolute = path.resolve()
-        try:
-            return absolute.relative_to(self.root).as_posix()
-        except ValueError:
-            return absolute.as_posix()
+        root = str(self.root)
+        # String arithmetic first: resolving every path costs a syscall per segment.
+        absolute = os.path.abspath(path)
+        if not absolute.startswith(root + os.sep) and absolute != root:
+            absolute = os.path.realpath(path)
+        if absolute == root:
+            return "."
+        if absolute.startswith(root + os.sep):
+            return Path(absolute[len(root) + 1 :]).as_posix()
+        return Path(absolute).as_posix()
 
     def is_excluded(self, relpath: str, *, every_segment: bool = False) -> bool:
         """Whether an exclude glob matches ``relpath``.

@@ -58,15 +58,12 @@ def discover(paths: Sequence[Path], config: Config) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
             for directory, subdirs, names in os.walk(path):
-                base = Path(directory)
-                subdirs[:] = sorted(
-                    d for d in subdirs if not config.is_excluded(config.relpath(base / d))
-                )
+                rel_dir = config.relpath(directory)
+                prefix = "" if rel_dir == "." else rel_dir + "/"
+                subdirs[:] = sorted(d for d in subdirs if not config.is_excluded(prefix + d))
                 for name in sorted(names):
-                    if name.endswith(".py"):
-                        candidate = base / name
-                        if not config.is_excluded(config.relpath(candidate)):
-                            yield candidate
+                    if name.endswith(".py") and not config.is_excluded(prefix + name):
+                        yield Path(directory, name)
         elif not config.is_excluded(config.relpath(path), every_segment=True):
             yield path
 
@@ -93,9 +90,12 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _display(path: Path) -> str:
-    text = os.path.relpath(path)
-    return path.as_posix() if text.startswith("..") else Path(text).as_posix()
+def _display(path: Path, cwd: str) -> str:
+    """``path`` relative to the working directory when inside it, else absolute."""
+    absolute = os.path.abspath(path)
+    if absolute.startswith(cwd + os.sep):
+        return Path(absolute[len(cwd) + 1 :]).as_posix()
+    return Path(absolute).as_posix()
 
 
 def _load_cache(cache_file: Path) -> dict[str, list[object]]:
@@ -134,6 +134,7 @@ def lint_paths(
     ``jobs`` caps worker processes (default: CPUs available; 1 runs in-process).
     """
     files = list(dict.fromkeys(discover(paths, config)))
+    cwd = os.getcwd()
     directory = cache_dir or config.cache_dir or config.root / ".simclock-lint-cache"
     cache = _load_cache(directory / _CACHE_FILE) if use_cache else {}
     salt = f"{_linter_fingerprint()}|{config.fingerprint()}".encode()
@@ -146,7 +147,7 @@ def lint_paths(
         codes = config.codes_for(relpath)
         if not codes:
             continue
-        display = _display(path)
+        display = _display(path, cwd)
         if not use_cache:
             todo.append((index, relpath, "", (display, str(path), codes)))
             todo_bytes += _size(path)
