@@ -263,3 +263,12 @@ def test_C_RNG_6_python_dash_m_lint(project: Path) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout) == (1, f"a.py:2:1: {SEED_MESSAGE}\n")
+
+
+def test_C_RNG_6_cache_dir_from_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "pyproject.toml", '[tool.simclock-lint]\ncache-dir = "build/lint-cache"\n')
+    write(project, "src/a.py", SEED)
+    run(capsys, "src")
+    assert (project / "build" / "lint-cache" / "v1.json").is_file()
+    assert not (project / ".simclock-lint-cache").exists()
+    assert run(capsys, "src")[2] == "simclock-lint: 1 finding in 1 files (1 from cache)\n"
