@@ -11,8 +11,10 @@ Periodic thread timing (C-SYS-2). Deadlines are the absolute integer grid
 deadline is never computed from the previous firing, so nothing drifts. The
 thread sleeps until ``spin`` ns before the deadline and busy-waits the rest. The
 spin stretch is calibrated on line: every coarse sleep measures how much the OS
-overslept, a slowly decaying maximum of those oversleeps plus a margin is the
-next spin, capped at half the period. When the thread wakes (or a callback
+overslept, and the 97th percentile of the last 128 oversleeps plus a margin
+is the next spin, capped at half the period. A percentile rather than the
+maximum: a rare multi-millisecond preemption is not something spinning can
+fix, and covering it would burn up to half a core. When the thread wakes (or a callback
 returns) after one or more deadlines already passed, it fires once for the
 latest passed deadline and counts the earlier ones as skipped: a late tick
 never fires twice and missed ticks are never bunched.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,9 +48,9 @@ __all__ = [
 # Oversleep estimate before the first measurement, and the margin added to it.
 _INITIAL_OVERSLEEP_NS = 100_000
 _SPIN_MARGIN_NS = 20_000
-# The estimate loses 1/64 of itself per sleep: a one-off hiccup stops costing
-# CPU after a few hundred ticks, a persistently loaded machine keeps it high.
-_DECAY_SHIFT = 6
+# Spin covers this quantile of the last _OVERSLEEP_WINDOW measured oversleeps.
+_OVERSLEEP_WINDOW = 128
+_OVERSLEEP_QUANTILE = Fraction(97, 100)
 # Publishing an event on an unbound bus can lose a race with another thread's
 # later stamp; a fresh read of the clock wins the retry.
 _PUBLISH_ATTEMPTS = 3
@@ -248,6 +251,7 @@ class _PeriodicThread:
         self._sleep: Callable[[int], object] = sleep if sleep is not None else self._default_sleep
         self._fixed_spin = spin
         self._oversleep = _INITIAL_OVERSLEEP_NS
+        self._oversleeps: deque[int] = deque(maxlen=_OVERSLEEP_WINDOW)
         self._bus = bus
         self._lock = threading.Lock()
         self._hist = LatenessHistogram()
@@ -301,6 +305,13 @@ class _PeriodicThread:
             return self._fixed_spin
         return min(self._period // 2, self._oversleep + _SPIN_MARGIN_NS)
 
+    def _calibrate(self, overslept: int) -> None:
+        # O(window log window) per sleep, paid while there is time to spare.
+        window = self._oversleeps
+        window.append(overslept)
+        rank = math.ceil(_OVERSLEEP_QUANTILE * len(window))
+        self._oversleep = sorted(window)[rank - 1]
+
     def _wait_until(self, deadline: int) -> bool:
         """Return once ``now() >= deadline`` (True) or when cancelled (False)."""
         now = self._now
@@ -316,9 +327,7 @@ class _PeriodicThread:
                 wake_at = deadline - spin
                 self._sleep(remaining - spin)
                 if self._fixed_spin is None:
-                    overslept = max(0, now() - wake_at)
-                    decayed = self._oversleep - (self._oversleep >> _DECAY_SHIFT)
-                    self._oversleep = max(overslept, decayed)
+                    self._calibrate(max(0, now() - wake_at))
                 continue
             # The last stretch: the OS cannot wake us this precisely, spin instead.
             while now() < deadline:
