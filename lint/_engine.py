@@ -32,6 +32,7 @@ _NOQA = re.compile(
 )
 
 
+_LINE_END = re.compile(r"\r\n?|\n")
 _KEYWORDS = frozenset(keyword.kwlist)
 _STAR_IMPORT = re.compile(rb"\bimport\s*\*")
 # Above this many mentions of the names, walking everything is cheaper than pruning.
@@ -161,7 +162,9 @@ def lint_source(
                 )
         if not hits:
             return []
-        lines = text.splitlines()
+        # Not str.splitlines(): it also splits at form feeds and other characters
+        # that are not line ends for the parser, which would shift line numbers.
+        lines = _LINE_END.split(text)
         findings = set()
         for line, offset, code, message in hits:
             line_text = lines[line - 1] if 0 < line <= len(lines) else ""

@@ -224,3 +224,8 @@ def test_C_RNG_6_kitchen_sink_syntax_and_scopes() -> None:
         (21, "SC101"),
         (51, "SC102"),
     ]
+
+
+def test_C_RNG_6_form_feed_does_not_shift_lines_or_noqa() -> None:
+    source = "import numpy as np\n\x0c\nnp.random.seed(0)  # noqa: SC102\nnp.random.rand()\n"
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 1, "SC102")]
