@@ -27,8 +27,10 @@ Two read paths:
 
 Memory: the simclock path and chunked foreign files hold one chunk (plus, for
 foreign files, the chunks overlapping it in time) at a time, so memory does not
-grow with the file. Unchunked foreign files have no index to order them by;
-the official reader then sorts all their messages in memory.
+grow with the file. Unchunked foreign files have no index to order them by:
+above ``SORT_IN_MEMORY_BYTES`` (64 MiB) a first pass checks that they are in
+log-time order and they are then streamed in file order; smaller ones, and
+unchunked files out of order, are sorted in memory by the official reader.
 """
 
 from __future__ import annotations
@@ -51,10 +53,10 @@ import numpy as np
 from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
-from mcap.reader import SeekingReader
+from mcap.reader import NonSeekingReader, SeekingReader
 from mcap.records import Chunk, Schema
 from mcap.records import Message as McapMessage
-from mcap.stream_reader import breakup_chunk
+from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
 from simclock._bus import Bus, Event, EventKind, Message
@@ -535,14 +537,24 @@ class RecordingReader:
         path = self.path
         wanted = self._topics
         stream = self._open()
-        reader = SeekingReader(stream, validate_crcs=True)
+        source: Iterator[tuple[Schema | None, Any, McapMessage]]
+        in_order = self._stream_unchunked_in_file_order(stream)
+        stream.seek(0)
+        if in_order:
+            # Already in log-time order: the file order is the order every reader
+            # gives (ties by position), and it streams.
+            source = NonSeekingReader(stream, validate_crcs=True).iter_messages(
+                log_time_order=False, starting_at=start
+            )
+        else:
+            source = SeekingReader(stream, validate_crcs=True).iter_messages(
+                log_time_order=True, starting_at=start
+            )
         decoders: dict[int, Any] = {}
         ordinal = itertools.count()
         index = -1
         try:
-            for schema, channel, record in reader.iter_messages(
-                log_time_order=True, starting_at=start
-            ):
+            for schema, channel, record in source:
                 index = next(ordinal)
                 if wanted is not None and channel.topic not in wanted:
                     continue
@@ -571,6 +583,35 @@ class RecordingReader:
             ) from None
         finally:
             stream.close()
+
+    def _stream_unchunked_in_file_order(self, stream: IO[bytes]) -> bool:
+        """True for a large unchunked file whose messages are in log-time order.
+
+        Without chunk indexes the official reader sorts every message in
+        memory. Above :data:`SORT_IN_MEMORY_BYTES` one extra pass checks the
+        order; when it holds, the file is streamed instead. Smaller files and
+        files out of order keep the reader's in-memory sort.
+        """
+        summary = self._summary
+        if summary is not None and summary.chunk_indexes:
+            return False
+        if stream.seek(0, io.SEEK_END) <= SORT_IN_MEMORY_BYTES:
+            return False
+        stream.seek(0)
+        last = -1
+        try:
+            for record in StreamReader(stream).records:
+                if type(record) is McapMessage:
+                    if record.log_time < last:
+                        return False
+                    last = record.log_time
+        except Exception:  # a damaged file: let the reader's own path report it
+            return False
+        return True
+
+
+SORT_IN_MEMORY_BYTES = 64 * 2**20
+"""Unchunked foreign files up to this size are sorted in memory by the official reader."""
 
 
 def _foreign_decoder(encoding: str, schema: Schema | None) -> Any:

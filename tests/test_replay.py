@@ -718,3 +718,43 @@ def test_C_REP_4_any_run_round_trips(
         got = _replay_all(path)
         assert got == live
         assert simclock.trace_fingerprint(got) == fp.hexdigest()
+
+
+def test_large_unchunked_foreign_files_in_order_are_streamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcap.reader import NonSeekingReader
+
+    import simclock._replay as replay_module
+
+    streamed: list[int] = []
+
+    class Spy(NonSeekingReader):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            streamed.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(replay_module, "SORT_IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(replay_module, "NonSeekingReader", Spy)
+    ordered = tmp_path / "ordered.mcap"
+    with ordered.open("wb") as f:
+        w = Writer(f, use_chunking=False)
+        w.start()
+        a = w.register_channel("/a", "json", 0)
+        b = w.register_channel("/b", "json", 0)
+        for t, ch, data in [(3, a, b"1"), (3, b, b"2"), (4, b, b"3"), (4, a, b"4")]:
+            w.add_message(ch, t, data, t)
+        w.finish()  # type: ignore[no-untyped-call]
+    assert _replay_all(ordered) == [
+        Message("/a", 3, 0, 1),
+        Message("/b", 3, 1, 2),
+        Message("/b", 4, 2, 3),
+        Message("/a", 4, 3, 4),
+    ]
+    assert streamed == [1]
+    # Out of order (base+9 before base+7): the reader's in-memory sort, same result as ever.
+    unordered = tmp_path / "unordered.mcap"
+    _foreign(unordered, chunked=False)
+    got = _replay_all(unordered)
+    assert [m.stamp_ns % 100 for m in got] == [5, 5, 5, 7, 9, 9]
+    assert streamed == [1]
