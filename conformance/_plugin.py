@@ -151,7 +151,8 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write ``--simclock-json`` (one report, or a list when several backends ran)."""
         path = self.config.getoption("simclock_json")
-        if not path:
+        # Under pytest-xdist only the controller, which sees every report, writes.
+        if not path or hasattr(self.config, "workerinput"):
             return
         reports = [r.to_json() for r in self.reports.values()]
         data: Any = reports[0] if len(reports) == 1 else reports
