@@ -90,6 +90,7 @@ __all__ = [
 _MAGIC = b"\x89MCAP0\r\n"
 _U32 = 0xFFFFFFFF
 _BUS_KINDS = ("json", "event")
+_OTHER_KINDS = ("clock", "draws")  # written by the Recorder, not bus messages
 # Errors the mcap package raises for malformed input (it has no single root).
 _READ_ERRORS = (McapError, struct.error, ValueError, EOFError, OSError, KeyError, IndexError)
 
@@ -429,14 +430,15 @@ class RecordingReader:
             for record in records:
                 if type(record) is McapMessage:
                     kind = kinds.get(record.channel_id)
-                    if kind is None:
-                        raise _error(
-                            path,
-                            f"chunk at offset {offset}: message on unknown channel id "
-                            f"{record.channel_id}",
-                        )
                     if kind in _BUS_KINDS:
                         batch.append(record)
+                    elif kind not in _OTHER_KINDS:
+                        raise _error(
+                            path,
+                            f"chunk at offset {offset}: message on channel id "
+                            f"{record.channel_id} of unknown kind {kind!r}; a simclock "
+                            f"recording has only {[*_BUS_KINDS, *_OTHER_KINDS]} channels",
+                        )
             if not batch:
                 continue
             try:

@@ -758,3 +758,25 @@ def test_large_unchunked_foreign_files_in_order_are_streamed(
     got = _replay_all(unordered)
     assert [m.stamp_ns % 100 for m in got] == [5, 5, 5, 7, 9, 9]
     assert streamed == [1]
+
+
+def test_unknown_channel_kind_in_a_simclock_recording_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    path, _, _, _ = recorded
+    bad = tmp_path / "kind.mcap"
+    rewrite(
+        path,
+        bad,
+        channel_metadata=lambda topic, m: {**m, "simclock.kind": "blob"} if topic == "/imu" else m,
+    )
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=r"^.*kind.mcap: chunk at offset \d+: message on channel id \d+ of unknown "
+            r"kind 'blob'; a simclock recording has only \['json', 'event', 'clock', 'draws'\] "
+            r"channels$",
+        ),
+    ):
+        clock.advance(40)

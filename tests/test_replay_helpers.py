@@ -71,6 +71,7 @@ def rewrite(
     edit: Callable[[list[McapMessage]], list[McapMessage]] = lambda msgs: msgs,
     *,
     metadata: Callable[[str, dict[str, str]], dict[str, str]] = lambda _n, m: m,
+    channel_metadata: Callable[[str, dict[str, str]], dict[str, str]] = lambda _t, m: m,
     chunked: bool = True,
     compression: CompressionType = CompressionType.NONE,
 ) -> None:
@@ -90,7 +91,9 @@ def rewrite(
             assert writer.register_schema(s.name, s.encoding, s.data) == sid
         for cid in sorted(summary.channels):
             c = summary.channels[cid]
-            got = writer.register_channel(c.topic, c.message_encoding, c.schema_id, c.metadata)
+            got = writer.register_channel(
+                c.topic, c.message_encoding, c.schema_id, channel_metadata(c.topic, c.metadata)
+            )
             assert got == cid
         for m in edit(msgs):
             writer.add_message(m.channel_id, m.log_time, m.data, m.publish_time, m.sequence)
