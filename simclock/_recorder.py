@@ -15,7 +15,8 @@ subscribes to every topic of ``bus`` and writes each delivered message as it
 arrives, so the file holds the bus total order ``(stamp_ns, sequence)``
 (C-BUS-1/2). A bus already bound to a clock works too:
 ``Recorder(path, clock.bus, seed=...)``; only draws need the observer at
-construction of the clock.
+construction of the clock. ``rec.record(message)`` is the subscriber itself,
+for messages that do not go through that bus (still in total order).
 
 File layout (C-MCAP-1):
 
@@ -45,13 +46,14 @@ File layout (C-MCAP-1):
   ``{"data", "dtype", "shape"}``. ``ReplayClock.random_source()`` hands them
   back per label (C-REP-3).
 * chunked (``chunk_size``) and compressed (``zstd`` by default, ``lz4`` or
-  ``none``), with CRCs and the full summary/indexes.
+  ``none``), with chunk and data-section CRCs and the full summary/indexes.
 * on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
   ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
   ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
   see :mod:`simclock._fingerprint`), ``fingerprint_algorithm``,
   ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
-  ``clock_period_ns``, ``record_draws``, ``draw_labels`` and ``error`` (empty
+  ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
+  message counts per topic) and ``error`` (empty
   unless something could not be recorded); and a metadata record
   ``simclock.user`` with ``metadata`` if given. The file contains no
   wall-clock time: the same run gives a byte-identical file.
