@@ -12,17 +12,26 @@ deadline is never computed from the previous firing, so nothing drifts. The
 thread sleeps until ``spin`` ns before the deadline and busy-waits the rest. The
 spin stretch is calibrated on line: every coarse sleep measures how much the OS
 overslept, and the 97th percentile of the last 128 oversleeps plus a margin
-is the next spin, capped at half the period. A percentile rather than the
-maximum: a rare multi-millisecond preemption is not something spinning can
-fix, and covering it would burn up to half a core. When the thread wakes (or a callback
-returns) after one or more deadlines already passed, it fires once for the
-latest passed deadline and counts the earlier ones as skipped: a late tick
-never fires twice and missed ticks are never bunched.
+is the next spin, capped at 200 µs and at half the period. A percentile and
+a cap rather than the maximum: a multi-millisecond preemption is not something
+spinning can fix, and on a loaded machine a long spin makes the scheduler
+treat the thread as CPU-bound and preempt it more (measured in
+``benchmarks/jitter.py``). On Linux the worker also lowers its own timer slack
+to 1 ns (``prctl(PR_SET_TIMERSLACK)``, this thread only), which cuts the
+typical oversleep from about 70 µs to about 20 µs, and with it the spin.
+
+When the thread wakes (or a callback returns) after one or more deadlines
+already passed, it fires once for the latest passed deadline and counts the
+earlier ones as skipped: a late tick never fires twice and missed ticks are
+never bunched.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
+import sys
 import threading
 import time
 from collections import deque
@@ -31,7 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock._errors import SimclockTypeError, SimclockValueError
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock._heapclock import callback_name
 from simclock._protocols import Callback, Handle, PeriodicStats, SystemClock
 from simclock._random import SeededRandomSource
@@ -51,6 +60,8 @@ _SPIN_MARGIN_NS = 20_000
 # Spin covers this quantile of the last _OVERSLEEP_WINDOW measured oversleeps.
 _OVERSLEEP_WINDOW = 128
 _OVERSLEEP_QUANTILE = Fraction(97, 100)
+_MAX_AUTO_SPIN_NS = 200_000
+_PR_SET_TIMERSLACK = 29
 # Publishing an event on an unbound bus can lose a race with another thread's
 # later stamp; a fresh read of the clock wins the retry.
 _PUBLISH_ATTEMPTS = 3
@@ -229,6 +240,36 @@ class PeriodicThreadHandle(Handle):
     thread: threading.Thread | None = None
 
 
+def _lower_timer_slack() -> None:
+    """Ask Linux to wake this thread's sleeps within 1 ns of the request, not 50 µs."""
+    if sys.platform != "linux":
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_TIMERSLACK, ctypes.c_ulong(1), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl (e.g. a libc without it): the calibrated spin covers the slack
+
+
+def _check_priority(priority: object) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise SimclockTypeError(
+            f"priority must be an int or None, got {type(priority).__name__} {priority!r}"
+        )
+    if not hasattr(os, "sched_setscheduler"):
+        raise SimclockRuntimeError(
+            f"priority={priority} needs SCHED_FIFO, which this OS does not offer; "
+            "pass priority=None"
+        )
+    low = os.sched_get_priority_min(os.SCHED_FIFO)
+    high = os.sched_get_priority_max(os.SCHED_FIFO)
+    if not low <= priority <= high:
+        raise SimclockValueError(
+            f"priority must be in [{low}, {high}] (SCHED_FIFO), got {priority}"
+        )
+    return priority
+
+
 class _PeriodicThread:
     """The loop behind :func:`schedule_periodic_thread`; state is guarded by ``_lock``."""
 
@@ -242,6 +283,7 @@ class _PeriodicThread:
         spin: int | None,
         bus: Bus | None,
         name: str,
+        priority: int | None = None,
     ) -> None:
         self._period = period
         self._base = base
@@ -250,6 +292,11 @@ class _PeriodicThread:
         self._stop = threading.Event()
         self._sleep: Callable[[int], object] = sleep if sleep is not None else self._default_sleep
         self._fixed_spin = spin
+        self._real_sleep = sleep is None
+        self._priority = priority
+        # Set by the worker once its scheduling policy is in place (or failed).
+        self.ready = threading.Event()
+        self.start_error: OSError | None = None
         self._oversleep = _INITIAL_OVERSLEEP_NS
         self._oversleeps: deque[int] = deque(maxlen=_OVERSLEEP_WINDOW)
         self._bus = bus
@@ -303,7 +350,7 @@ class _PeriodicThread:
     def _spin(self) -> int:
         if self._fixed_spin is not None:
             return self._fixed_spin
-        return min(self._period // 2, self._oversleep + _SPIN_MARGIN_NS)
+        return min(self._period // 2, _MAX_AUTO_SPIN_NS, self._oversleep + _SPIN_MARGIN_NS)
 
     def _calibrate(self, overslept: int) -> None:
         # O(window log window) per sleep, paid while there is time to spare.
@@ -336,6 +383,17 @@ class _PeriodicThread:
             return True
 
     def _run(self) -> None:
+        if self._priority is not None:
+            try:
+                # pid 0 is the calling thread on Linux: only this worker becomes real-time.
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self._priority))
+            except OSError as exc:
+                self.start_error = exc
+                self.ready.set()
+                return
+        self.ready.set()
+        if self._real_sleep:
+            _lower_timer_slack()
         period = self._period
         base = self._base
         now = self._now
@@ -417,6 +475,7 @@ def schedule_periodic_thread(
     bus: Bus | None = None,
     spin_ns: int | None = None,
     sleep: Callable[[int], object] | None = None,
+    priority: int | None = None,
 ) -> PeriodicThreadHandle:
     """Run ``cb()`` on a daemon thread at ``start + phase + k*period`` (C-SYS-2, C-SYS-3).
 
@@ -424,7 +483,8 @@ def schedule_periodic_thread(
     integers on that absolute grid, so the n-th deadline is never shifted by
     earlier lateness (no drift). The thread sleeps until ``spin_ns`` before
     each deadline and busy-waits the rest; ``spin_ns=None`` calibrates it from
-    measured oversleep (at most ``period/2``), ``0`` never spins.
+    measured oversleep (at most 200 µs and ``period/2``), ``0`` never spins.
+    With the default sleep on Linux the worker sets its timer slack to 1 ns.
 
     Late ticks: when the thread finds deadlines ``k..j`` already passed it
     fires once for ``j`` and counts ``k..j-1`` as skipped, publishing one
@@ -444,9 +504,18 @@ def schedule_periodic_thread(
     once the thread has finished: at most the current callback plus one
     clock read later; called from ``cb`` itself it only stops the loop.
 
+    ``priority`` (1..99, Linux) runs the worker thread alone under
+    ``SCHED_FIFO`` at that priority, so other processes cannot delay its
+    wake-ups; it needs root or ``CAP_SYS_NICE``. This is what keeps lateness in
+    the microseconds on a loaded machine (see docs/benchmarks.md). A callback
+    that never returns then holds a core, up to the kernel's real-time
+    throttling limit.
+
     Errors: wrong types ``TypeError``, ``period_ns <= 0`` or negative times
     ``ValueError``; a ``SimClock`` (it has ``advance``) is a ``TypeError``,
     since nothing would move its time: use ``clock.schedule_periodic``.
+    A ``priority`` the OS refuses is a ``RuntimeError``, raised after the
+    worker has ended and before anything fired.
     """
     period = check_positive_ns(period_ns, "period_ns")
     phase = check_time_ns(phase_ns, "phase_ns")
@@ -467,14 +536,24 @@ def schedule_periodic_thread(
             f"sleep must be a callable taking a duration in ns, got {type(sleep).__name__} "
             f"{sleep!r}"
         )
+    if priority is not None:
+        _check_priority(priority)
     if bus is None:
         clock_bus = getattr(clock, "bus", None)
         bus = clock_bus if isinstance(clock_bus, Bus) else None
     thread_name = name if name is not None else f"simclock-periodic:{callback_name(cb)}"
     loop = _PeriodicThread(
-        period, clock.now_ns() + phase, cb, clock.now_ns, sleep, spin, bus, thread_name
+        period, clock.now_ns() + phase, cb, clock.now_ns, sleep, spin, bus, thread_name, priority
     )
     loop.thread.start()
+    if priority is not None:
+        loop.ready.wait()
+        if loop.start_error is not None:
+            loop.thread.join()
+            raise SimclockRuntimeError(
+                f"priority={priority} was refused by the OS ({loop.start_error}); SCHED_FIFO "
+                "needs root or CAP_SYS_NICE: grant it or pass priority=None"
+            )
     return PeriodicThreadHandle(
         cancel=loop.cancel, stats=loop.stats, jitter=loop.jitter, thread=loop.thread
     )
