@@ -137,10 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"simclock-lint: error: {error}", file=sys.stderr)
         return 2
     # The run builds and drops many acyclic trees: the cycle collector only costs time.
+    enabled = gc.isenabled()
     gc.disable()
-    result = lint_paths(
-        paths, config, use_cache=not args.no_cache, cache_dir=args.cache_dir, jobs=args.jobs
-    )
+    try:
+        result = lint_paths(
+            paths, config, use_cache=not args.no_cache, cache_dir=args.cache_dir, jobs=args.jobs
+        )
+    finally:
+        if enabled:
+            gc.enable()
     _print(result.findings, args.format, args.show_source)
     if args.format == "text":
         noun = "finding" if len(result.findings) == 1 else "findings"

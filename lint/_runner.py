@@ -79,8 +79,14 @@ def _lint_file(job: tuple[str, str, frozenset[str]]) -> list[Finding]:
 
 
 def _lint_chunk(jobs: list[tuple[str, str, frozenset[str]]]) -> list[list[Finding]]:
-    gc.disable()  # ASTs are trees: reference counting frees them, the cycle collector only costs.
-    return [_lint_file(job) for job in jobs]
+    # ASTs are trees: reference counting frees them, the cycle collector only costs.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [_lint_file(job) for job in jobs]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _size(path: Path) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -272,3 +273,13 @@ def test_C_RNG_6_cache_dir_from_config(project: Path, capsys: pytest.CaptureFixt
     assert (project / "build" / "lint-cache" / "v1.json").is_file()
     assert not (project / ".simclock-lint-cache").exists()
     assert run(capsys, "src")[2] == "simclock-lint: 1 finding in 1 files (1 from cache)\n"
+
+
+def test_C_RNG_6_in_process_run_leaves_the_cycle_collector_on(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "a.py", SEED)
+    assert gc.isenabled()
+    run(capsys, "a.py", "--no-cache")
+    lint_paths([project], Config(root=project), use_cache=False, jobs=1)
+    assert gc.isenabled()
