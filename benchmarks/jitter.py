@@ -5,6 +5,11 @@ thread while the main thread sleeps:
 
 - ``periodic_thread``: ``simclock.schedule_periodic_thread`` (absolute deadlines,
   sleep then calibrated spin, missed deadlines skipped and counted);
+- ``periodic_thread fifo``: the same with ``priority=50`` (the worker alone under
+  ``SCHED_FIFO``); skipped with a note when the OS refuses (needs root or
+  ``CAP_SYS_NICE``);
+- ``periodic_thread spin=0``: the same thread without the spin (isolates what
+  spinning buys and costs);
 - ``naive_sleep``: ``while True: time.sleep(period); cb()``;
 - ``sleep_to_deadline``: absolute deadlines ``start + k*period`` with
   ``time.sleep(deadline - now)`` and no spin (a late tick is fired at once,
@@ -74,10 +79,14 @@ def _histogram_from_buckets(
     return hist
 
 
-def run_periodic_thread(period: int, seconds: float) -> tuple[int, int, int, simclock.JitterStats]:
+def run_periodic_thread(
+    period: int, seconds: float, priority: int | None = None, spin_ns: int | None = None
+) -> tuple[int, int, int, simclock.JitterStats]:
     clock = simclock.MonotonicClock(0)
     start = clock.now_ns()
-    handle = simclock.schedule_periodic_thread(period, lambda: None, clock)
+    handle = simclock.schedule_periodic_thread(
+        period, lambda: None, clock, priority=priority, spin_ns=spin_ns
+    )
     time.sleep(seconds)
     end = clock.now_ns()
     handle.cancel()
@@ -139,8 +148,10 @@ def measure(method: str, rate_hz: int, seconds: float) -> Result:
     period = NS_PER_S // rate_hz
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
-    if method == "periodic_thread":
-        start, end, _handled, stats = run_periodic_thread(period, seconds)
+    if method.startswith("periodic_thread"):
+        priority = 50 if method == "periodic_thread fifo" else None
+        spin = 0 if method == "periodic_thread spin=0" else None
+        start, end, _handled, stats = run_periodic_thread(period, seconds, priority, spin)
         hist = _histogram_from_buckets(stats.buckets, stats.max_ns, stats.fired)
         fired, skipped = stats.fired, stats.skipped
     elif method == "naive_sleep":
@@ -204,7 +215,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, default=None, help="write a lateness histogram PNG")
     args = parser.parse_args(argv)
 
-    methods = ("periodic_thread", "sleep_to_deadline", "naive_sleep")
+    methods = [
+        "periodic_thread",
+        "periodic_thread fifo",
+        "periodic_thread spin=0",
+        "sleep_to_deadline",
+        "naive_sleep",
+    ]
+    try:
+        run_periodic_thread(10**6, 0.001, priority=50)
+    except simclock.SimclockRuntimeError as exc:
+        print(f"periodic_thread fifo skipped: {exc}\n")
+        methods.remove("periodic_thread fifo")
     results = [measure(m, rate, args.seconds) for rate in args.rates for m in methods]
     load = os.getloadavg()
     print(
@@ -240,10 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(markdown_table(header, rows))
     for r in results:
-        if r.method == "periodic_thread" and r.rate_hz == 1000:
+        if r.method in ("periodic_thread", "periodic_thread fifo") and r.rate_hz == 1000:
             p99 = r.hist.percentile_ns(99)
             met = p99 is not None and p99 <= 100_000 and r.drift <= 1
-            print(f"\n1 kHz target (p99 <= 100 µs, no drift): {'met' if met else 'NOT met'}")
+            verdict = "met" if met else "NOT met"
+            print(f"\n{r.method}, 1 kHz target (p99 <= 100 µs, no drift): {verdict}")
     if args.plot is not None:
         plot(results, args.plot)
         print(f"histogram written to {args.plot}")
