@@ -93,9 +93,11 @@ class PacingControl:
     """Live control of a paced run from another thread: ``pause``, ``resume``, ``set_rtf``.
 
     Honoured in the wall-paced modes (``realtime_paced``, ``rendered``,
-    ``operator_training``); a change takes effect before the next ``advance``
-    and re-anchors the schedule at the current (sim, wall) instant, so a
-    pause or a new rate is never "caught up". Thread-safe.
+    ``operator_training``); its ``rtf`` replaces ``run_paced``'s. A change
+    takes effect before the next ``advance`` and re-anchors the schedule at
+    the current (sim, wall) instant, so a pause or a new rate is never
+    "caught up"; a control paused before the run holds it before the first
+    ``advance``. Thread-safe.
     """
 
     def __init__(self, rtf: int | float | Fraction | Decimal = 1) -> None:
@@ -207,6 +209,7 @@ class _Pacer:
         self.threshold = threshold
         self.control = control
         self.events = events
+        # -1: the first wait always takes the control's state, a pause included.
         self.version = -1
         self.rtf = rtf
         # Invariant: sim time t is due at wall time anchor_wall + ceil((t - anchor_sim) / rtf).
@@ -217,8 +220,6 @@ class _Pacer:
         self.lag_events: list[Event] = []
         self.max_lag = 0
         self.dropped = 0
-        if control is not None:
-            self.version, self.rtf, _ = control._snapshot()
 
     def _due(self, sim_ns: int) -> int:
         delta = Fraction(sim_ns - self.anchor_sim) / self.rtf
@@ -248,7 +249,8 @@ class _Pacer:
         lag = wall - due
         if lag <= 0:
             self.in_lag = False
-            self.sleep(-lag)
+            if lag:
+                self.sleep(-lag)
             return
         self.max_lag = max(self.max_lag, lag)
         if lag <= self.threshold:

@@ -373,6 +373,32 @@ def test_C_SYS_4_operator_training_pause_and_rate_change() -> None:
     assert control.rtf == 2
 
 
+def test_C_SYS_4_control_paused_before_the_run_holds_the_first_advance() -> None:
+    clock = HeapSimClock(0)
+    wall = FakeWall()
+    control = PacingControl(rtf=Fraction(1, 2))
+    control.pause()
+    seen: list[int] = []
+
+    def sleep(duration_ns: int) -> None:
+        wall.sleep(duration_ns)
+        if control.paused and len(wall.sleeps) == 2:
+            control.resume()
+
+    clock.schedule_periodic(5 * MS, lambda: seen.append(wall.offset()))
+    run_paced(
+        clock,
+        10 * MS,
+        rtf=4,
+        mode="realtime_paced",
+        control=control,
+        source=wall.source,
+        sleep=sleep,
+    )
+    # Two 10 ms polls, then the control's rate (half speed), not the argument's.
+    assert seen == [20 * MS, 30 * MS, 40 * MS]
+
+
 def test_C_SYS_4_rendered_paces_frames_not_advances() -> None:
     clock = HeapSimClock(0)
     wall = FakeWall()
