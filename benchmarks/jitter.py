@@ -48,6 +48,13 @@ from _common import markdown_table
 import simclock
 
 NS_PER_S = 1_000_000_000
+METHODS = (
+    "periodic_thread",
+    "periodic_thread fifo",
+    "periodic_thread spin=0",
+    "sleep_to_deadline",
+    "naive_sleep",
+)
 
 
 @dataclass
@@ -213,20 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each run (5)")
     parser.add_argument("--rates", type=int, nargs="+", default=[1000, 200], help="Hz")
     parser.add_argument("--plot", type=Path, default=None, help="write a lateness histogram PNG")
+    parser.add_argument(
+        "--methods", nargs="+", choices=METHODS, default=list(METHODS), help="subset to run"
+    )
     args = parser.parse_args(argv)
 
-    methods = [
-        "periodic_thread",
-        "periodic_thread fifo",
-        "periodic_thread spin=0",
-        "sleep_to_deadline",
-        "naive_sleep",
-    ]
-    try:
-        run_periodic_thread(10**6, 0.001, priority=50)
-    except simclock.SimclockRuntimeError as exc:
-        print(f"periodic_thread fifo skipped: {exc}\n")
-        methods.remove("periodic_thread fifo")
+    methods = list(args.methods)
+    if "periodic_thread fifo" in methods:
+        try:
+            run_periodic_thread(10**6, 0.001, priority=50)
+        except simclock.SimclockRuntimeError as exc:
+            print(f"periodic_thread fifo skipped: {exc}\n")
+            methods.remove("periodic_thread fifo")
     results = [measure(m, rate, args.seconds) for rate in args.rates for m in methods]
     load = os.getloadavg()
     print(
