@@ -199,7 +199,9 @@ class JitterStats:
     ``lateness`` is how long after its nominal deadline a firing started (its
     callback was called), in ns, always >= 0. ``p50_ns``/``p99_ns`` come from a
     :class:`LatenessHistogram` (at most 1.6 % high), ``max_ns`` and ``mean_ns``
-    are exact; all four are ``None`` before the first firing. ``deadlines`` is
+    are exact; all four are ``None`` before the first firing. ``overrun``
+    counts firings whose callback returned after the next deadline (which is
+    then fired late or skipped). ``deadlines`` is
     ``fired + skipped``: every grid point that has passed and been handled,
     so ``deadlines`` versus elapsed time over period is the drift check.
     ``spin_ns`` is the current calibrated busy-wait stretch. ``unreported``
