@@ -547,3 +547,32 @@ def test_C_SYS_4_pacing_control_refuses_a_bad_rate_and_keeps_the_old_one() -> No
         control.set_rtf(-1)
     assert control.rtf == Fraction(1, 2)
     assert not control.paused
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_C_MODE_1_grid_backend_trace_is_the_same_in_every_mode(mode: str) -> None:
+    def run(drive: str | None) -> list[tuple[str, int, int]]:
+        clock = simclock.GridClock(3, 2 * MS, default_policy="next_boundary")
+        trace: list[tuple[str, int, int]] = []
+        clock.schedule_periodic(7 * MS, lambda: trace.append(("p7", clock.now_ns(), 0)))
+        clock.schedule(5 * MS, lambda: clock.bus.publish("/once", {"t": clock.now_ns()}))
+        clock.bus.subscribe(None, lambda m: trace.append((m.topic, m.stamp_ns, m.sequence)))
+        if drive is None:
+            clock.advance(41 * MS)
+        else:
+            wall = FakeWall()
+            run_paced(clock, 41 * MS, mode=drive, source=wall.source, sleep=wall.sleep)
+        assert clock.now_ns() == 41 * MS
+        return trace
+
+    expected = run(None)
+    # C-GRID-2: a 7 ms period on a 2 ms grid runs at 0, 8, 14, 22, 28, 36 ms.
+    assert [t for label, t, _ in expected if label == "p7"] == [
+        0,
+        8 * MS,
+        14 * MS,
+        22 * MS,
+        28 * MS,
+        36 * MS,
+    ]
+    assert run(mode) == expected
