@@ -14,7 +14,8 @@ In one process and one run:
   ``/clock`` at each new stamp) vs a bare ``mcap`` Writer loop
   (``json.dumps`` + ``add_message``) writing the same messages. Target >= 0.7x.
 * **memory**: peak RSS of a fresh process replaying a 100 000-message and a
-  1 000 000-message recording (``--quick`` skips it).
+  1 000 000-message file: a Recorder file and an unchunked foreign file
+  (``--quick`` skips it).
 
 Ratios are throughput ratios (higher is better for simclock); best of 3 with
 the GC off during each timed call. Usage: ``python benchmarks/replay.py
@@ -71,10 +72,10 @@ def record(path: Path, messages: list[Message]) -> None:
             rec.record(message)
 
 
-def bare_write(path: Path, messages: list[Message]) -> None:
+def bare_write(path: Path, messages: list[Message], *, chunked: bool = True) -> None:
     """Write the same messages with a bare mcap Writer loop."""
     with path.open("wb") as f:
-        writer = Writer(f)
+        writer = Writer(f, use_chunking=chunked)
         writer.start()
         schema = writer.register_schema("any", "jsonschema", b"{}")
         channels = {t: writer.register_channel(t, "json", schema) for t in TOPICS}
@@ -183,18 +184,24 @@ def main() -> int:
             print()
             mem_rows = []
             del messages
-            for size in (100_000, 1_000_000):
-                path = Path(tmp) / f"rss{size}.mcap"
-                record(path, make_messages(size))
-                mem_rows.append(
-                    (
-                        f"{size:,}",
-                        f"{path.stat().st_size / 2**20:.1f} MiB",
-                        f"{peak_rss_kib(path) / 1024:.1f} MiB",
+            for kind in ("simclock recording", "foreign, unchunked"):
+                for size in (100_000, 1_000_000):
+                    path = Path(tmp) / f"rss{size}.mcap"
+                    if kind == "simclock recording":
+                        record(path, make_messages(size))
+                    else:
+                        bare_write(path, make_messages(size), chunked=False)
+                    mem_rows.append(
+                        (
+                            kind,
+                            f"{size:,}",
+                            f"{path.stat().st_size / 2**20:.1f} MiB",
+                            f"{peak_rss_kib(path) / 1024:.1f} MiB",
+                        )
                     )
-                )
-                path.unlink()
-            print(markdown_table(("messages replayed", "file size", "peak RSS"), mem_rows))
+                    path.unlink()
+            header = ("file", "messages replayed", "file size", "peak RSS")
+            print(markdown_table(header, mem_rows))
     return 0
 
 
