@@ -206,3 +206,46 @@ def test_replay_until_before_the_start_prints_nothing(
         bus.publish("/a", 1, stamp_ns=5)
     assert _run(capsys, "replay", str(path), "--until", "4") == (0, "", "")
     assert _run(capsys, "replay", str(path), "--until", "5") == (0, "5 0 /a 1\n", "")
+
+
+def test_info_and_replay_of_a_foreign_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcap.writer import Writer
+
+    path = tmp_path / "foreign.mcap"
+    with path.open("wb") as f:
+        w = Writer(f)
+        w.start(profile="", library="other-writer")
+        a = w.register_channel("/a", "json", 0)
+        b = w.register_channel("/b", "cbor", 0)
+        w.add_message(a, 100, b'{"v":1}', 100)
+        w.add_message(b, 100, b"\xa0", 100)
+        w.add_message(a, 250, b"[]", 250)
+        w.finish()  # type: ignore[no-untyped-call]
+    code, out, _ = _run(capsys, "info", str(path), "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["simclock"], data["library"], data["seed"], data["fingerprint"]) == (
+        False,
+        "other-writer",
+        None,
+        None,
+    )
+    assert (data["start_ns"], data["end_ns"], data["message_count"]) == (100, 250, 3)
+    assert data["topics"] == {"/a": 2, "/b": 1}
+    code, out, _ = _run(capsys, "info", str(path))
+    assert "fingerprint: none stored (simclock diff computes one)" in out.splitlines()
+    code, out, _ = _run(capsys, "replay", str(path), "--json")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"kind": "json", "payload": {"v": 1}, "sequence": 0, "stamp_ns": 100, "topic": "/a"},
+        {
+            "kind": "raw",
+            "payload": {"data": "a0", "encoding": "cbor", "schema": ""},
+            "sequence": 1,
+            "stamp_ns": 100,
+            "topic": "/b",
+        },
+        {"kind": "json", "payload": [], "sequence": 2, "stamp_ns": 250, "topic": "/a"},
+    ]
+    assert _run(capsys, "diff", str(path), str(path)) == (0, "identical: same trace\n", "")
