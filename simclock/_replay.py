@@ -997,14 +997,18 @@ class ReplayClock:
                     if heap and heap[0][0] < nxt.stamp_ns:
                         break
                     self._now = nxt.stamp_ns
-                    self._next = None
-                    deliver(nxt)
                     try:
-                        nxt = next(it, None)
-                    except BaseException as exc:
-                        self._failure = exc
-                        raise
-                    self._next = nxt
+                        deliver(nxt)
+                    finally:
+                        # Also after a BaseException from a subscriber (C-ERR-2): that
+                        # message counts as delivered, the rest stays pending.
+                        try:
+                            nxt = next(it, None)
+                        except BaseException as exc:
+                            self._failure = exc
+                            self._next = None
+                            raise
+                        self._next = nxt
                 if heap and heap[0][0] <= target:
                     self._fire_one()
                     continue

@@ -780,3 +780,27 @@ def test_unknown_channel_kind_in_a_simclock_recording_is_refused(
         ),
     ):
         clock.advance(40)
+
+
+class _Stop(BaseException):
+    """Not an Exception: propagates out of delivery (C-ERR-2)."""
+
+
+def test_C_ERR_2_base_exception_in_a_subscriber_keeps_the_replay_consistent(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    path, live, _, _ = recorded
+    got: list[Message] = []
+
+    def sink(m: Message) -> None:
+        got.append(m)
+        if m.sequence == 3:
+            raise _Stop
+
+    with ReplayClock(path) as clock:
+        clock.bus.subscribe(None, sink)
+        with pytest.raises(_Stop):
+            clock.advance(40)
+        assert clock.now_ns() == live[3].stamp_ns
+        clock.advance(40 - clock.now_ns())
+    assert got == live  # nothing lost, nothing repeated
