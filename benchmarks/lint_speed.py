@@ -21,6 +21,7 @@ a script of that name puts ``benchmarks/`` first on ``sys.path`` and shadows the
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import os
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +64,39 @@ def cpu_seconds(argv: list[str], cwd: Path) -> float:
     run(argv, cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def parser_reference(files: list[Path]) -> None:
+    """CPU cost per file of stdlib ``ast`` vs libcst (parse; parse + qualified names)."""
+    import libcst
+    from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
+    sample = files[::10]
+    sources = [p.read_bytes() for p in sample]
+    size = sum(map(len, sources))
+
+    def cpu(fn: Callable[[bytes], object]) -> float:
+        start = time.process_time()
+        for source in sources:
+            fn(source)
+        return time.process_time() - start
+
+    def qualified(source: bytes) -> object:
+        return MetadataWrapper(libcst.parse_module(source)).resolve(QualifiedNameProvider)
+
+    parsers: list[tuple[str, Callable[[bytes], object]]] = [
+        ("ast.parse", ast.parse),
+        ("libcst.parse_module", libcst.parse_module),
+        ("libcst + QualifiedNameProvider", qualified),
+    ]
+    rows = []
+    for name, fn in parsers:
+        seconds = cpu(fn)
+        rows.append(
+            [name, f"{seconds:.2f}", f"{size / seconds / 1e6:.2f}", f"{len(sources) / seconds:.1f}"]
+        )
+    print(f"\nparsers, every 10th file ({len(sources)} files, {size / 1e6:.2f} MB), CPU:")
+    print(markdown_table(["parser", "CPU s", "MB/s", "files/s"], rows))
 
 
 def main() -> None:
@@ -114,6 +149,8 @@ def main() -> None:
             f"\nwall: cold / ruff cold = {cold / base_wall:.1f}x (target <= 20x); "
             f"warm / ruff warm = {warm / ruff_warm:.1f}x (target <= 2x)"
         )
+
+        parser_reference(sorted(files))
 
         stdlib = Path(sysconfig.get_paths()["stdlib"])
         # The stdlib proper: its site-packages holds third-party code.
