@@ -9,14 +9,16 @@ replay backend is judged against what really happened.
 
 Two ways to run it:
 
-* in a project's tests: subclass :class:`ReplayConformance` in a ``Test*``
-  class and override the ``replay_factory`` fixture (simclock does this for
-  :class:`simclock.ReplayClock` in ``tests/test_replay_conformance.py``);
 * with the plugin, naming this file: ``pytest --simclock-backend
   conformance._replay_clauses:replay_backend -k C_REP
-  conformance/_replay_clauses.py``. The backend's ``FACTORY`` carries the
-  replay factory as ``FACTORY.replay``; for a backend without it every C-REP
-  test is skipped as *not applicable*.
+  conformance/_replay_clauses.py`` (simclock runs this for
+  :class:`simclock.ReplayClock` in ``tests/test_replay_conformance.py``). The
+  backend's ``FACTORY`` carries the replay factory as ``FACTORY.replay``; for
+  a backend without it every C-REP test is skipped as *not applicable*;
+* in a project's tests: subclass :class:`ReplayConformance` in a ``Test*``
+  class and override the ``replay_factory`` fixture. Importing this module
+  registers the C-REP clauses in the process-wide registry of
+  :mod:`conformance`.
 
 This module is not a ``_suite_*.py`` file, so ``python -m conformance`` does
 not collect it: the runner reports one group per backend and a second suite
