@@ -25,6 +25,8 @@ def import_statements(source: bytes) -> tuple[frozenset[bytes], ...]:
     statements = []
     for match in _IMPORT.finditer(source):
         start = source.rfind(b"\n", 0, match.start()) + 1
+        while start >= 2 and source[start - 2 : start] == b"\\\n":
+            start = source.rfind(b"\n", 0, start - 2) + 1  # the line continues one above
         rest = source[match.end() : match.end() + 64].lstrip(b" \t")
         if rest.startswith(b"("):
             end = source.find(b")", match.end())

@@ -229,3 +229,10 @@ def test_C_RNG_6_kitchen_sink_syntax_and_scopes() -> None:
 def test_C_RNG_6_form_feed_does_not_shift_lines_or_noqa() -> None:
     source = "import numpy as np\n\x0c\nnp.random.seed(0)  # noqa: SC102\nnp.random.rand()\n"
     assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 1, "SC102")]
+
+
+def test_C_RNG_6_import_split_by_backslashes_is_seen() -> None:
+    source = "from numpy.random \\\n    import (\n    rand)\nx = rand(3)\n"
+    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SC102")]
+    source = "import os, \\\n    time as clock_module\nt = clock_module.time()\n"
+    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SC301")]
