@@ -986,6 +986,22 @@ class ClockConformance:
         assert times["ntsc"] == want_ntsc, f"C-X-RATE: 30000/1001 Hz fired at {times['ntsc'][:5]}"
         assert times["late"] == want_30[2:], f"C-X-RATE: registered at 50 ms fired {times['late']}"
 
+    def test_C_X_RATE_no_drift_over_many_firings(self, rig: Rig) -> None:
+        clock = rig.clock
+        reason = not_applicable(clock, "schedule_rate")
+        if reason:
+            pytest.skip(reason)
+        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        times: list[int] = []
+        hz = Fraction(30000, 1001)
+        rate(hz, lambda: times.append(clock.now_ns()), 3)
+        for _ in range(10):
+            clock.advance(100_100_000_000)
+        clock.advance(3)  # firing 30000 is at exactly 3 ns + 1001 s
+        wrong = [(k, t) for k, t in enumerate(times) if t != 3 + -(-k * 10**9 * 1001 // 30000)]
+        assert len(times) == 30001, f"C-X-RATE: {len(times)} firings in 1001 s, expected 30001"
+        assert not wrong, f"C-X-RATE: {len(wrong)} firings off the exact grid, first {wrong[0]}"
+
     def test_C_X_RATE_refuses_inexact_or_bad_rates(self, rig: Rig) -> None:
         clock = rig.clock
         reason = not_applicable(clock, "schedule_rate")
