@@ -9,6 +9,7 @@ one of them; ``tests/backends/table.py`` writes the results to
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -226,6 +227,64 @@ class _SpawnedChildren(SortedListClock):
         return _OrderDependentChildren(seed)
 
 
+class _OneFiringPerAdvance(SortedListClock):
+    _target = 0
+
+    def advance(self, dt_ns: int) -> None:
+        if not self._busy:
+            self._target = self._now + self._time(dt_ns, "dt_ns")
+        super().advance(dt_ns)
+
+    def _after(self, timer: Timer) -> None:
+        if timer.repeats and not timer.cancelled:
+            # defect: grid points a periodic missed within one advance are dropped
+            timer.k += 1
+            while self._time_of(timer) <= self._target:
+                timer.k += 1
+            self._push(self._time_of(timer), timer)
+
+
+class _StepZero(SortedListClock):
+    def step_ns(self) -> int:
+        return 0  # defect: a pure event clock "has no step"
+
+
+class _FreshGenerator(PathStream):
+    def numpy_rng(self) -> np.random.Generator:
+        # defect: a new Generator object (over the same bit generator) every call
+        return np.random.Generator(self._gen.bit_generator)
+
+
+class _FreshGenerators(SortedListClock):
+    def _make_root(self, seed: int) -> PathStream:
+        return _FreshGenerator(seed)
+
+
+class _GlobalJitter(SortedListClock):
+    jitter_ns = 0
+
+    def _push(self, at: int, timer: Timer) -> None:
+        # defect: jitter (disabled, scaled by 0) is still drawn from global random
+        super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SC101
+
+
+class _EmptyRootLabel(SortedListClock):
+    def _make_root(self, seed: int) -> PathStream:
+        return PathStream(seed, "")  # defect: the root is labelled "" instead of "/"
+
+
+class _UncheckedLabel(PathStream):
+    def child(self, label: str) -> PathStream:
+        # defect: labels are joined without validation
+        body = label[1:] if label.startswith("/") else label
+        return type(self)(self._seed, ("" if self._path == "/" else self._path) + "/" + body)
+
+
+class _UncheckedLabels(SortedListClock):
+    def _make_root(self, seed: int) -> PathStream:
+        return _UncheckedLabel(seed)
+
+
 def _factory(cls: type[SortedListClock]) -> Callable[[int, Bus], SortedListClock]:
     def make(seed: int, bus: Bus) -> SortedListClock:
         return cls(seed, bus)
@@ -315,6 +374,32 @@ BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
         "C-RNG-4",
         "child streams seeded from the parent's generator (creation order matters)",
         _SpawnedChildren,
+    ),
+    "one_firing_per_advance": (
+        "C-ADV-5",
+        "a periodic fires at most once per advance; missed grid points are dropped",
+        _OneFiringPerAdvance,
+    ),
+    "step_zero": ("C-STEP-1", "step_ns() returns 0", _StepZero),
+    "numpy_rng_fresh": (
+        "C-RNG-5",
+        "numpy_rng() returns a new Generator object on every call",
+        _FreshGenerators,
+    ),
+    "global_random_jitter": (
+        "C-RNG-6",
+        "draws (zero-scaled) jitter from the global random module",
+        _GlobalJitter,
+    ),
+    "empty_root_label": (
+        "C-RNG-1",
+        "the root stream is labelled '' instead of '/'",
+        _EmptyRootLabel,
+    ),
+    "labels_unchecked": (
+        "C-RNG-3",
+        "malformed child labels (spaces, '//', '*') are accepted",
+        _UncheckedLabels,
     ),
 }
 """``name -> (clause that must fail, defect, class)``."""
