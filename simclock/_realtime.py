@@ -12,13 +12,15 @@ deadline is never computed from the previous firing, so nothing drifts. The
 thread sleeps until ``spin`` ns before the deadline and busy-waits the rest. The
 spin stretch is calibrated on line: every coarse sleep measures how much the OS
 overslept, and the 97th percentile of the last 128 oversleeps plus a margin
-is the next spin, capped at 200 µs and at half the period. A percentile and
-a cap rather than the maximum: a multi-millisecond preemption is not something
-spinning can fix, and on a loaded machine a long spin makes the scheduler
-treat the thread as CPU-bound and preempt it more (measured in
-``benchmarks/jitter.py``). On Linux the worker also lowers its own timer slack
-to 1 ns (``prctl(PR_SET_TIMERSLACK)``, this thread only), which cuts the
-typical oversleep from about 70 µs to about 20 µs, and with it the spin.
+is the next spin, capped at 200 µs and at half the period; when that
+percentile is beyond the cap the CPU is contended, and the spin covers only
+the median oversleep. A percentile and a cap rather than the maximum: a
+multi-millisecond preemption is not something spinning can fix, and on a
+loaded machine a long spin makes the scheduler treat the thread as CPU-bound
+and wake it later (measured in ``benchmarks/jitter.py``). On Linux the
+worker also lowers its own timer slack to 1 ns (``prctl(PR_SET_TIMERSLACK)``,
+this thread only), which cuts the typical oversleep from about 70 µs to about
+20 µs, and with it the spin.
 
 When the thread wakes (or a callback returns) after one or more deadlines
 already passed, it fires once for the latest passed deadline and counts the
@@ -358,8 +360,14 @@ class _PeriodicThread:
         # O(window log window) per sleep, paid while there is time to spare.
         window = self._oversleeps
         window.append(overslept)
-        rank = math.ceil(_OVERSLEEP_QUANTILE * len(window))
-        self._oversleep = sorted(window)[rank - 1]
+        ordered = sorted(window)
+        tail = ordered[math.ceil(_OVERSLEEP_QUANTILE * len(ordered)) - 1]
+        if tail + _SPIN_MARGIN_NS <= min(self._period // 2, _MAX_AUTO_SPIN_NS):
+            self._oversleep = tail
+        else:
+            # The tail is out of reach (a contended CPU): cover only the median.
+            # A longer spin is charged as CPU use and gets the thread woken later.
+            self._oversleep = ordered[(len(ordered) - 1) // 2]
 
     def _wait_until(self, deadline: int) -> bool:
         """Return once ``now() >= deadline`` (True) or when cancelled (False)."""

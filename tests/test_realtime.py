@@ -255,6 +255,21 @@ def test_C_SYS_2_calibration_ignores_rare_preemptions() -> None:
     assert jitter.skipped == 0
 
 
+class ContendedTime(FakeTime):
+    """Oversleeps 10 µs on 7 sleeps in 10 and 1 ms on the other 3: a busy CPU."""
+
+    def sleep(self, duration_ns: int) -> None:
+        self.sleeps.append(duration_ns)
+        self.t += duration_ns + (MS if len(self.sleeps) % 10 >= 7 else 10_000)
+
+
+def test_C_SYS_2_calibration_covers_the_median_when_the_tail_is_out_of_reach() -> None:
+    # The 97th percentile (1 ms) is beyond the 200 µs cap: spinning for it would
+    # only burn CPU, so the spin covers the typical 10 µs oversleep instead.
+    handle, _, _ = run_fake(ContendedTime(read_ns=1_000), 300, period=10 * MS)
+    assert 30_000 <= handle.jitter().spin_ns <= 35_000
+
+
 @pytest.mark.parametrize(("period", "cap"), [(MS, 200_000), (300_000, 150_000)])
 def test_C_SYS_2_calibrated_spin_is_capped(period: int, cap: int) -> None:
     # At most 200 µs and half a period, however much the OS oversleeps.
