@@ -106,7 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
-    parser.add_argument("--profile", choices=("ci", "thorough"), default="ci")
+    parser.add_argument(
+        "--profile",
+        choices=("ci", "thorough"),
+        default="ci",
+        help="Hypothesis budget: ci (default, derandomised, fast) or thorough",
+    )
     parser.add_argument(
         "--clause",
         action="append",

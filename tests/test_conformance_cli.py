@@ -186,3 +186,17 @@ def test_pytest_plugin_bad_backend_is_a_usage_error() -> None:
     proc = _run("-m", "pytest", "-p", "no:cacheprovider", "--simclock-backend", "nope")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "backend spec must look like MODULE:FACTORY" in proc.stderr
+
+
+def test_pytest_plugin_report_for_in_repo_subclasses() -> None:
+    proc = _run(
+        "-m", "pytest", "-p", "no:cacheprovider", "-q", "--simclock-report",
+        "tests/test_conformance_heap.py", "-k", "Conformance and C_TIE_1",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header = (
+        "simclock conformance: tests/test_conformance_heap.py::TestHeapSimClockConformance "
+        "(profile ci)"
+    )
+    assert header in proc.stdout
+    assert re.search(r"^C-TIE-1 +passed ", proc.stdout, re.M)
