@@ -11,22 +11,22 @@ Three ways to run the suite on it:
 See ``conformance/README.md``.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
-from conformance._harness import (
-    BackendError,
-    Factory,
-    Rig,
-    check_factory,
-    heap_factory,
-    load_factory,
-    make_rig,
-    not_applicable,
-)
-from conformance._report import BackendReport, Outcome
-
 if TYPE_CHECKING:
+    from conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
+    from conformance._harness import (
+        BackendError,
+        Factory,
+        Rig,
+        check_factory,
+        heap_factory,
+        load_factory,
+        make_rig,
+        not_applicable,
+    )
+    from conformance._report import BackendReport, Outcome
     from conformance._run import run
     from conformance._suite_clock import ClockConformance, hypothesis_settings
 
@@ -50,19 +50,36 @@ __all__ = [
     "run",
 ]
 
+_HOME = {
+    **dict.fromkeys(["CLAUSES", "Clause", "clause_of_test", "register_clauses"], "_clauses"),
+    **dict.fromkeys(
+        [
+            "BackendError",
+            "Factory",
+            "Rig",
+            "check_factory",
+            "heap_factory",
+            "load_factory",
+            "make_rig",
+            "not_applicable",
+        ],
+        "_harness",
+    ),
+    **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
+    "run": "_run",
+    **dict.fromkeys(["ClockConformance", "hypothesis_settings"], "_suite_clock"),
+}
+
 
 def __getattr__(name: str) -> Any:
-    """Import the suite (pytest, Hypothesis, the oracle) only when it is asked for.
+    """Import each public name's module on first use.
 
-    The pytest plugin and the determinism subprocess import this package; they
-    must stay cheap and must not break other test runs if the suite cannot load.
+    The pytest plugin is loaded into every pytest run of an environment where
+    simclock is installed; importing the package must cost nothing and must
+    not import simclock, pytest's suite, Hypothesis or the oracle until a
+    conformance run actually needs them.
     """
-    if name == "run":
-        from conformance._run import run
-
-        return run
-    if name in ("ClockConformance", "hypothesis_settings"):
-        from conformance import _suite_clock
-
-        return getattr(_suite_clock, name)
-    raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"conformance.{home}"), name)

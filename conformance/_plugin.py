@@ -20,21 +20,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance._clauses import clause_of_test
-from conformance._harness import NOT_APPLICABLE, BackendError, check_factory, load_factory
-from conformance._report import (
-    FAILED,
-    NOT_RUN,
-    PASSED,
-    BackendReport,
-    Outcome,
-    falsifying_program,
-)
-from conformance._report import NOT_APPLICABLE as NA_STATUS
+if TYPE_CHECKING:
+    from conformance._report import BackendReport, Outcome
 
 __all__ = ["ResultCollector", "suite_paths"]
 
@@ -78,6 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
     spec = config.getoption("simclock_backend")
     if spec:
+        # Imported here: this module is loaded into every pytest run.
+        from conformance._harness import BackendError, check_factory, load_factory
+
         try:
             check_factory(load_factory(spec), spec)
         except BackendError as exc:
@@ -91,6 +85,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _outcome_of(report: pytest.TestReport) -> Outcome:
+    from conformance._harness import NOT_APPLICABLE
+    from conformance._report import FAILED, NOT_RUN, PASSED, Outcome, falsifying_program
+    from conformance._report import NOT_APPLICABLE as NA_STATUS
+
     name = report.nodeid.rsplit("::", 1)[-1]
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
@@ -121,6 +119,8 @@ class ResultCollector:
 
     def _report_for(self, group: str) -> BackendReport:
         if group not in self.reports:
+            from conformance._report import BackendReport
+
             spec = self.config.getoption("simclock_backend")
             backend = str(spec) if spec else group
             profile = self.config.getoption("simclock_profile") or "ci"
@@ -129,6 +129,8 @@ class ResultCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Fold each phase's report into its clause."""
+        from conformance._clauses import clause_of_test
+
         parts = report.nodeid.split("::")
         name = parts[-1].split("[", 1)[0]
         clause = clause_of_test(name)
