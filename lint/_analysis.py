@@ -1,11 +1,16 @@
-"""A light, scope-aware binding tracker over the stdlib ``ast`` (SPEC §13).
+"""A light, scope-aware binding tracker over a libcst tree (SPEC §13).
 
-One walk of the tree records, per scope, every name binding (imports with the
-dotted name they bind, module-level string constants, everything else) and
-every load of a name or attribute chain. Resolution happens after the walk, so
-a name bound anywhere in a function is local to the whole function, as Python
-decides it. Class bodies do not enclose the functions and comprehensions
-nested in them; ``global``/``nonlocal`` redirect bindings.
+One iterative walk of the concrete syntax tree records, per scope, every name
+binding (imports with the dotted name they bind, module-level string
+constants, everything else) and every load of a name or attribute chain.
+Resolution happens after the walk, so a name bound anywhere in a function is
+local to the whole function, as Python decides it. Class bodies do not enclose
+the functions and comprehensions nested in them; ``global``/``nonlocal``
+redirect bindings. Annotations are never walked (types are not uses).
+
+It replaces libcst's ``MetadataWrapper`` + ``ScopeProvider`` /
+``QualifiedNameProvider``: no deep copy of the tree, no visitor dispatch per
+node, and only the names the rules care about are recorded.
 
 Flow-insensitive on purpose: when a scope binds a name both by an import and by
 something else (``try: import numpy as np`` / ``except: np = None``), the
@@ -17,23 +22,64 @@ Complexity: O(nodes) for the walk, O(references x scope depth) to resolve.
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["Analysis", "Reference", "analyse"]
+import libcst as cst
+
+__all__ = [
+    "Analysis",
+    "Reference",
+    "analyse",
+    "dotted_name",
+    "keyword_args",
+    "positional_args",
+]
 
 # Binding kinds stored per name: an import stores the dotted name it binds.
 _CONST = "\x00const"
 _OTHER = "\x00other"
 
-# Fields that never hold a node worth visiting (contexts, operators, plain values).
-_LEAF_FIELDS = frozenset(
-    {"ctx", "op", "ops", "type_comment", "type_ignores", "id", "attr", "arg", "conversion",
-     "is_async", "level", "module", "kind", "simple", "names", "name"}
+# The fields of a node that may hold code to walk. Everything else is
+# whitespace, punctuation, a binding name (handled by a dedicated handler) or
+# an annotation (never walked: types are fine).
+_CODE_FIELDS = frozenset(
+    {"args", "bases", "body", "cases", "cause", "cls", "comparator", "comparisons", "decorator",
+     "decorators", "default", "elements", "elt", "exc", "expression", "finalbody", "for_in",
+     "format_spec", "func", "guard", "handlers", "ifs", "inner_for_in", "item", "items", "iter",
+     "key", "keywords", "kwds", "left", "lower", "msg", "orelse", "parts", "pattern", "patterns",
+     "right", "slice", "step", "subject", "test", "type", "upper", "value"}
 )  # fmt: skip
-_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
-_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# Leaves that can hold neither a load nor a binding.
+_SKIP: frozenset[type[cst.CSTNode]] = frozenset(
+    {cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Annotation, cst.Pass,
+     cst.Break, cst.Continue, cst.FormattedStringText, cst.Ellipsis, cst.TypeAlias,
+     cst.TypeParameters}
+)  # fmt: skip
+_CONSTANT_NAMES = frozenset({"None", "True", "False"})
+
+
+def dotted_name(node: cst.BaseExpression) -> str:
+    """``a.b.c`` for a Name/Attribute chain (as in an import statement)."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def positional_args(call: cst.Call) -> list[cst.Arg]:
+    """The positional arguments of ``call``, ``*args`` included (as ``ast.Call.args``)."""
+    return [arg for arg in call.args if arg.keyword is None and arg.star != "**"]
+
+
+def keyword_args(call: cst.Call) -> list[cst.Arg]:
+    """The keyword arguments of ``call``, ``**kwargs`` included (keyword None)."""
+    return [arg for arg in call.args if arg.keyword is not None or arg.star == "**"]
 
 
 @dataclass(slots=True, eq=False)
@@ -57,35 +103,39 @@ class Reference:
     """
 
     qualname: str
-    node: ast.expr
-    call: ast.Call | None
+    node: cst.BaseExpression
+    call: cst.Call | None
 
 
 @dataclass(slots=True)
 class Analysis:
     """What the rules see of one module: resolved references and method calls."""
 
-    tree: ast.Module
+    tree: cst.Module
     references: list[Reference]
     # (callee's last name, call) for every call of a name or attribute.
-    calls: list[tuple[str, ast.Call]]
+    calls: list[tuple[str, cst.Call]]
     _module: _Scope
     _scope_of: dict[int, _Scope]
 
-    def is_constant_label(self, expr: ast.expr) -> bool:
+    def is_constant_label(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a literal or a module-level name bound once to a str literal."""
-        if isinstance(expr, ast.Constant):
+        if isinstance(expr, cst.SimpleString | cst.Integer | cst.Float | cst.Imaginary):
             return True
-        if isinstance(expr, ast.JoinedStr):
-            return all(isinstance(v, ast.Constant) for v in expr.values)
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        if isinstance(expr, cst.ConcatenatedString):
             return self.is_constant_label(expr.left) and self.is_constant_label(expr.right)
-        if isinstance(expr, ast.Name):
+        if isinstance(expr, cst.FormattedString):
+            return all(isinstance(part, cst.FormattedStringText) for part in expr.parts)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self.is_constant_label(expr.left) and self.is_constant_label(expr.right)
+        if isinstance(expr, cst.Name):
+            if expr.value in _CONSTANT_NAMES:
+                return True
             scope = self._scope_of.get(id(expr))
             if scope is None:
                 return False
-            owner = _owner(expr.id, scope, self._module)
-            return owner is self._module and self._module.bindings.get(expr.id) == [_CONST]
+            owner = _owner(expr.value, scope, self._module)
+            return owner is self._module and self._module.bindings.get(expr.value) == [_CONST]
         return False
 
 
@@ -123,23 +173,29 @@ def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
     return []
 
 
+def _is_str_literal(expr: cst.BaseExpression) -> bool:
+    """A str literal as ``ast`` folds it: one string or implicit concatenation, no f/b prefix."""
+    if isinstance(expr, cst.SimpleString):
+        return "b" not in expr.prefix.lower()
+    if isinstance(expr, cst.ConcatenatedString):
+        return _is_str_literal(expr.left) and _is_str_literal(expr.right)
+    return False
+
+
+_Handler = Callable[["_Walker", cst.CSTNode, _Scope], None]
+
+
 class _Walker:
     """Collects bindings and loads in one iterative pass."""
 
-    def __init__(
-        self,
-        tree: ast.Module,
-        keep: Callable[[ast.stmt], bool] | None,
-        names: frozenset[str] | None,
-    ) -> None:
-        self.keep = keep
+    def __init__(self, tree: cst.Module, names: frozenset[str] | None) -> None:
         self.names = names
         self.module = _Scope("module", None)
-        self.loads: list[tuple[str, _Scope, list[str], ast.expr]] = []
-        self.calls: list[tuple[str, ast.Call]] = []
-        self.call_of: dict[int, ast.Call] = {}
+        self.loads: list[tuple[str, _Scope, list[str], cst.BaseExpression]] = []
+        self.calls: list[tuple[str, cst.Call]] = []
+        self.call_of: dict[int, cst.Call] = {}
         self.scope_of: dict[int, _Scope] = {}
-        self.stack: list[tuple[ast.AST, _Scope]] = [(tree, self.module)]
+        self.stack: list[tuple[cst.CSTNode, _Scope]] = [(tree, self.module)]
 
     def bind(self, scope: _Scope, name: str, kind: str) -> None:
         if self.names is not None and name not in self.names:
@@ -156,206 +212,107 @@ class _Walker:
             scope = outer if outer is not None and outer.kind != "module" else scope
         scope.bindings.setdefault(name, []).append(kind)
 
-    def bind_arguments(self, args: ast.arguments, scope: _Scope) -> None:
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            self.bind(scope, arg.arg, _OTHER)
-        if args.vararg is not None:
-            self.bind(scope, args.vararg.arg, _OTHER)
-        if args.kwarg is not None:
-            self.bind(scope, args.kwarg.arg, _OTHER)
+    def bind_target(self, target: cst.CSTNode, scope: _Scope) -> None:
+        """A store target: names are bound, attributes and subscripts are walked as loads."""
+        if type(target) is cst.Name:
+            self.bind(scope, target.value, _OTHER)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self.bind_target(element.value, scope)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, scope)
+        else:
+            self.stack.append((target, scope))
 
-    def push_argument_parts(self, args: ast.arguments, scope: _Scope) -> None:
-        """Defaults run in the enclosing scope; annotations are skipped (types are fine)."""
-        for default in (*args.defaults, *args.kw_defaults):
-            if default is not None:
-                self.stack.append((default, scope))
+    def bind_alias(self, target: cst.BaseExpression, scope: _Scope, kind: str) -> None:
+        """``import x as <target>``: the target is a Name in valid code."""
+        if isinstance(target, cst.Name):
+            self.bind(scope, target.value, kind)
+
+    def function(self, params: cst.Parameters, body: cst.CSTNode, scope: _Scope) -> None:
+        """Defaults run in the enclosing scope, parameters bind in a new one (no annotations)."""
+        inner = _Scope("function", scope)
+        star_arg = params.star_arg
+        every: list[cst.Param] = [*params.posonly_params, *params.params, *params.kwonly_params]
+        if isinstance(star_arg, cst.Param):
+            every.append(star_arg)
+        if params.star_kwarg is not None:
+            every.append(params.star_kwarg)
+        for param in every:
+            if param.default is not None:
+                self.stack.append((param.default, scope))
+            self.bind(inner, param.name.value, _OTHER)
+        self.stack.append((body, inner))
 
     def run(self) -> None:
-        # One chain of identity tests on type(node) instead of NodeVisitor's
-        # getattr dispatch: this loop is where the linter spends its time.
+        # Identity tests on type(node) for the hot kinds, a dict for the rest:
+        # this loop is where the linter spends its time after the parse.
         stack = self.stack
         push = stack.append
-        keep = self.keep
         names = self.names
-        stmt = ast.stmt
+        handlers = _HANDLERS
+        skip = _SKIP
+        name_type, attribute_type, call_type = cst.Name, cst.Attribute, cst.Call
         while stack:
             node, scope = stack.pop()
             kind = type(node)
-            if type(node) is ast.Name:
-                if names is not None and node.id not in names:
+            if kind is name_type:
+                assert isinstance(node, cst.Name)
+                if names is not None and node.value not in names:
                     continue
-                if type(node.ctx) is ast.Load:
-                    self.loads.append((node.id, scope, [], node))
-                    self.scope_of[id(node)] = scope
-                else:
-                    self.bind(scope, node.id, _OTHER)
+                self.loads.append((node.value, scope, [], node))
+                self.scope_of[id(node)] = scope
                 continue
-            if kind is ast.Constant:
-                continue
-            if kind is ast.Attribute:
-                assert isinstance(node, ast.Attribute)
-                attrs = [node.attr]
+            if kind is attribute_type:
+                assert isinstance(node, cst.Attribute)
+                attrs = [node.attr.value]
                 root = node.value
-                while type(root) is ast.Attribute:
-                    attrs.append(root.attr)
+                while type(root) is attribute_type:
+                    assert isinstance(root, cst.Attribute)
+                    attrs.append(root.attr.value)
                     root = root.value
-                if type(root) is ast.Name:
-                    if names is not None and root.id not in names:
+                if type(root) is name_type:
+                    assert isinstance(root, cst.Name)
+                    if names is not None and root.value not in names:
                         continue
                     attrs.reverse()
-                    self.loads.append((root.id, scope, attrs, node))
+                    self.loads.append((root.value, scope, attrs, node))
                     self.scope_of[id(root)] = scope
                 else:
                     push((root, scope))
                 continue
-            if kind is ast.Call:
-                assert isinstance(node, ast.Call)
+            if kind is call_type:
+                assert isinstance(node, cst.Call)
                 func = node.func
                 self.call_of[id(func)] = node
-                if type(func) is ast.Attribute:
-                    self.calls.append((func.attr, node))
-                elif type(func) is ast.Name:
-                    self.calls.append((func.id, node))
+                if type(func) is attribute_type:
+                    assert isinstance(func, cst.Attribute)
+                    self.calls.append((func.attr.value, node))
+                elif type(func) is name_type:
+                    assert isinstance(func, cst.Name)
+                    self.calls.append((func.value, node))
                 push((func, scope))
                 for arg in node.args:
-                    push((arg, scope))
-                for keyword in node.keywords:
-                    push((keyword.value, scope))
+                    push((arg.value, scope))
                 continue
-            if keep is not None and isinstance(node, stmt) and not keep(node):
+            if kind in skip:
                 continue
-            if kind is ast.Import:
-                assert isinstance(node, ast.Import)
-                for alias in node.names:
-                    if alias.asname is not None:
-                        self.bind(scope, alias.asname, alias.name)
-                    else:
-                        top = alias.name.partition(".")[0]
-                        self.bind(scope, top, top)
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(self, node, scope)
                 continue
-            if kind is ast.ImportFrom:
-                assert isinstance(node, ast.ImportFrom)
-                base = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        if node.level == 0:
-                            scope.star_modules.append(base)
-                        continue
-                    bound = alias.asname or alias.name
-                    prefix = base if base.endswith(".") else base + "."
-                    self.bind(scope, bound, prefix + alias.name)
-                continue
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                self.bind(scope, node.name, _OTHER)
-                for decorator in node.decorator_list:
-                    push((decorator, scope))
-                self.push_argument_parts(node.args, scope)
-                inner = _Scope("function", scope)
-                self.bind_arguments(node.args, inner)
-                for statement in node.body:
-                    push((statement, inner))
-                continue
-            if kind is ast.Lambda:
-                assert isinstance(node, ast.Lambda)
-                self.push_argument_parts(node.args, scope)
-                inner = _Scope("function", scope)
-                self.bind_arguments(node.args, inner)
-                push((node.body, inner))
-                continue
-            if kind is ast.ClassDef:
-                assert isinstance(node, ast.ClassDef)
-                self.bind(scope, node.name, _OTHER)
-                for expr in (*node.decorator_list, *node.bases):
-                    push((expr, scope))
-                for keyword in node.keywords:
-                    push((keyword.value, scope))
-                inner = _Scope("class", scope)
-                for statement in node.body:
-                    push((statement, inner))
-                continue
-            if kind in _COMPREHENSIONS:
-                assert isinstance(
-                    node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-                )
-                generators = node.generators
-                push((generators[0].iter, scope))
-                inner = _Scope("comprehension", scope)
-                for index, generator in enumerate(generators):
-                    push((generator.target, inner))
-                    if index:
-                        push((generator.iter, inner))
-                    for condition in generator.ifs:
-                        push((condition, inner))
-                if isinstance(node, ast.DictComp):
-                    push((node.key, inner))
-                    push((node.value, inner))
-                else:
-                    push((node.elt, inner))
-                continue
-            if kind is ast.Assign:
-                assert isinstance(node, ast.Assign)
-                targets = node.targets
-                if (
-                    scope.kind == "module"
-                    and len(targets) == 1
-                    and type(targets[0]) is ast.Name
-                    and type(node.value) is ast.Constant
-                    and isinstance(node.value.value, str)
-                ):
-                    self.bind(scope, targets[0].id, _CONST)
-                else:
-                    for target in targets:
-                        push((target, scope))
-                push((node.value, scope))
-                continue
-            if kind is ast.AnnAssign:
-                assert isinstance(node, ast.AnnAssign)
-                # The annotation is a type: never a use of global state.
-                push((node.target, scope))
-                if node.value is not None:
-                    push((node.value, scope))
-                continue
-            if kind is ast.NamedExpr:
-                assert isinstance(node, ast.NamedExpr)
-                target_scope = scope
-                while target_scope.kind == "comprehension" and target_scope.parent is not None:
-                    target_scope = target_scope.parent
-                self.bind(target_scope, node.target.id, _OTHER)
-                push((node.value, scope))
-                continue
-            if kind is ast.Global:
-                assert isinstance(node, ast.Global)
-                scope.globals.update(node.names)
-                continue
-            if kind is ast.Nonlocal:
-                assert isinstance(node, ast.Nonlocal)
-                scope.nonlocals.update(node.names)
-                continue
-            if kind is ast.ExceptHandler:
-                assert isinstance(node, ast.ExceptHandler)
-                if node.name is not None:
-                    self.bind(scope, node.name, _OTHER)
-            elif kind is ast.MatchAs or kind is ast.MatchStar:
-                assert isinstance(node, ast.MatchAs | ast.MatchStar)
-                if node.name is not None:
-                    self.bind(scope, node.name, _OTHER)
-            elif kind is ast.MatchMapping:
-                assert isinstance(node, ast.MatchMapping)
-                if node.rest is not None:
-                    self.bind(scope, node.rest, _OTHER)
             fields = _CHILD_FIELDS.get(kind)
             if fields is None:
                 fields = _CHILD_FIELDS[kind] = tuple(
-                    f for f in node._fields if f not in _LEAF_FIELDS
+                    f.name for f in dataclasses.fields(node) if f.name in _CODE_FIELDS
                 )
             for field_name in fields:
-                value = getattr(node, field_name, None)
-                if type(value) is list:
+                value = getattr(node, field_name)
+                if type(value) is list or type(value) is tuple:
                     for item in value:
-                        if isinstance(item, ast.AST):
+                        if isinstance(item, cst.CSTNode):
                             push((item, scope))
-                elif isinstance(value, ast.AST):
+                elif isinstance(value, cst.CSTNode):
                     push((value, scope))
 
     def references(self) -> Iterator[Reference]:
@@ -387,20 +344,237 @@ class _Walker:
             yield self.module
 
 
-def analyse(
-    tree: ast.Module,
-    keep: Callable[[ast.stmt], bool] | None = None,
-    names: frozenset[str] | None = None,
-) -> Analysis:
+# --- handlers: nodes that bind names or open scopes -------------------------------------
+
+
+def _import(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Import)
+    for alias in node.names:
+        full = dotted_name(alias.name)
+        if alias.asname is not None:
+            walker.bind_alias(alias.asname.name, scope, full)
+        else:
+            top = full.partition(".")[0]
+            walker.bind(scope, top, top)
+
+
+def _import_from(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.ImportFrom)
+    level = len(node.relative)
+    base = "." * level + (dotted_name(node.module) if node.module is not None else "")
+    if isinstance(node.names, cst.ImportStar):
+        if level == 0:
+            scope.star_modules.append(base)
+        return
+    prefix = base if base.endswith(".") else base + "."
+    for alias in node.names:
+        name = dotted_name(alias.name)
+        if alias.asname is not None:
+            walker.bind_alias(alias.asname.name, scope, prefix + name)
+        else:
+            walker.bind(scope, name, prefix + name)
+
+
+def _function_def(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.FunctionDef)
+    walker.bind(scope, node.name.value, _OTHER)
+    for decorator in node.decorators:
+        walker.stack.append((decorator.decorator, scope))
+    walker.function(node.params, node.body, scope)
+
+
+def _lambda(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Lambda)
+    walker.function(node.params, node.body, scope)
+
+
+def _class_def(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.ClassDef)
+    walker.bind(scope, node.name.value, _OTHER)
+    push = walker.stack.append
+    for decorator in node.decorators:
+        push((decorator.decorator, scope))
+    for arg in (*node.bases, *node.keywords):
+        push((arg.value, scope))
+    push((node.body, _Scope("class", scope)))
+
+
+def _comprehension(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp)
+    push = walker.stack.append
+    inner = _Scope("comprehension", scope)
+    comp: cst.CompFor | None = node.for_in
+    first = True
+    while comp is not None:
+        # The first iterable is evaluated in the enclosing scope, the rest inside.
+        push((comp.iter, scope if first else inner))
+        walker.bind_target(comp.target, inner)
+        for condition in comp.ifs:
+            push((condition.test, inner))
+        comp = comp.inner_for_in
+        first = False
+    if isinstance(node, cst.DictComp):
+        push((node.key, inner))
+        push((node.value, inner))
+    else:
+        push((node.elt, inner))
+
+
+def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Assign)
+    targets = node.targets
+    if (
+        scope.kind == "module"
+        and len(targets) == 1
+        and type(targets[0].target) is cst.Name
+        and _is_str_literal(node.value)
+    ):
+        target = targets[0].target
+        assert isinstance(target, cst.Name)
+        walker.bind(scope, target.value, _CONST)
+    else:
+        for target_node in targets:
+            walker.bind_target(target_node.target, scope)
+    walker.stack.append((node.value, scope))
+
+
+def _ann_assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.AnnAssign)
+    # The annotation is a type: never a use of global state.
+    walker.bind_target(node.target, scope)
+    if node.value is not None:
+        walker.stack.append((node.value, scope))
+
+
+def _aug_assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.AugAssign)
+    walker.bind_target(node.target, scope)
+    walker.stack.append((node.value, scope))
+
+
+def _for(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.For)
+    walker.bind_target(node.target, scope)
+    push = walker.stack.append
+    push((node.iter, scope))
+    push((node.body, scope))
+    if node.orelse is not None:
+        push((node.orelse, scope))
+
+
+def _with(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.With)
+    for item in node.items:
+        walker.stack.append((item.item, scope))
+        if item.asname is not None:
+            walker.bind_target(item.asname.name, scope)
+    walker.stack.append((node.body, scope))
+
+
+def _named_expr(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.NamedExpr)
+    target_scope = scope
+    while target_scope.kind == "comprehension" and target_scope.parent is not None:
+        target_scope = target_scope.parent
+    walker.bind_target(node.target, target_scope)
+    walker.stack.append((node.value, scope))
+
+
+def _global(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Global)
+    scope.globals.update(item.name.value for item in node.names)
+
+
+def _nonlocal(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Nonlocal)
+    scope.nonlocals.update(item.name.value for item in node.names)
+
+
+def _except_handler(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.ExceptHandler | cst.ExceptStarHandler)
+    if node.type is not None:
+        walker.stack.append((node.type, scope))
+    if node.name is not None:
+        walker.bind_target(node.name.name, scope)
+    walker.stack.append((node.body, scope))
+
+
+def _del(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Del)
+    walker.bind_target(node.target, scope)
+
+
+def _match_as(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.MatchAs)
+    if node.pattern is not None:
+        walker.stack.append((node.pattern, scope))
+    if node.name is not None:
+        walker.bind(scope, node.name.value, _OTHER)
+
+
+def _match_star(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.MatchStar)
+    if node.name is not None:
+        walker.bind(scope, node.name.value, _OTHER)
+
+
+def _match_mapping(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.MatchMapping)
+    for element in node.elements:
+        walker.stack.append((element, scope))
+    if node.rest is not None:
+        walker.bind(scope, node.rest.value, _OTHER)
+
+
+def _match_keyword(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    # ``Point(x=0)``: ``x`` names an attribute, it is neither a load nor a binding.
+    assert isinstance(node, cst.MatchKeywordElement)
+    walker.stack.append((node.pattern, scope))
+
+
+def _arg(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    # A keyword argument's name is not a load; only the value is.
+    assert isinstance(node, cst.Arg)
+    walker.stack.append((node.value, scope))
+
+
+_HANDLERS: dict[type[cst.CSTNode], _Handler] = {
+    cst.Import: _import,
+    cst.ImportFrom: _import_from,
+    cst.FunctionDef: _function_def,
+    cst.Lambda: _lambda,
+    cst.ClassDef: _class_def,
+    cst.ListComp: _comprehension,
+    cst.SetComp: _comprehension,
+    cst.GeneratorExp: _comprehension,
+    cst.DictComp: _comprehension,
+    cst.Assign: _assign,
+    cst.AnnAssign: _ann_assign,
+    cst.AugAssign: _aug_assign,
+    cst.For: _for,
+    cst.With: _with,
+    cst.NamedExpr: _named_expr,
+    cst.Global: _global,
+    cst.Nonlocal: _nonlocal,
+    cst.ExceptHandler: _except_handler,
+    cst.ExceptStarHandler: _except_handler,
+    cst.Del: _del,
+    cst.MatchAs: _match_as,
+    cst.MatchStar: _match_star,
+    cst.MatchMapping: _match_mapping,
+    cst.MatchKeywordElement: _match_keyword,
+    cst.Arg: _arg,
+}
+
+
+def analyse(tree: cst.Module, names: frozenset[str] | None = None) -> Analysis:
     """Walk ``tree`` once and resolve every load that denotes an import.
 
-    ``keep(statement)`` (optional) prunes statements that cannot matter: the
-    engine passes one that is false only for statements whose source lines
-    contain none of the names the rules care about, so they can neither bind
-    nor load them. ``names`` (optional) limits the bindings and loads recorded
-    to those names; None records every name.
+    ``names`` (optional) limits the bindings and loads recorded to those
+    names (the engine passes the names the rules may care about, found in the
+    text); None records every name.
     """
-    walker = _Walker(tree, keep, names)
+    walker = _Walker(tree, names)
     walker.run()
     references = list(walker.references())
     return Analysis(tree, references, walker.calls, walker.module, walker.scope_of)

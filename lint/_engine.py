@@ -2,22 +2,22 @@
 
 Pipeline per file (SPEC §13): a rule whose ``may_match`` is false for the raw
 bytes is skipped, and a file no selected rule may match is never parsed; one
-``ast`` parse and one binding walk then serve every rule. A file that does not
-parse yields a single ``SC000`` finding carrying the parser's message; an
-exception inside the linter yields ``SC999`` instead of stopping the run.
+``libcst.parse_module`` and one binding walk then serve every rule, and the
+positions of the (rare) findings are computed last, for those nodes only. A
+file that does not parse yields a single ``SC000`` finding carrying the
+parser's message; an exception inside the linter yields ``SC999`` instead of
+stopping the run. libcst is imported on the first file that needs a parse, so
+a run served by the cache never pays for it.
 """
 
 from __future__ import annotations
 
-import ast
-import bisect
 import io
 import keyword
 import re
 import tokenize
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from lint._analysis import analyse
 from lint._rule import Finding, Rule
 from lint._rules import RULES
 from lint._rules._common import import_statements, imports_module
@@ -35,21 +35,16 @@ _NOQA = re.compile(
 _LINE_END = re.compile(r"\r\n?|\n")
 _KEYWORDS = frozenset(keyword.kwlist)
 _STAR_IMPORT = re.compile(rb"\bimport\s*\*")
-# Above this many mentions of the names, walking everything is cheaper than pruning.
-_DENSE = 300
+_ERROR_AT = re.compile(r"error at (?P<line>\d+):(?P<col>\d+): ")
 
 
-def _relevant(
-    raw: bytes, text: str, rules: list[Rule]
-) -> tuple[frozenset[str] | None, Callable[[ast.stmt], bool] | None]:
-    """The names the rules need, and a predicate keeping only statements that mention one.
+def _relevant(raw: bytes, text: str, rules: list[Rule]) -> frozenset[str] | None:
+    """The names the rules need: the walk records bindings and loads of these only.
 
-    The names are every identifier of an import statement that mentions a
-    module a rule tracks (so aliases and whatever shadows them are seen), plus
-    the rules' own words. A statement whose lines mention none of them can
-    neither bind nor load them, so the walk skips it. ``(None, None)`` (track
-    every name, keep every statement) after a star import of a tracked module,
-    where any name may denote it.
+    They are every identifier of an import statement that mentions a module a
+    rule tracks (so aliases and whatever shadows them are seen), plus the
+    rules' own words. None (track every name) after a star import of a
+    tracked module, where any name may denote it.
     """
     modules = {module for rule in rules for module in rule.modules}
     names: set[str] = set()
@@ -63,31 +58,27 @@ def _relevant(
                 names.update(word.decode() for word in identifiers)
         names -= _KEYWORDS
         if _STAR_IMPORT.search(raw) and any(imports_module(raw, m) for m in modules):
-            return None, None
-    if not names:
-        return frozenset(), lambda statement: False
-    # Substring counts over-estimate mentions, cheaply: only a heuristic threshold.
-    if sum(text.count(name) for name in names) > _DENSE:
-        return frozenset(names), None  # mentioned everywhere: pruning would cost more than it saves
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    lines: list[int] = []
-    line, position = 1, 0
-    for match in pattern.finditer(text):
-        line += text.count("\n", position, match.start())
-        position = match.start()
-        if not lines or lines[-1] != line:
-            lines.append(line)
+            return None
+    return frozenset(names)
 
-    def keep(statement: ast.stmt) -> bool:
-        start = statement.lineno
-        decorators = getattr(statement, "decorator_list", None)
-        if decorators:
-            start = min(start, decorators[0].lineno)
-        index = bisect.bisect_left(lines, start)
-        end = statement.end_lineno or start
-        return index < len(lines) and lines[index] <= end
 
-    return frozenset(names), keep
+def _parse_error(error: Exception) -> tuple[int, int, str]:
+    """Line, column (1-based) and message of a libcst parse failure.
+
+    libcst's native parser names its position in the message (``error at
+    3:5: expected ...``, 0-based column, at or just after the offending token);
+    its ``raw_line``/``raw_column`` attributes are less reliable, so the
+    message's position wins when it has one.
+    """
+    import libcst
+
+    if isinstance(error, libcst.ParserSyntaxError):
+        message = error.message.removeprefix("parser error: ")
+        at = _ERROR_AT.match(message)
+        if at is None:
+            return max(error.raw_line, 1), error.raw_column + 1, message
+        return max(int(at["line"]), 1), int(at["col"]) + 1, message[at.end() :]
+    return 1, 1, f"{type(error).__name__}: {error}"
 
 
 def _decode(source: bytes) -> str:
@@ -121,15 +112,6 @@ def _suppressed(comment: str | None, code: str) -> bool:
     return False
 
 
-def _column(lines: list[str], line: int, byte_offset: int) -> int:
-    """1-based character column from ast's 0-based UTF-8 byte offset."""
-    if 0 < line <= len(lines):
-        text = lines[line - 1]
-        if not text.isascii():
-            return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
-    return byte_offset + 1
-
-
 def lint_source(
     source: bytes | str, path: str = "<string>", rules: Iterable[Rule] = RULES
 ) -> list[Finding]:
@@ -144,33 +126,39 @@ def lint_source(
         return []
     try:
         text = source if isinstance(source, str) else _decode(raw)
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as error:
-        line = error.lineno or 1
-        col = error.offset or 1
-        return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {error.msg}")]
-    except (UnicodeDecodeError, LookupError, ValueError) as error:
+    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
+    import libcst
+
     try:
-        names, keep = _relevant(raw, text, active)
-        analysis = analyse(tree, keep, names)
-        hits: list[tuple[int, int, str, str]] = []
+        tree = libcst.parse_module(text)
+    except RecursionError as error:
+        return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
+    except Exception as error:  # ParserSyntaxError, or whatever else the parser refuses with
+        line, col, message = _parse_error(error)
+        return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {message}")]
+    try:
+        from lint._analysis import analyse
+        from lint._positions import start_positions
+
+        analysis = analyse(tree, _relevant(raw, text, active))
+        hits: list[tuple[libcst.CSTNode, str, str]] = []
         for rule in active:
             for node, name in rule.check(analysis):
-                hits.append(
-                    (node.lineno, node.col_offset, rule.code, rule.message.format(name=name))
-                )
+                hits.append((node, rule.code, rule.message.format(name=name)))
         if not hits:
             return []
+        positions = start_positions(tree, (node for node, _, _ in hits))
         # Not str.splitlines(): it also splits at form feeds and other characters
         # that are not line ends for the parser, which would shift line numbers.
         lines = _LINE_END.split(text)
         findings = set()
-        for line, offset, code, message in hits:
+        for node, code, message in hits:
+            line, column = positions[id(node)]
             line_text = lines[line - 1] if 0 < line <= len(lines) else ""
             if "noqa" in line_text.lower() and _suppressed(_comment(line_text), code):
                 continue
-            findings.add(Finding(path, line, _column(lines, line, offset), code, message))
+            findings.add(Finding(path, line, column + 1, code, message))
         return sorted(findings)
     except Exception as error:  # a linter bug must not hide the other files' findings
         return [

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 __all__ = ["Finding", "Rule"]
 
@@ -32,13 +35,14 @@ class Rule:
 
     ``may_match(source)`` is a cheap necessary condition on the raw bytes: when
     it is false for every selected rule the file is not parsed at all.
-    ``check(analysis)`` yields ``(node, name)`` pairs; ``name`` fills the
-    message. ``simulation_only`` rules apply only to the configured
-    simulation-code paths.
+    ``check(analysis)`` yields ``(node, name)`` pairs, ``node`` a libcst node
+    whose start is the finding's position; ``name`` fills the message.
+    ``simulation_only`` rules apply only to the configured simulation-code
+    paths.
 
-    ``modules`` and ``words`` let the engine skip statements: a statement whose
-    lines mention no name bound by an import of ``modules`` and none of
-    ``words(text)`` cannot produce this rule's findings.
+    ``modules`` and ``words`` limit what the walk records: only names bound
+    by an import of ``modules`` (found in the text) and ``words(text)`` can
+    produce this rule's findings.
     """
 
     code: str
@@ -47,7 +51,7 @@ class Rule:
     valid: Sequence[str]
     invalid: Sequence[str]
     may_match: Callable[[bytes], bool]
-    check: Callable[[Analysis], Iterator[tuple[ast.expr, str]]]
+    check: Callable[[Analysis], Iterator[tuple[libcst.CSTNode, str]]]
     simulation_only: bool = False
     modules: tuple[str, ...] = ()
     words: Callable[[str], Iterable[str]] | None = None

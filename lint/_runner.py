@@ -82,7 +82,7 @@ def _lint_file(job: tuple[str, str, frozenset[str]]) -> list[Finding]:
 
 
 def _lint_chunk(jobs: list[tuple[str, str, frozenset[str]]]) -> list[list[Finding]]:
-    # ASTs are trees: reference counting frees them, the cycle collector only costs.
+    # Syntax trees are acyclic: reference counting frees them, the cycle collector only costs.
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -202,6 +202,9 @@ def _run_jobs(
     if workers <= 1 or len(jobs) < 2 or total_bytes < _PARALLEL_MIN_BYTES:
         return _lint_chunk(jobs)
     from concurrent.futures import ProcessPoolExecutor
+
+    # Imported once here, so forked workers inherit it instead of each importing it.
+    import libcst  # noqa: F401
 
     # Interleaved chunks spread the big files (sorted paths cluster them) over workers.
     chunks = [jobs[i :: workers * 4] for i in range(workers * 4)]

@@ -22,12 +22,16 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
 from lint._rules._common import imports_module
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC101"
 MESSAGE = "global random module use `{name}`; draw from a seeded stream (clock.random_source())"
@@ -68,7 +72,7 @@ def may_match(source: bytes) -> bool:
     return imports_module(source, "random")
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
     for ref in analysis.references:
         parts = ref.qualname.split(".")
         if len(parts) >= 2 and parts[0] == "random" and parts[1] in GLOBAL_FUNCTIONS:

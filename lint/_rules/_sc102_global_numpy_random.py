@@ -26,13 +26,17 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
 from lint._rules._common import imports_module
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC102"
 MESSAGE = (
@@ -99,7 +103,7 @@ def may_match(source: bytes) -> bool:
     )
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
     for ref in analysis.references:
         parts = ref.qualname.split(".")
         if len(parts) >= 3 and parts[0] == "numpy" and parts[1] == "random" and parts[2] in LEGACY:

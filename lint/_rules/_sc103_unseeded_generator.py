@@ -23,13 +23,17 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
 from lint._rules._common import imports_module
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC103"
 MESSAGE = "unseeded generator `{name}()` draws OS entropy; pass the scenario seed or a stream"
@@ -82,11 +86,15 @@ def may_match(source: bytes) -> bool:
     )
 
 
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
+def _is_none(expr: libcst.BaseExpression) -> bool:
+    import libcst
+
+    return isinstance(expr, libcst.Name) and expr.value == "None"
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
+    from lint._analysis import keyword_args, positional_args
+
     for ref in analysis.references:
         call = ref.call
         if call is None:
@@ -97,11 +105,16 @@ def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
         keyword = SEEDED_CONSTRUCTORS.get(ref.qualname)
         if keyword is None:
             continue
-        if call.args:
-            seed: ast.expr | None = call.args[0]
+        positional = positional_args(call)
+        if positional:
+            seed: libcst.BaseExpression | None = positional[0].value
         else:
-            seed = next((k.value for k in call.keywords if k.arg == keyword), None)
-            if seed is None and any(k.arg is None for k in call.keywords):
+            keywords = keyword_args(call)
+            seed = next(
+                (k.value for k in keywords if k.keyword is not None and k.keyword.value == keyword),
+                None,
+            )
+            if seed is None and any(k.keyword is None for k in keywords):
                 continue  # **kwargs may carry the seed: cannot tell.
         if seed is None or _is_none(seed):
             yield ref.node, ref.qualname

@@ -26,12 +26,16 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC201"
 MESSAGE = "non-constant label in `{name}`; use a string literal so the stream tree is static"
@@ -70,19 +74,32 @@ def words(text: str) -> set[str]:
     return {"child", *_LABEL_NAME.findall(text)}
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
+    import libcst
+
+    from lint._analysis import keyword_args, positional_args
+
     for name, call in analysis.calls:
-        if name != "child" or not isinstance(call.func, ast.Attribute):
+        if name != "child" or not isinstance(call.func, libcst.Attribute):
             continue
-        label: ast.expr | None = None
-        if call.args:
-            label = call.args[0]
+        positional = positional_args(call)
+        if positional:
+            label: libcst.Arg | None = positional[0]
         else:
-            label = next((k.value for k in call.keywords if k.arg == "label"), None)
+            label = next(
+                (
+                    k
+                    for k in keyword_args(call)
+                    if k.keyword is not None and k.keyword.value == "label"
+                ),
+                None,
+            )
         if label is None:
             continue
-        if isinstance(label, ast.Starred) or not analysis.is_constant_label(label):
-            yield label, "child()"
+        if label.star == "*":
+            yield label, "child()"  # the position of the star, where the label starts
+        elif not analysis.is_constant_label(label.value):
+            yield label.value, "child()"
 
 
 RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)

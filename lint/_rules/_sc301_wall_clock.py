@@ -28,13 +28,17 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
 from lint._rules._common import imports_module
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC301"
 MESSAGE = "wall-clock read `{name}` in simulation code; use clock.now_ns() / advance()"
@@ -94,14 +98,11 @@ def may_match(source: bytes) -> bool:
     )
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
     for ref in analysis.references:
         name = ref.qualname
         if name in WALL_CLOCK or (
-            name in NOW_WHEN_BARE
-            and ref.call is not None
-            and not ref.call.args
-            and not ref.call.keywords
+            name in NOW_WHEN_BARE and ref.call is not None and not ref.call.args
         ):
             yield ref.node, name
 

@@ -27,12 +27,16 @@ Use instead:
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from lint._analysis import Analysis
 from lint._rule import Rule
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from lint._analysis import Analysis
 
 CODE = "SC401"
 MESSAGE = "float given as a time to `{name}`; simclock takes int nanoseconds (e.g. 1_500_000)"
@@ -84,37 +88,42 @@ def words(text: str) -> set[str]:
     return set(_CALLEE.findall(text))
 
 
-def is_float_valued(expr: ast.expr) -> bool:
+def is_float_valued(expr: libcst.BaseExpression) -> bool:
     """Whether ``expr`` is float by its syntax alone."""
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, float)
-    if isinstance(expr, ast.UnaryOp):
-        return is_float_valued(expr.operand)
-    if isinstance(expr, ast.BinOp):
+    import libcst
+
+    if isinstance(expr, libcst.Float):
+        return True
+    if isinstance(expr, libcst.UnaryOperation):
+        return is_float_valued(expr.expression)
+    if isinstance(expr, libcst.BinaryOperation):
         return (
-            isinstance(expr.op, ast.Div)
+            isinstance(expr.operator, libcst.Divide)
             or is_float_valued(expr.left)
             or is_float_valued(expr.right)
         )
-    if isinstance(expr, ast.Call):
-        return isinstance(expr.func, ast.Name) and expr.func.id == "float"
+    if isinstance(expr, libcst.Call):
+        return isinstance(expr.func, libcst.Name) and expr.func.value == "float"
     return False
 
 
-def check(analysis: Analysis) -> Iterator[tuple[ast.expr, str]]:
+def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
+    from lint._analysis import keyword_args, positional_args
+
     for name, call in analysis.calls:
         if name != "advance" and not name.startswith("schedule"):
             continue
+        positional = positional_args(call)
         for index in TIME_POSITIONS.get(name, ()):
-            if index < len(call.args) and is_float_valued(call.args[index]):
-                yield call.args[index], f"{name}()"
-        for keyword in call.keywords:
+            if index < len(positional) and is_float_valued(positional[index].value):
+                yield positional[index].value, f"{name}()"
+        for arg in keyword_args(call):
             if (
-                keyword.arg is not None
-                and keyword.arg.endswith("_ns")
-                and is_float_valued(keyword.value)
+                arg.keyword is not None
+                and arg.keyword.value.endswith("_ns")
+                and is_float_valued(arg.value)
             ):
-                yield keyword.value, f"{name}()"
+                yield arg.value, f"{name}()"
 
 
 RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)

@@ -76,12 +76,14 @@ def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
 def test_C_RNG_6_unparsable_file_reported_and_others_still_linted(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(project, "a_bad.py", "import random\nx = (\n")
+    write(project, "a_bad.py", "import random\nx = (\n")  # libcst points at the end of file
     write(project, "b.py", SEED)
     status, out, _ = run(capsys, ".", "--no-cache")
     assert status == 1
     assert out == (
-        f"a_bad.py:2:5: SC000 could not parse: '(' was never closed\nb.py:2:1: {SEED_MESSAGE}\n"
+        "a_bad.py:3:1: SC000 could not parse: expected one of (, ), *, +, -, ..., AWAIT, False, "
+        "NAME, NUMBER, None, True, [, lambda, not, yield, ~\n"
+        f"b.py:2:1: {SEED_MESSAGE}\n"
     )
 
 

@@ -131,8 +131,16 @@ def test_C_RNG_6_noqa_inside_a_string_does_not_suppress() -> None:
 
 
 def test_C_RNG_6_unparsable_source_reports_the_parser_message() -> None:
-    assert lint_source("import random\ndef f(:\n", "bad.py") == [
-        Finding("bad.py", 2, 7, PARSE_ERROR, "could not parse: invalid syntax")
+    # libcst's parser names the position at or just after the offending token.
+    assert lint_source("import random\na = 1\nb = = 2\n", "bad.py") == [
+        Finding(
+            "bad.py",
+            3,
+            7,
+            PARSE_ERROR,
+            "could not parse: expected one of (, *, +, -, ..., AWAIT, False, NAME, NUMBER, None, "
+            "True, [, lambda, not, yield, ~",
+        )
     ]
 
 
