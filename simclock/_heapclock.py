@@ -24,9 +24,11 @@ __all__ = ["HeapSimClock", "callback_name", "check_rate_hz", "rate_offset_ns"]
 
 # Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
 _PENDING = 0  # in the heap, will fire
-_RUNNING = 1  # popped, its callback is running
-_DONE = 2  # fired (one-shot), or cancelled
+_RUNNING = 1  # popped, its callback is running (repeating entries only)
+_CANCELLED = 2  # cancelled: a tombstone while still in the heap
 _CANCELLED_RUNNING = 3  # cancelled while its own callback runs: never re-pushed
+_FIRED = 4  # a one-shot whose callback has started
+_FAILED = 5  # a one-shot whose callback raised Exception
 
 _ONESHOT = 0
 _PERIODIC = 1
@@ -86,43 +88,37 @@ def _first_rate_index(elapsed: int, rate: Fraction) -> int:
 class _Entry:
     """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
-    ``cancel`` and ``stats`` are bound into the :class:`Handle`; a bound method
-    is cheaper to make than a ``functools.partial`` and this is on the
-    ``schedule`` hot path.
+    A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
+    follow from ``state`` (``_FIRED``/``_FAILED``), and ``schedule`` is the hot
+    path. Repeating entries are completed by :meth:`repeating`. ``cancel`` and
+    ``stats`` are bound into the :class:`Handle` (cheaper than a ``partial``).
     """
 
-    __slots__ = (
-        "cb",
-        "clock",
-        "failed",
-        "fired",
-        "k",
-        "kind",
-        "period",
-        "phase",
-        "rate",
-        "state",
-    )
+    __slots__ = ("cb", "clock", "failed", "fired", "k", "kind", "period", "phase", "rate", "state")
 
-    def __init__(
-        self,
-        clock: HeapSimClock,
-        cb: Callback,
-        kind: int = _ONESHOT,
-        phase: int = 0,
-        period: int = 0,
-        rate: Fraction | None = None,
-    ) -> None:
+    # Set only on repeating entries (see repeating()).
+    fired: int
+    failed: int
+    k: int
+    phase: int
+    period: int
+    rate: Fraction | None
+
+    def __init__(self, clock: HeapSimClock, cb: Callback, kind: int = _ONESHOT) -> None:
         self.clock = clock
         self.cb = cb
         self.kind = kind
+        self.state = _PENDING
+
+    def repeating(self, phase: int, k: int, period: int = 0, rate: Fraction | None = None) -> int:
+        """Fill in a periodic/rate entry's grid; return the time of firing ``k``."""
         self.phase = phase
         self.period = period
         self.rate = rate
-        self.k = 0
-        self.state = _PENDING
+        self.k = k
         self.fired = 0
         self.failed = 0
+        return self.at_k()
 
     def at_k(self) -> int:
         """Nominal time of firing ``k``, in exact integers (C-PER-1, C-PER-3, C-X-RATE)."""
@@ -135,7 +131,7 @@ class _Entry:
         """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
         state = self.state
         if state == _PENDING:
-            self.state = _DONE
+            self.state = _CANCELLED
             self.clock._tombstone_added()
         elif state == _RUNNING:
             # Cancelled from inside its own callback: the re-push is skipped.
@@ -143,7 +139,18 @@ class _Entry:
 
     def stats(self) -> PeriodicStats:
         """Counters of this schedule (C-X-STATS); ``fired`` counts callbacks started."""
+        if self.kind == _ONESHOT:
+            state = self.state
+            return PeriodicStats(fired=int(state >= _FIRED), failed=int(state == _FAILED))
         return PeriodicStats(fired=self.fired, failed=self.failed)
+
+
+# The frozen dataclass __init__ of Handle sets each field through
+# object.__setattr__; schedule() is hot, so it fills the two slots directly.
+# Same object, same fields: Handle(cancel, stats) == the result.
+_new_handle = object.__new__
+_set_handle_cancel = Handle.__dict__["cancel"].__set__
+_set_handle_stats = Handle.__dict__["stats"].__set__
 
 
 class HeapSimClock:
@@ -261,7 +268,10 @@ class HeapSimClock:
             _check_callable(cb)
         entry = _Entry(self, cb)
         heapq.heappush(self._heap, (at, next(self._seq), entry))  # inlined for speed
-        return Handle(entry.cancel, entry.stats)
+        handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
+        _set_handle_cancel(handle, entry.cancel)
+        _set_handle_stats(handle, entry.stats)
+        return handle
 
     def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
         """Fire ``cb`` at ``phase + k*period`` for every grid point ``>= now`` (C-PER-1..3).
@@ -275,9 +285,8 @@ class HeapSimClock:
         _check_callable(cb)
         now = self._now
         k0 = 0 if phase >= now else -((phase - now) // period)
-        entry = _Entry(self, cb, _PERIODIC, phase=phase, period=period)
-        entry.k = k0
-        return self._push(entry.at_k(), entry)
+        entry = _Entry(self, cb, _PERIODIC)
+        return self._push(entry.repeating(phase, k0, period=period), entry)
 
     def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
@@ -290,9 +299,9 @@ class HeapSimClock:
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
         _check_callable(cb)
-        entry = _Entry(self, cb, _RATE, phase=phase, rate=rate)
-        entry.k = _first_rate_index(self._now - phase, rate)
-        return self._push(entry.at_k(), entry)
+        entry = _Entry(self, cb, _RATE)
+        k0 = _first_rate_index(self._now - phase, rate)
+        return self._push(entry.repeating(phase, k0, rate=rate), entry)
 
     # -- cancellation -----------------------------------------------------
 
@@ -347,12 +356,11 @@ class HeapSimClock:
                 if not entry.kind:
                     # One-shot: done before its callback runs, so a cancel from
                     # inside it is the no-op of C-CAN-3.
-                    entry.state = _DONE
-                    entry.fired = 1
+                    entry.state = _FIRED
                     try:
                         entry.cb()
                     except Exception as exc:
-                        entry.failed = 1
+                        entry.state = _FAILED
                         self._report_failure(at, entry.cb, exc)
                     continue
                 entry.state = _RUNNING
@@ -374,7 +382,7 @@ class HeapSimClock:
                             nxt = entry.at_k()
                         push(heap, (nxt, next(seq), entry))
                     else:
-                        entry.state = _DONE
+                        entry.state = _CANCELLED
             self._now = target
         finally:
             self._running = False
