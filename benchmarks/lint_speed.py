@@ -67,17 +67,29 @@ def cpu_seconds(argv: list[str], cwd: Path) -> float:
 
 
 def parser_reference(files: list[Path]) -> None:
-    """CPU cost per file of stdlib ``ast`` vs libcst (parse; parse + qualified names)."""
+    """CPU cost of the pieces: parsers, positions, and libcst's metadata providers.
+
+    On every 10th file: ``ast.parse`` (a reference only, the linter does not
+    use it), ``libcst.parse_module``, and parse + ``QualifiedNameProvider`` (the
+    issue's starting point). On the files among them with findings: how the
+    finding positions are computed, libcst's ``PositionProvider`` (behind a
+    ``MetadataWrapper``, without its deep copy) vs the linter's counting
+    replay for the finding nodes only.
+    """
     import libcst
-    from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+    from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+    from lint import RULES
+    from lint._analysis import analyse
+    from lint._positions import start_positions
 
     sample = files[::10]
     sources = [p.read_bytes() for p in sample]
     size = sum(map(len, sources))
 
-    def cpu(fn: Callable[[bytes], object]) -> float:
+    def cpu(fn: Callable[[bytes], object], inputs: list[bytes]) -> float:
         start = time.process_time()
-        for source in sources:
+        for source in inputs:
             fn(source)
         return time.process_time() - start
 
@@ -85,18 +97,44 @@ def parser_reference(files: list[Path]) -> None:
         return MetadataWrapper(libcst.parse_module(source)).resolve(QualifiedNameProvider)
 
     parsers: list[tuple[str, Callable[[bytes], object]]] = [
-        ("ast.parse", ast.parse),
+        ("ast.parse (reference, unused)", ast.parse),
         ("libcst.parse_module", libcst.parse_module),
         ("libcst + QualifiedNameProvider", qualified),
     ]
     rows = []
     for name, fn in parsers:
-        seconds = cpu(fn)
+        seconds = cpu(fn, sources)
         rows.append(
             [name, f"{seconds:.2f}", f"{size / seconds / 1e6:.2f}", f"{len(sources) / seconds:.1f}"]
         )
     print(f"\nparsers, every 10th file ({len(sources)} files, {size / 1e6:.2f} MB), CPU:")
     print(markdown_table(["parser", "CPU s", "MB/s", "files/s"], rows))
+
+    # Positions, on the files of the sample that have findings (parsed once, up front).
+    found: list[tuple[libcst.Module, list[libcst.CSTNode]]] = []
+    for source in sources:
+        module = libcst.parse_module(source)
+        nodes = [node for rule in RULES for node, _ in rule.check(analyse(module))]
+        if nodes:
+            found.append((module, nodes))
+    start = time.process_time()
+    for module, _ in found:
+        MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    provider = time.process_time() - start
+    start = time.process_time()
+    for module, nodes in found:
+        start_positions(module, nodes)
+    replay = time.process_time() - start
+    print(f"\npositions, the {len(found)} of those files with findings, CPU:")
+    print(
+        markdown_table(
+            ["positions", "CPU s"],
+            [
+                ["MetadataWrapper(unsafe_skip_copy) + PositionProvider", f"{provider:.2f}"],
+                ["lint._positions (counting replay, finding nodes only)", f"{replay:.2f}"],
+            ],
+        )
+    )
 
 
 def main() -> None:

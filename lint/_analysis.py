@@ -196,21 +196,39 @@ class _Walker:
         self.call_of: dict[int, cst.Call] = {}
         self.scope_of: dict[int, _Scope] = {}
         self.stack: list[tuple[cst.CSTNode, _Scope]] = [(tree, self.module)]
+        self.pending: list[tuple[_Scope, str, str]] = []
 
     def bind(self, scope: _Scope, name: str, kind: str) -> None:
         if self.names is not None and name not in self.names:
             return
-        if name in scope.globals:
-            scope = self.module
-        elif name in scope.nonlocals:
-            # Invariant: nonlocal names live in an enclosing function scope.
-            outer = scope.parent
-            while outer is not None and (outer.kind == "class" or name not in outer.bindings):
-                if outer.kind == "module":
-                    break
-                outer = outer.parent
-            scope = outer if outer is not None and outer.kind != "module" else scope
-        scope.bindings.setdefault(name, []).append(kind)
+        self.pending.append((scope, name, kind))
+
+    def apply_bindings(self) -> None:
+        """Store the bindings, after the walk has seen every ``global``/``nonlocal``.
+
+        The walk visits statements in no particular order, so a declaration may
+        be met after the binding it redirects.
+        """
+        redirected = []
+        for scope, name, kind in self.pending:
+            if name in scope.globals or name in scope.nonlocals:
+                redirected.append((scope, name, kind))
+            else:
+                scope.bindings.setdefault(name, []).append(kind)
+        for scope, name, kind in redirected:
+            target = scope
+            if name in scope.globals:
+                target = self.module
+            else:
+                # Invariant: nonlocal names live in an enclosing function scope.
+                outer = scope.parent
+                while outer is not None and (outer.kind == "class" or name not in outer.bindings):
+                    if outer.kind == "module":
+                        break
+                    outer = outer.parent
+                if outer is not None and outer.kind != "module":
+                    target = outer
+            target.bindings.setdefault(name, []).append(kind)
 
     def bind_target(self, target: cst.CSTNode, scope: _Scope) -> None:
         """A store target: names are bound, attributes and subscripts are walked as loads."""
@@ -576,5 +594,6 @@ def analyse(tree: cst.Module, names: frozenset[str] | None = None) -> Analysis:
     """
     walker = _Walker(tree, names)
     walker.run()
+    walker.apply_bindings()
     references = list(walker.references())
     return Analysis(tree, references, walker.calls, walker.module, walker.scope_of)

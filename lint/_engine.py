@@ -18,6 +18,7 @@ import re
 import tokenize
 from collections.abc import Iterable
 
+from lint._prune import prune
 from lint._rule import Finding, Rule
 from lint._rules import RULES
 from lint._rules._common import import_statements, imports_module
@@ -60,6 +61,26 @@ def _relevant(raw: bytes, text: str, rules: list[Rule]) -> frozenset[str] | None
         if _STAR_IMPORT.search(raw) and any(imports_module(raw, m) for m in modules):
             return None
     return frozenset(names)
+
+
+def _cut(
+    raw: bytes, text: str, rules: list[Rule], names: frozenset[str] | None
+) -> tuple[str, list[int]] | None:
+    """The text cut to the statements that can matter, and its line map (None: keep all)."""
+    if names is None or any(not rule.anchors for rule in rules):
+        return None  # a star import, or a rule that cannot say what it needs
+    anchors = {anchor for rule in rules for anchor in rule.anchors}
+    triggers = set(anchors)
+    encoded = {anchor.encode() for anchor in anchors}
+    for identifiers in import_statements(raw):
+        if identifiers & encoded:
+            triggers.update(word.decode() for word in identifiers)
+    triggers -= _KEYWORDS
+    trigger_pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, triggers))) + ")")
+    name_pattern = (
+        re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b") if names else None
+    )
+    return prune(text, trigger_pattern, name_pattern, set(names))
 
 
 def _parse_error(error: Exception) -> tuple[int, int, str]:
@@ -130,18 +151,31 @@ def lint_source(
         return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
     import libcst
 
-    try:
-        tree = libcst.parse_module(text)
-    except RecursionError as error:
-        return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
-    except Exception as error:  # ParserSyntaxError, or whatever else the parser refuses with
-        line, col, message = _parse_error(error)
-        return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {message}")]
-    try:
-        from lint._analysis import analyse
-        from lint._positions import start_positions
+    from lint._analysis import analyse
+    from lint._positions import start_positions
 
-        analysis = analyse(tree, _relevant(raw, text, active))
+    try:
+        names = _relevant(raw, text, active)
+        cut = _cut(raw, text, active, names)
+    except Exception as error:  # a linter bug must not hide the other files' findings
+        return [_internal(path, error)]
+    tree: libcst.Module | None = None
+    line_map: list[int] | None = None
+    if cut is not None:
+        try:
+            tree, line_map = libcst.parse_module(cut[0]), cut[1]
+        except Exception:
+            tree = None  # the cut went wrong somewhere: the whole text decides
+    if tree is None:
+        try:
+            tree = libcst.parse_module(text)
+        except RecursionError as error:
+            return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
+        except Exception as error:  # ParserSyntaxError, or whatever else the parser refuses with
+            line, col, message = _parse_error(error)
+            return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {message}")]
+    try:
+        analysis = analyse(tree, names)
         hits: list[tuple[libcst.CSTNode, str, str]] = []
         for rule in active:
             for node, name in rule.check(analysis):
@@ -155,12 +189,16 @@ def lint_source(
         findings = set()
         for node, code, message in hits:
             line, column = positions[id(node)]
+            if line_map is not None:
+                line = line_map[line - 1]
             line_text = lines[line - 1] if 0 < line <= len(lines) else ""
             if "noqa" in line_text.lower() and _suppressed(_comment(line_text), code):
                 continue
             findings.add(Finding(path, line, column + 1, code, message))
         return sorted(findings)
     except Exception as error:  # a linter bug must not hide the other files' findings
-        return [
-            Finding(path, 1, 1, INTERNAL_ERROR, f"internal error: {type(error).__name__}: {error}")
-        ]
+        return [_internal(path, error)]
+
+
+def _internal(path: str, error: Exception) -> Finding:
+    return Finding(path, 1, 1, INTERNAL_ERROR, f"internal error: {type(error).__name__}: {error}")

@@ -43,6 +43,11 @@ class Rule:
     ``modules`` and ``words`` limit what the walk records: only names bound
     by an import of ``modules`` (found in the text) and ``words(text)`` can
     produce this rule's findings.
+
+    ``anchors`` let the engine cut the text before parsing: every finding of
+    the rule lies in a statement whose text contains an anchor (as a word
+    prefix) or a name bound by an import statement that mentions one. A rule
+    without anchors turns the cut off.
     """
 
     code: str
@@ -55,3 +60,4 @@ class Rule:
     simulation_only: bool = False
     modules: tuple[str, ...] = ()
     words: Callable[[str], Iterable[str]] | None = None
+    anchors: tuple[str, ...] = ()

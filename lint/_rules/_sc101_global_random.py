@@ -79,4 +79,14 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield ref.node, ref.qualname
 
 
-RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("random",))
+RULE = Rule(
+    CODE,
+    MESSAGE,
+    __doc__ or "",
+    VALID,
+    INVALID,
+    may_match,
+    check,
+    modules=("random",),
+    anchors=("random",),
+)

@@ -121,5 +121,13 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
 
 
 RULE = Rule(
-    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, modules=("random", "numpy")
+    CODE,
+    MESSAGE,
+    __doc__ or "",
+    VALID,
+    INVALID,
+    may_match,
+    check,
+    modules=("random", "numpy"),
+    anchors=("random",),
 )

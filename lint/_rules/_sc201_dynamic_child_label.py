@@ -102,4 +102,6 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield label.value, "child()"
 
 
-RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)
+RULE = Rule(
+    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words, anchors=("child",)
+)

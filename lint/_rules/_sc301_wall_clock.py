@@ -79,11 +79,9 @@ INVALID = [
 ]
 
 
-_NAMES = (
-    rb"(?:"
-    + b"|".join(sorted({name.rpartition(".")[2].encode() for name in WALL_CLOCK | NOW_WHEN_BARE}))
-    + rb")\b"
-)
+# A finding's text names the function (`t.sleep`) or imports it under an alias.
+_LAST_NAMES = tuple(sorted({name.rpartition(".")[2] for name in WALL_CLOCK | NOW_WHEN_BARE}))
+_NAMES = rb"(?:" + b"|".join(name.encode() for name in _LAST_NAMES) + rb")\b"
 # Every finding reads `<alias>.<name>` or imports the name itself.
 _USE = re.compile(
     rb"\.\s*" + _NAMES + rb"|\bimport\b[^\n]*\b" + _NAMES + rb"|\bimport\s*\([^)]*\b" + _NAMES
@@ -117,4 +115,5 @@ RULE = Rule(
     check,
     simulation_only=True,
     modules=("time", "datetime"),
+    anchors=_LAST_NAMES,
 )

@@ -126,4 +126,14 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
                 yield arg.value, f"{name}()"
 
 
-RULE = Rule(CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words)
+RULE = Rule(
+    CODE,
+    MESSAGE,
+    __doc__ or "",
+    VALID,
+    INVALID,
+    may_match,
+    check,
+    words=words,
+    anchors=("advance", "schedule"),
+)

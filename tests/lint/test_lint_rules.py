@@ -132,7 +132,7 @@ def test_C_RNG_6_noqa_inside_a_string_does_not_suppress() -> None:
 
 def test_C_RNG_6_unparsable_source_reports_the_parser_message() -> None:
     # libcst's parser names the position at or just after the offending token.
-    assert lint_source("import random\na = 1\nb = = 2\n", "bad.py") == [
+    assert lint_source("import random\na = 1\nb = = random.random()\n", "bad.py") == [
         Finding(
             "bad.py",
             3,
@@ -147,6 +147,13 @@ def test_C_RNG_6_unparsable_source_reports_the_parser_message() -> None:
 def test_C_RNG_6_unrelated_file_is_not_parsed() -> None:
     # No selected rule can match: no parse, so even a syntax error goes unseen (pre-filter).
     assert lint_source("def f(:\n", "other.py") == []
+
+
+def test_C_RNG_6_statements_that_cannot_matter_are_cut_before_the_parse() -> None:
+    # The cut text is parsed, not the whole file: an error in a function that
+    # never mentions a trigger word goes unseen, as in a file the pre-filter skips.
+    source = "import random\ndef g():\n    b = = 2\ndef f():\n    return random.random()\n"
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(5, 12, "SC101")]
 
 
 def test_C_RNG_6_rule_subset_only_reports_selected_codes() -> None:
@@ -244,3 +251,45 @@ def test_C_RNG_6_import_split_by_backslashes_is_seen() -> None:
     assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SC102")]
     source = "import os, \\\n    time as clock_module\nt = clock_module.time()\n"
     assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SC301")]
+
+
+def test_C_RNG_6_cut_keeps_global_declarations_and_shadowing_definitions() -> None:
+    # Neither function mentions `random`, yet each changes what a later load means.
+    source = (
+        "np = None\n"
+        "def setup():\n"
+        "    global np\n"
+        "    import numpy as np\n"
+        "def f():\n"
+        "    return np.random.rand()\n"
+        "import numpy\n"
+        "def g():\n"
+        "    def numpy():\n"
+        "        pass\n"
+        "    return numpy.random.rand()\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [(6, "SC102")]
+
+
+def test_C_RNG_6_cut_body_and_lines_after_it() -> None:
+    # The trigger is only in the decorator: the body is cut to a `pass`.
+    source = (
+        "import random\n"
+        "@register(random.random())\n"
+        "def f():\n"
+        "    x = 1\n"
+        "    return x\n"
+        "\n"
+        "def g():\n"
+        "    return 2\n"
+        "class C:\n"
+        "    y = 3\n"
+        "    def h(self):\n"
+        "        '''text'''\n"
+        "        return (\n"
+        "            random.seed(0))\n"
+    )
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [
+        (2, 11, "SC101"),
+        (14, 13, "SC101"),
+    ]
