@@ -75,12 +75,7 @@ def _cut(
     for identifiers in import_statements(raw):
         if identifiers & encoded:
             triggers.update(word.decode() for word in identifiers)
-    triggers -= _KEYWORDS
-    trigger_pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, triggers))) + ")")
-    name_pattern = (
-        re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b") if names else None
-    )
-    return prune(text, trigger_pattern, name_pattern, set(names))
+    return prune(text, triggers - _KEYWORDS, set(names))
 
 
 def _parse_error(error: Exception) -> tuple[int, int, str]:

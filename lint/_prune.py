@@ -32,29 +32,45 @@ Complexity: O(len(text)) for the scan, O(statements x log(matches)) to decide.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
 __all__ = ["prune"]
 
-_SCAN = re.compile(
-    r"""(?P<s3>'''|\"\"\")|(?P<s1>['"])|\#[^\r\n]*|(?P<open>[(\[{])|(?P<close>[)\]}])"""
-    r"""|\\(?:\r\n|\r|\n)|(?P<nl>\r\n|\r|\n)"""
+
+class _TranslateTable(dict[int, str | None]):
+    """``str.translate`` table: brackets normalised, newlines kept, anything else dropped."""
+
+    def __missing__(self, code: int) -> str | None:
+        char = chr(code)
+        value = "(" if char in "([{" else ")" if char in ")]}" else "\n" if char == "\n" else None
+        self[code] = value
+        return value
+
+
+# Strings and comments (their brackets and newlines do not count), explicit line
+# joins, and a quote that starts no valid string (the scan gives up).
+_MASK = re.compile(
+    r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+    r'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+    r"|#[^\n]*|\\\n|(?P<bad>['\"])",
+    re.S,
 )
-_STRING_END = {
-    "'''": re.compile(r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.S),
-    '"""': re.compile(r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.S),
-    "'": re.compile(r"[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'", re.S),
-    '"': re.compile(r'[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"', re.S),
-}
+# Keep only brackets and newlines, openers as "(" and closers as ")".
+_TRANSLATE = _TranslateTable()
 # The start of a logical line: indentation, then what kind of line it is.
 _HEAD = re.compile(
     r"(?P<indent>[ \t\f]*)(?:(?P<blank>[#\r\n]|$)|(?P<decorator>@)"
     r"|(?:async[ \t]+)?(?P<defclass>def|class)[ \t]+(?P<name>\w+)"
-    r"|(?P<clause>elif|else|except|finally)\b|)"
+    r"|(?P<clause>elif|else|except|finally)\b|(?P<import>import|from)\b|)"
 )
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_SCOPE_KEYWORDS = re.compile(r"\b(?:global|nonlocal)\b")
+# After a name: it is used (attribute, call, subscript), so this mention cannot bind it.
+_ACCESS = re.compile(r"\s*[.(\[]")
+_IDENTIFIER = re.compile(r"\w+")
 
 
 @dataclass(slots=True)
@@ -68,37 +84,43 @@ class _Line:
     name: str
 
 
+class _UnscannableError(Exception):
+    """A quote that starts no valid string: leave the text to the parser."""
+
+
+def _blank(match: re.Match[str]) -> str:
+    if match.lastgroup == "bad":
+        raise _UnscannableError
+    return " " * (match.end() - match.start())
+
+
 def _logical_lines(text: str) -> list[_Line] | None:
-    """The logical lines of ``text``, or None where the scan cannot be trusted."""
+    """The logical lines of ``text``, or None where the scan cannot be trusted.
+
+    Strings, comments and line joins are blanked out, then the bracket depth
+    at the end of each physical line decides where logical lines end: all in
+    C-level string operations but for one step per physical line.
+    """
+    if "\r" in text:
+        return None  # old-Mac or mixed line ends: not worth a second scanner
+    try:
+        masked = _MASK.sub(_blank, text)
+    except _UnscannableError:
+        return None
+    ends = [match.end() for match in _NEWLINE.finditer(masked)]
+    if not ends or ends[-1] != len(text):
+        ends.append(len(text))
+    per_line = masked.translate(_TRANSLATE).split("\n")
+    depths = list(itertools.accumulate(line.count("(") - line.count(")") for line in per_line))
+    if depths[-1] != 0 or min(depths) < 0:
+        return None
     lines: list[_Line] = []
-    depth = 0
     start = 0
-    position = 0
-    search = _SCAN.search
-    while True:
-        match = search(text, position)
-        if match is None:
-            if depth:
-                return None
-            if start < len(text):
-                lines.append(_line(text, start, len(text)))
-            return lines
-        position = match.end()
-        group = match.lastgroup
-        if group in {"s3", "s1"}:
-            end = _STRING_END[match.group()].match(text, position)
-            if end is None:
-                return None
-            position = end.end()
-        elif group == "open":
-            depth += 1
-        elif group == "close":
-            depth -= 1
-            if depth < 0:
-                return None
-        elif group == "nl" and depth == 0:
-            lines.append(_line(text, start, position))
-            start = position
+    for end, depth in zip(ends, depths, strict=False):
+        if depth == 0 and end > start:
+            lines.append(_line(text, start, end))
+            start = end
+    return lines
 
 
 def _line(text: str, start: int, end: int) -> _Line:
@@ -113,30 +135,39 @@ def _line(text: str, start: int, end: int) -> _Line:
     return _Line(start, end, head["indent"], kind, head["name"] or "")
 
 
+def _mentions(offsets: list[int], start: int, end: int) -> bool:
+    index = bisect.bisect_left(offsets, start)
+    return index < len(offsets) and offsets[index] < end
+
+
+@dataclass(frozen=True, slots=True)
+class _Offsets:
+    """Sorted start offsets of the words that decide what is kept."""
+
+    triggers: list[int]
+    names: list[int]  # tracked names, anywhere
+    bare_names: list[int]  # tracked names not followed by `.`, `(` or `[`: possible bindings
+    scope_keywords: list[int]  # global / nonlocal
+
+
+def _word_end(text: str, start: int) -> int:
+    """Length of the identifier at ``start``."""
+    match = _IDENTIFIER.match(text, start)
+    return match.end() - start if match else 0
+
+
 def _deeper(inner: str, outer: str) -> bool:
     return len(inner) > len(outer) and inner.startswith(outer)
 
 
 class _Cutter:
-    def __init__(
-        self,
-        text: str,
-        lines: list[_Line],
-        triggers: list[int],
-        names: list[int],
-        tracked: set[str],
-    ) -> None:
+    def __init__(self, text: str, lines: list[_Line], offsets: _Offsets, tracked: set[str]) -> None:
         self.text = text
         self.lines = lines
-        self.triggers = triggers
-        self.names = names
+        self.offsets = offsets
         self.tracked = tracked
         # [first line index, end line index, indentation of a `pass` to add after them]
         self.kept: list[tuple[int, int, list[str]]] = []
-
-    def _mentions(self, offsets: list[int], start: int, end: int) -> bool:
-        index = bisect.bisect_left(offsets, start)
-        return index < len(offsets) and offsets[index] < end
 
     def block(self, first: int, end: int) -> None:
         """Cut the statements of lines [first, end), all at one indentation."""
@@ -171,19 +202,26 @@ class _Cutter:
     def statement(self, start: int, header: int, end: int) -> None:
         lines = self.lines
         low, high = lines[start].start, lines[end - 1].end
-        triggered = self._mentions(self.triggers, low, high)
+        offsets = self.offsets
+        triggered = _mentions(offsets.triggers, low, high)
+        scoped = _mentions(offsets.scope_keywords, low, high)
         if lines[header].kind != "defclass":
-            if triggered or self._mentions(self.names, low, high):
+            if (
+                triggered
+                or scoped
+                or _mentions(offsets.bare_names, low, high)
+                or (lines[header].kind == "import" and _mentions(offsets.names, low, high))
+            ):
                 self.kept.append((start, end, []))
             return
         if not triggered:
-            if lines[header].name in self.tracked or _SCOPE_KEYWORDS.search(self.text, low, high):
+            if lines[header].name in self.tracked or scoped:
                 self.kept.append((start, end, []))
             return
         body = header + 1
         while body < end and lines[body].kind == "blank":
             body += 1
-        if body == end or _SCOPE_KEYWORDS.search(self.text, low, high):
+        if body == end or scoped:
             self.kept.append((start, end, []))  # a one-line body, or scope declarations inside
             return
         entry: tuple[int, int, list[str]] = (start, header + 1, [])
@@ -194,20 +232,53 @@ class _Cutter:
             entry[2].append(lines[body].indent)  # every statement of the body was cut
 
 
-def prune(
-    text: str, triggers: re.Pattern[str], names: re.Pattern[str] | None, tracked: set[str]
-) -> tuple[str, list[int]] | None:
+def _word_offsets(text: str, words: set[str], *, prefix: bool = False) -> list[int]:
+    """Sorted offsets of ``words`` in ``text`` as whole words (or word prefixes).
+
+    One literal search per word (fast in C), then a boundary test per hit: far
+    cheaper than an alternation of the words with ``\\b``.
+    """
+    offsets: list[int] = []
+    size = len(text)
+    for word in words:
+        if word not in text:
+            continue
+        length = len(word)
+        for match in re.finditer(re.escape(word), text):
+            start = match.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                continue
+            end = start + length
+            if not prefix and end < size and (text[end].isalnum() or text[end] == "_"):
+                continue
+            offsets.append(start)
+    offsets.sort()
+    return offsets
+
+
+def prune(text: str, triggers: set[str], names: set[str] | None) -> tuple[str, list[int]] | None:
     """The cut text and, for each of its lines, the original 1-based line number.
 
-    None when nothing can be cut or the text is beyond the scanner; the caller
-    then parses ``text`` whole.
+    ``triggers`` are matched as word prefixes, ``names`` (the tracked names)
+    as whole words. None when nothing can be cut or the text is beyond the
+    scanner; the caller then parses ``text`` whole.
     """
     lines = _logical_lines(text)
     if not lines:
         return None
-    trigger_offsets = [match.start() for match in triggers.finditer(text)]
-    name_offsets = [] if names is None else [match.start() for match in names.finditer(text)]
-    cutter = _Cutter(text, lines, trigger_offsets, name_offsets, tracked)
+    name_offsets = _word_offsets(text, names or set())
+    offsets = _Offsets(
+        _word_offsets(text, triggers, prefix=True),
+        name_offsets,
+        [
+            offset
+            for offset in name_offsets
+            if not _ACCESS.match(text, offset + _word_end(text, offset))
+        ],
+        _word_offsets(text, {"global", "nonlocal"}),
+    )
+    tracked = names or set()
+    cutter = _Cutter(text, lines, offsets, tracked)
     cutter.block(0, len(lines))
     kept = sum(lines[end - 1].end - lines[first].start for first, end, _ in cutter.kept)
     if kept > len(text) * 0.9:
