@@ -73,7 +73,7 @@ def dotted_name(node: cst.BaseExpression) -> str:
 
 
 def positional_args(call: cst.Call) -> list[cst.Arg]:
-    """The positional arguments of ``call``, ``*args`` included (as ``ast.Call.args``)."""
+    """The positional arguments of ``call``, ``*args`` included."""
     return [arg for arg in call.args if arg.keyword is None and arg.star != "**"]
 
 
@@ -174,7 +174,7 @@ def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
 
 
 def _is_str_literal(expr: cst.BaseExpression) -> bool:
-    """A str literal as ``ast`` folds it: one string or implicit concatenation, no f/b prefix."""
+    """A str literal: one string or an implicit concatenation of them, no ``b`` prefix."""
     if isinstance(expr, cst.SimpleString):
         return "b" not in expr.prefix.lower()
     if isinstance(expr, cst.ConcatenatedString):

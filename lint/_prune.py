@@ -9,8 +9,10 @@ indentation: no parse) into statements and drops:
   *trigger*, unless it says ``global``/``nonlocal`` or its own name is a
   tracked name: it can only bind its own name, and nothing inside it is a
   finding;
-- any other statement whose text contains neither a trigger nor a tracked
-  name: it can neither bind nor load one.
+- any other statement whose text contains no trigger, no ``global``/
+  ``nonlocal``, and no tracked name that it could bind: a mention followed
+  by ``.``, ``(`` or ``[`` uses the name and cannot bind it, except in an
+  import statement (``import numpy.random``), where any mention counts.
 
 A ``def``/``class`` that contains a trigger keeps its decorators and header
 and has its body cut the same way (a ``pass`` stands in for an empty body).
@@ -22,9 +24,11 @@ in a kept scope is kept. The result parses to the findings of the whole file,
 at the same lines (whole lines are kept; the map gives each kept line its
 original number).
 
-Anything the scanner does not understand (unbalanced brackets, an unterminated
-string) returns None: the caller parses the whole text, and any parse failure
-of the cut text falls back to the whole text too.
+Anything the scanner does not trust (unbalanced brackets, a stray quote,
+``\\r`` line ends) returns None: the caller parses the whole text, and any
+parse failure of the cut text falls back to the whole text too. A syntax
+error inside a statement that is cut goes unseen, as in a file the
+pre-filter skips.
 
 Complexity: O(len(text)) for the scan, O(statements x log(matches)) to decide.
 """

@@ -293,3 +293,32 @@ def test_C_RNG_6_cut_body_and_lines_after_it() -> None:
         (2, 11, "SC101"),
         (14, 13, "SC101"),
     ]
+
+
+def test_C_RNG_6_cut_is_not_fooled_by_strings_comments_and_brackets() -> None:
+    # Brackets, quotes and `def` lines inside strings and comments do not
+    # delimit statements; a bracket left open makes the scanner give up (whole parse).
+    source = (
+        "import random\n"
+        'DOC = """(((\n'
+        "def fake():\n"
+        '    random.seed(0)\n"""\n'
+        "x = ')'  # (((\n"
+        "def f(a=(1,\n"
+        "  2)):\n"
+        "    return [random.random(),\n"
+        "# ]]]\n"
+        "    1]\n"
+        "def g():\n"
+        "    s = 'a\\\n"
+        "random.seed(1)'\n"
+        "    return s\n"
+    )
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(9, 13, "SC101")]
+    unbalanced = source + "y = (\n"
+    assert [f.code for f in lint_source(unbalanced)] == ["SC000"]
+
+
+def test_C_RNG_6_crlf_line_ends_keep_positions() -> None:
+    source = "import time\r\n\r\ndef f():\r\n    return time.time()  # noqa: SC101\r\n"
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 12, "SC301")]
