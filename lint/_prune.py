@@ -25,9 +25,9 @@ at the same lines (whole lines are kept; the map gives each kept line its
 original number).
 
 Anything the scanner does not trust (unbalanced brackets, a stray quote,
-``\\r`` line ends) returns None: the caller parses the whole text, and any
-parse failure of the cut text falls back to the whole text too. A syntax
-error inside a statement that is cut goes unseen, as in a file the
+``\\r`` line ends, a form feed) returns None: the caller parses the whole
+text, and any parse failure of the cut text falls back to the whole text too.
+A syntax error inside a statement that is cut goes unseen, as in a file the
 pre-filter skips.
 
 Complexity: O(len(text)) for the scan, O(statements x log(matches)) to decide.
@@ -105,8 +105,10 @@ def _logical_lines(text: str) -> list[_Line] | None:
     at the end of each physical line decides where logical lines end: all in
     C-level string operations but for one step per physical line.
     """
-    if "\r" in text:
-        return None  # old-Mac or mixed line ends: not worth a second scanner
+    if "\r" in text or "\f" in text:
+        # Old-Mac or mixed line ends, or a form feed (it resets the indentation
+        # count): rare, not worth a second scanner.
+        return None
     try:
         masked = _MASK.sub(_blank, text)
     except _UnscannableError:
