@@ -7,9 +7,13 @@ subscriber sees messages in that order (C-BUS-2).
 A bus bound to a :class:`~simclock.SimClock` refuses stamps in the past,
 delivers a message stamped ``now`` at once, and holds a future-stamped message
 until the clock reaches its stamp (C-BUS-3): it asks the clock to
-``schedule`` a delivery at that stamp, so delivery is an ordinary clock entry,
-runs with ``now_ns() == stamp`` and keeps the clock's ``(at_ns, seq)`` order.
-An unbound bus delivers at once and refuses a stamp lower than the last one.
+``schedule`` a delivery at that stamp, so delivery is an ordinary clock entry
+and runs with ``now_ns() == stamp``. Whichever comes first at that instant --
+the delivery entry, or a callback publishing at ``now`` -- delivers every
+message then due, in ``(stamp_ns, sequence)`` order: a held message is never
+overtaken by a later one with the same stamp, even when the clock runs the
+publishing callback before the delivery entry. An unbound bus delivers at once
+and refuses a stamp lower than the last one.
 
 A subscriber that raises ``Exception`` is reported as an
 ``Event(kind=SUBSCRIBER_FAILED)`` on :data:`EVENTS_TOPIC` and delivery to the
