@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -61,3 +61,43 @@ class Rule:
     modules: tuple[str, ...] = ()
     words: Callable[[str], Iterable[str]] | None = None
     anchors: tuple[str, ...] = ()
+
+    @classmethod
+    def declared_in(
+        cls,
+        namespace: Mapping[str, Any],
+        *,
+        simulation_only: bool = False,
+        modules: tuple[str, ...] = (),
+        words: Callable[[str], Iterable[str]] | None = None,
+        anchors: tuple[str, ...] = (),
+    ) -> Rule:
+        """The rule a rule module declares: ``Rule.declared_in(globals(), ...)``.
+
+        Reads ``CODE``, ``MESSAGE``, the module docstring, ``VALID``, ``INVALID``,
+        ``may_match`` and ``check`` from ``namespace``, so each rule stays one
+        file with all its parts and none of them can be left out: a missing
+        name or an empty docstring raises ``TypeError`` at import (SPEC §13:
+        every rule has a code, a message and a doc).
+        """
+        required = ("CODE", "MESSAGE", "VALID", "INVALID", "may_match", "check")
+        missing = [name for name in required if name not in namespace]
+        module = namespace.get("__name__", "?")
+        if missing:
+            raise TypeError(f"rule module {module!r} does not define {', '.join(missing)}")
+        doc = namespace.get("__doc__")
+        if not isinstance(doc, str) or not doc.strip():
+            raise TypeError(f"rule module {module!r} has no docstring; every rule needs a doc")
+        return cls(
+            namespace["CODE"],
+            namespace["MESSAGE"],
+            doc,
+            namespace["VALID"],
+            namespace["INVALID"],
+            namespace["may_match"],
+            namespace["check"],
+            simulation_only=simulation_only,
+            modules=modules,
+            words=words,
+            anchors=anchors,
+        )

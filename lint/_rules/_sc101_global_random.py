@@ -79,14 +79,4 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield ref.node, ref.qualname
 
 
-RULE = Rule(
-    CODE,
-    MESSAGE,
-    __doc__ or "",
-    VALID,
-    INVALID,
-    may_match,
-    check,
-    modules=("random",),
-    anchors=("random",),
-)
+RULE = Rule.declared_in(globals(), modules=("random",), anchors=("random",))

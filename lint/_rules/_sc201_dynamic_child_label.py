@@ -102,6 +102,4 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield label.value, "child()"
 
 
-RULE = Rule(
-    CODE, MESSAGE, __doc__ or "", VALID, INVALID, may_match, check, words=words, anchors=("child",)
-)
+RULE = Rule.declared_in(globals(), words=words, anchors=("child",))

@@ -105,15 +105,6 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield ref.node, name
 
 
-RULE = Rule(
-    CODE,
-    MESSAGE,
-    __doc__ or "",
-    VALID,
-    INVALID,
-    may_match,
-    check,
-    simulation_only=True,
-    modules=("time", "datetime"),
-    anchors=_LAST_NAMES,
+RULE = Rule.declared_in(
+    globals(), simulation_only=True, modules=("time", "datetime"), anchors=_LAST_NAMES
 )

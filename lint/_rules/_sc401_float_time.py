@@ -126,14 +126,4 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
                 yield arg.value, f"{name}()"
 
 
-RULE = Rule(
-    CODE,
-    MESSAGE,
-    __doc__ or "",
-    VALID,
-    INVALID,
-    may_match,
-    check,
-    words=words,
-    anchors=("advance", "schedule"),
-)
+RULE = Rule.declared_in(globals(), words=words, anchors=("advance", "schedule"))

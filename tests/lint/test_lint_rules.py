@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lint import PARSE_ERROR, RULES, RULES_BY_CODE, Finding, lint_source
+from lint._rule import Rule
 
 EXAMPLES = [
     pytest.param(rule.code, source, valid, id=f"{rule.code}-{'valid' if valid else 'invalid'}-{i}")
@@ -32,6 +33,24 @@ def test_C_RNG_6_rule_documentation_shape(code: str) -> None:
     message = RULES_BY_CODE[code].message
     assert "\n" not in message and "{name}" in message
     assert len(RULES_BY_CODE[code].valid) >= 5 and len(RULES_BY_CODE[code].invalid) >= 5
+
+
+def test_C_RNG_6_rule_module_must_declare_every_part() -> None:
+    from lint._rules import _sc101_global_random as module
+
+    namespace = dict(vars(module))
+    rebuilt = Rule.declared_in(namespace, modules=("random",), anchors=("random",))
+    assert rebuilt == module.RULE
+    del namespace["VALID"], namespace["check"]
+    with pytest.raises(
+        TypeError, match=r"^rule module '.*_sc101_global_random' does not define VALID, check$"
+    ):
+        Rule.declared_in(namespace)
+    namespace = dict(vars(module), __doc__="  ")
+    with pytest.raises(
+        TypeError, match=r"^rule module '.*' has no docstring; every rule needs a doc$"
+    ):
+        Rule.declared_in(namespace)
 
 
 def test_C_RNG_6_codes_are_unique_and_prefixed() -> None:
