@@ -26,6 +26,16 @@ def _codes(text: str) -> list[str]:
     return [part for part in text.split(",") if part.strip()]
 
 
+def _selected_codes(text: str) -> list[str]:
+    codes = _codes(text)
+    if not codes:
+        # An empty selection would lint nothing and exit 0: a silently open gate.
+        raise argparse.ArgumentTypeError(
+            f"names no code, got {text!r}; pass codes or prefixes such as SC1,SC301"
+        )
+    return codes
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simclock-lint",
@@ -35,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or directories (default: .)")
-    parser.add_argument("--select", type=_codes, help="codes or prefixes, comma-separated")
+    parser.add_argument("--select", type=_selected_codes, help="codes or prefixes, comma-separated")
     parser.add_argument("--ignore", type=_codes, help="codes or prefixes to leave out")
     parser.add_argument("--format", choices=("text", "json", "github"), default="text")
     parser.add_argument("--show-source", action="store_true", help="print the offending line")

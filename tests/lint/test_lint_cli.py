@@ -71,6 +71,14 @@ def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
         main(["--format", "xml"])
     assert exited.value.code == 2
     assert run(capsys, "a.py", "--jobs", "0")[0] == 2
+    # An empty selection would lint nothing and pass: refused, not a silent exit 0.
+    with pytest.raises(SystemExit) as exited:
+        main(["a.py", "--select", " , "])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "simclock-lint: error: argument --select: names no code, got ' , '; "
+        "pass codes or prefixes such as SC1,SC301\n"
+    )
 
 
 def test_C_RNG_6_unparsable_file_reported_and_others_still_linted(
