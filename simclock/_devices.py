@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simclock._bus import _check_topic
 from simclock._errors import SimclockTypeError, SimclockValueError
 from simclock._grid import Policy, check_policy, check_schedule_on_grid
 from simclock._protocols import RandomSource
@@ -67,6 +68,19 @@ def check_component_segment(value: object, name: str) -> str:
     return value
 
 
+def _check_spec_topic(topic: object, default: str) -> str:
+    """``topic`` checked now, not at the first delivery inside a run; ``""`` is ``default``."""
+    if isinstance(topic, str) and not topic:
+        return default
+    return _check_topic(topic)
+
+
+def _set_fields(spec: object, **values: object) -> None:
+    """Store validated, normalised values on a frozen spec (all checked before any is set)."""
+    for name, value in values.items():
+        object.__setattr__(spec, name, value)
+
+
 @dataclass(frozen=True, slots=True)
 class SensorSpec:
     """A sensor's schedule (C-DEV-1). Times are int ns; ``topic`` defaults to ``/sensors/<id>``.
@@ -85,12 +99,16 @@ class SensorSpec:
 
     def __post_init__(self) -> None:
         check_component_segment(self.device_id, "device_id")
-        check_positive_ns(self.period_ns, "period_ns")
-        check_time_ns(self.phase_ns, "phase_ns")
-        check_time_ns(self.latency_ns, "latency_ns")
-        object.__setattr__(self, "policy", check_policy(self.policy))
-        if not self.topic:
-            object.__setattr__(self, "topic", f"/sensors/{self.device_id}")
+        # Normalised, not only checked: a numpy.int64 period would make every
+        # Sample time a numpy.int64 (§0: stamps are Python ints) and wrap at 2**63.
+        _set_fields(
+            self,
+            period_ns=check_positive_ns(self.period_ns, "period_ns"),
+            phase_ns=check_time_ns(self.phase_ns, "phase_ns"),
+            latency_ns=check_time_ns(self.latency_ns, "latency_ns"),
+            policy=check_policy(self.policy),
+            topic=_check_spec_topic(self.topic, f"/sensors/{self.device_id}"),
+        )
 
     @property
     def component_id(self) -> str:
@@ -121,11 +139,13 @@ class ControllerSpec:
 
     def __post_init__(self) -> None:
         check_component_segment(self.controller_id, "controller_id")
-        check_positive_ns(self.period_ns, "period_ns")
-        check_time_ns(self.phase_ns, "phase_ns")
-        object.__setattr__(self, "policy", check_policy(self.policy))
-        if not self.topic:
-            object.__setattr__(self, "topic", f"/controllers/{self.controller_id}")
+        _set_fields(
+            self,
+            period_ns=check_positive_ns(self.period_ns, "period_ns"),
+            phase_ns=check_time_ns(self.phase_ns, "phase_ns"),
+            policy=check_policy(self.policy),
+            topic=_check_spec_topic(self.topic, f"/controllers/{self.controller_id}"),
+        )
 
     @property
     def component_id(self) -> str:

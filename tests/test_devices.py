@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pytest
 
 from simclock import EVENTS_TOPIC, Message, RandomSource
@@ -220,3 +221,40 @@ def test_plan_is_closed_after_start_and_duplicates_refused() -> None:
         match=r"^cannot add sensor 'b' after the session started; add every component first$",
     ):
         session.add_sensor(SensorSpec("b", 2), _zero)
+
+
+def test_C_DEV_2_numpy_int_schedule_gives_python_int_times() -> None:
+    """§0: every time is a Python int; numpy ints are normalised when the spec is made."""
+    spec = SensorSpec("imu0", np.int64(7 * MS), np.int32(0), latency_ns=np.uint32(3 * MS))  # type: ignore[arg-type]
+    ctl = ControllerSpec("pd", np.int64(4 * MS), np.int16(0))  # type: ignore[arg-type]
+    fields = (spec.period_ns, spec.phase_ns, spec.latency_ns, ctl.period_ns, ctl.phase_ns)
+    assert [type(v) for v in fields] == [int] * 5
+    assert fields == (7 * MS, 0, 3 * MS, 4 * MS, 0)
+    session = Session(GridClock(0, 2 * MS))
+    session.add_sensor(spec, _zero)
+    session.advance(10 * MS)
+    assert _times(session.samples, "imu0") == [(0, 0, 3, 4), (7, 8, 10, 10)]
+    times = [
+        getattr(s, name)
+        for s in session.samples
+        for name in (
+            "nominal_acquisition_ns",
+            "acquisition_ns",
+            "requested_delivery_ns",
+            "delivery_ns",
+        )
+    ]
+    assert [type(t) for t in times] == [int] * 8
+
+
+@pytest.mark.parametrize("make", [SensorSpec, ControllerSpec], ids=["sensor", "controller"])
+def test_spec_topic_checked_when_the_spec_is_made(make: type[SensorSpec | ControllerSpec]) -> None:
+    """A bad topic is refused at once, not by the first publish inside a run."""
+    with pytest.raises(
+        ValueError,
+        match=r"^topic must start with '/' and use only \[A-Za-z0-9_./-\], got 'imu 0'$",
+    ):
+        make("imu0", MS, topic="imu 0")
+    with pytest.raises(TypeError, match=r"^topic must be a str, got int 5$"):
+        make("imu0", MS, topic=5)  # type: ignore[arg-type]
+    assert make("imu0", MS, topic="/robot/imu").topic == "/robot/imu"
