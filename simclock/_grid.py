@@ -380,7 +380,9 @@ class GridClock:
         Contract: as ``HeapSimClock.advance`` (C-ADV-1..5, C-ERR-2). With an
         ``on_step`` hook, for each boundary ``b = k*s`` in ``(now, now+dt]``:
         everything due before ``b`` fires, then ``on_step(k)`` runs once, then
-        everything at ``b`` fires. ``advance`` from inside a callback or the
+        everything at ``b`` fires. While the hook runs, ``now_ns()`` is
+        ``b - 1`` (everything before ``b`` has fired, nothing at ``b`` has) and
+        ``steps`` is ``k - 1``. ``advance`` from inside a callback or the
         hook raises ``RuntimeError`` and changes nothing.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
@@ -396,8 +398,12 @@ class GridClock:
         self._running = True
         try:
             if hook is None:
-                inner.advance(dt)
-                self._steps = target // s
+                try:
+                    inner.advance(dt)
+                finally:
+                    # Also after a BaseException (C-ERR-2): now stopped at the failing
+                    # entry, and steps must follow it, not stay where it was.
+                    self._steps = inner.now_ns() // s
                 return
             while True:
                 boundary = (self._steps + 1) * s

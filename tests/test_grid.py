@@ -416,3 +416,28 @@ def test_C_X_RATE_strict_on_one_ns_grid_accepts_any_rate() -> None:
         == expected
         == [0, 33_333_334, 66_666_667, 100_000_000, 133_333_334, 166_666_667, 200_000_000]
     )
+
+
+def test_C_ERR_2_steps_follow_now_after_base_exception_without_hook() -> None:
+    """Without ``on_step`` too, ``steps == now_ns() // s`` after an interrupted advance."""
+    clock = GridClock(0, 2, default_policy="next_boundary")
+    later: list[int] = []
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    clock.schedule(5, stop)  # quantised to 6
+    clock.schedule(8, lambda: later.append(clock.now_ns()))
+    with pytest.raises(KeyboardInterrupt):
+        clock.advance(10)
+    assert (clock.now_ns(), clock.steps) == (6, 3)
+    clock.advance(4)
+    assert (later, clock.now_ns(), clock.steps) == ([8], 10, 5)
+
+
+def test_C_GRID_1_hook_sees_the_instant_before_its_boundary() -> None:
+    """During ``on_step(k)``: now is ``k*s - 1`` and ``steps`` is ``k - 1`` (documented)."""
+    seen: list[tuple[int, int, int]] = []
+    clock = GridClock(0, 10, on_step=lambda k: seen.append((k, clock.now_ns(), clock.steps)))
+    clock.advance(20)
+    assert seen == [(1, 9, 0), (2, 19, 1)]
