@@ -9,9 +9,11 @@ bus clauses (C-BUS-*) can be checked for any backend.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from simclock import (
@@ -30,6 +32,7 @@ __all__ = [
     "Factory",
     "Rig",
     "check_factory",
+    "check_report_path",
     "factory_spec",
     "heap_factory",
     "load_factory",
@@ -62,7 +65,9 @@ def load_factory(spec: str) -> Factory:
     module_name, attr_path = spec.split(":", 1)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
+        # SystemExit too: a module calling sys.exit() at import must not end the
+        # caller with that module's status and no message.
         raise BackendError(
             f"cannot import module {module_name!r} of backend spec {spec!r}: "
             f"{type(exc).__name__}: {exc}; check PYTHONPATH and the module name"
@@ -103,7 +108,7 @@ def check_factory(factory: Factory, spec: str = "the factory") -> None:
     """Call ``factory(0, Bus())`` once; raise :class:`BackendError` unless it gives a SimClock."""
     try:
         clock = factory(0, Bus())
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise BackendError(
             f"{spec}(seed=0, bus=Bus()) raised {type(exc).__name__}: {exc}; "
             "the factory must accept (seed: int, bus: simclock.Bus) and return a SimClock"
@@ -114,6 +119,24 @@ def check_factory(factory: Factory, spec: str = "the factory") -> None:
             "the simclock.SimClock methods (now_ns, step_ns, advance, schedule, "
             "schedule_periodic, random_source)"
         )
+
+
+def check_report_path(path: str, option: str) -> None:
+    """Raise :class:`BackendError` unless a JSON report can be written at ``path``.
+
+    Checked before the suite runs, so a typo costs no run and never turns into
+    a traceback (or a "not conforming" exit) at the end.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise BackendError(f"{option} {path!r} is a directory; name a file such as report.json")
+    parent = target.parent
+    if not parent.is_dir():
+        raise BackendError(
+            f"{option} {path!r}: directory {str(parent)!r} does not exist; create it first"
+        )
+    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise BackendError(f"{option} {path!r} is not writable; name a writable file")
 
 
 def not_applicable(clock: object, method: str) -> str | None:

@@ -68,19 +68,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
     spec = config.getoption("simclock_backend")
-    if spec:
+    json_path = config.getoption("simclock_json")
+    if spec or json_path:
         # Imported here: this module is loaded into every pytest run.
-        from conformance._harness import BackendError, check_factory, load_factory
+        from conformance._harness import (
+            BackendError,
+            check_factory,
+            check_report_path,
+            load_factory,
+        )
 
         try:
-            check_factory(load_factory(spec), spec)
+            if json_path:
+                check_report_path(json_path, "--simclock-json")
+            if spec:
+                check_factory(load_factory(spec), spec)
         except BackendError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if spec:
         if config.args_source == pytest.Config.ArgsSource.ARGS:
             config.args.extend(p for p in suite_paths() if p not in config.args)
         else:
             config.args[:] = suite_paths()
-    if spec or config.getoption("simclock_json") or config.getoption("simclock_report"):
+    if spec or json_path or config.getoption("simclock_report"):
         config.pluginmanager.register(ResultCollector(config), "simclock-conformance-results")
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from conformance import _plugin
 from conformance._clauses import CLAUSES
-from conformance._harness import BackendError, check_factory, load_factory
+from conformance._harness import BackendError, check_factory, check_report_path, load_factory
 
 __all__ = ["main", "run"]
 
@@ -79,12 +79,15 @@ def run(
 ) -> tuple[int, dict[str, Any]]:
     """Run the suite on ``spec``; return ``(exit code, JSON report)``.
 
-    Raises :class:`~conformance.BackendError` for a usage error (before running
-    anything), ``ValueError`` for an unknown clause id.
+    Raises :class:`~conformance.BackendError` for a usage error (an unknown
+    clause id, an unwritable ``json_path``, a bad backend) before running
+    anything.
     """
     unknown = [c for c in clauses if c not in CLAUSES]
     if unknown:
         raise BackendError(f"unknown clause ids {unknown}; known: {', '.join(CLAUSES)}")
+    if json_path is not None:
+        check_report_path(json_path, "--json")
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")

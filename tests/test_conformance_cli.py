@@ -42,14 +42,22 @@ def _statuses(report: dict[str, Any]) -> dict[str, str]:
     return {row["id"]: row["status"] for row in report["clauses"]}
 
 
-def test_cli_conforming_backend_exits_0_and_writes_json(tmp_path: Path) -> None:
+def _cli_report(
+    tmp_path: Path, spec: str, *args: str, status: int
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run ``python -m conformance spec *args --json``; check the exit status, read the report."""
     out = tmp_path / "report.json"
-    proc = _run(
-        "-m", "conformance", "backends.sorted_list:factory",
-        "--clause", "C-TIE-1", "--clause", "C-X-PEEK", "--json", str(out),
+    proc = _run("-m", "conformance", spec, *args, "--json", str(out))
+    assert proc.returncode == status, proc.stdout + proc.stderr
+    report: dict[str, Any] = json.loads(out.read_text())
+    return proc, report
+
+
+def test_cli_conforming_backend_exits_0_and_writes_json(tmp_path: Path) -> None:
+    proc, report = _cli_report(
+        tmp_path, "backends.sorted_list:factory", "--clause", "C-TIE-1", "--clause", "C-X-PEEK",
+        status=0,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads(out.read_text())
     assert report["backend"] == "backends.sorted_list:factory"
     assert report["profile"] == "ci"
     assert report["conforming"] is True
@@ -66,13 +74,10 @@ def test_cli_conforming_backend_exits_0_and_writes_json(tmp_path: Path) -> None:
 
 
 def test_cli_broken_backend_exits_1_and_names_the_clause(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    proc = _run(
-        "-m", "conformance", "backends.broken:lifo_ties",
-        "--clause", "C-TIE-1", "--clause", "C-STEP-1", "--json", str(out),
+    proc, report = _cli_report(
+        tmp_path, "backends.broken:lifo_ties", "--clause", "C-TIE-1", "--clause", "C-STEP-1",
+        status=1,
     )  # fmt: skip
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = json.loads(out.read_text())
     assert report["conforming"] is False
     assert report["failed"] == ["C-TIE-1"]
     assert _statuses(report)["C-STEP-1"] == "passed"
@@ -81,13 +86,9 @@ def test_cli_broken_backend_exits_1_and_names_the_clause(tmp_path: Path) -> None
 
 
 def test_cli_failure_shows_minimal_program_of_the_state_machine(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    proc = _run(
-        "-m", "conformance", "backends.broken:base_exception_swallowed",
-        "--clause", "SM-ORACLE", "--json", str(out),
-    )  # fmt: skip
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = json.loads(out.read_text())
+    proc, report = _cli_report(
+        tmp_path, "backends.broken:base_exception_swallowed", "--clause", "SM-ORACLE", status=1
+    )
     assert report["failed"] == ["SM-ORACLE"]
     (row,) = [r for r in report["clauses"] if r["id"] == "SM-ORACLE"]
     program = row["tests"][0]["program"].splitlines()
@@ -98,13 +99,11 @@ def test_cli_failure_shows_minimal_program_of_the_state_machine(tmp_path: Path) 
 
 
 def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    proc = _run(
-        "-m", "conformance", "conformance:heap_factory",
-        "--clause", "C-STEP-1", "--profile", "thorough", "--json", str(out),
+    _, report = _cli_report(
+        tmp_path, "conformance:heap_factory", "--clause", "C-STEP-1", "--profile", "thorough",
+        status=0,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(out.read_text())["profile"] == "thorough"
+    assert report["profile"] == "thorough"
 
 
 @pytest.mark.parametrize(
@@ -135,12 +134,31 @@ def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
             r"no clock device found; the factory must accept",
         ),
         (
+            "backends.exits_on_import:factory",
+            r"cannot import module 'backends\.exits_on_import' of backend spec "
+            r"'backends\.exits_on_import:factory': SystemExit: 3; check PYTHONPATH",
+        ),
+        (
+            "backends.bad_factories:exiting",
+            r"backends\.bad_factories:exiting\(seed=0, bus=Bus\(\)\) raised SystemExit: 5; "
+            r"the factory must accept",
+        ),
+        (
             "backends.bad_factories:not_a_clock",
             r"backends\.bad_factories:not_a_clock\(seed=0, bus=Bus\(\)\) returned dict "
             r"\{'seed': 0\}, which lacks the simclock\.SimClock methods",
         ),
     ],
-    ids=["bad-spec", "import-failure", "missing-attribute", "not-callable", "raising", "not-clock"],
+    ids=[
+        "bad-spec",
+        "import-failure",
+        "missing-attribute",
+        "not-callable",
+        "raising",
+        "exits-on-import",
+        "factory-exits",
+        "not-clock",
+    ],
 )
 def test_cli_usage_errors_exit_2_with_a_clear_message(spec: str, message: str) -> None:
     proc = _run("-m", "conformance", spec)
@@ -157,6 +175,21 @@ def test_cli_unknown_clause_and_bad_profile_exit_2() -> None:
     proc = _run("-m", "conformance", "backends.sorted_list:factory", "--profile", "fast")
     assert proc.returncode == 2
     assert "invalid choice: 'fast'" in proc.stderr
+
+
+def test_cli_unwritable_json_report_exits_2_before_running(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "report.json"
+    for target, problem in (
+        (missing, f"directory {str(missing.parent)!r} does not exist; create it first"),
+        (tmp_path, "is a directory; name a file such as report.json"),
+    ):
+        proc = _run("-m", "conformance", "conformance:heap_factory", "--json", str(target))
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
+        assert proc.stderr == (
+            f"python -m conformance: error: --json {str(target)!r}"
+            f"{':' if target is missing else ''} {problem}\n"
+        )
+    assert not missing.parent.exists()
 
 
 def test_pytest_plugin_runs_the_suite_on_a_backend(tmp_path: Path) -> None:
@@ -182,10 +215,16 @@ def test_pytest_plugin_fails_a_broken_backend(tmp_path: Path) -> None:
     assert "FAILED C-CAN-1: test_C_CAN_1_cancel_never_raises_from_anywhere" in proc.stdout
 
 
-def test_pytest_plugin_bad_backend_is_a_usage_error() -> None:
+def test_pytest_plugin_bad_backend_or_report_path_is_a_usage_error() -> None:
     proc = _run("-m", "pytest", "-p", "no:cacheprovider", "--simclock-backend", "nope")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "backend spec must look like MODULE:FACTORY" in proc.stderr
+    proc = _run(
+        "-m", "pytest", "-p", "no:cacheprovider", "--simclock-backend", "conformance:heap_factory",
+        "--simclock-json", str(ROOT / "no-such-dir" / "report.json"),
+    )  # fmt: skip
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--simclock-json" in proc.stderr and "does not exist; create it first" in proc.stderr
 
 
 def test_pytest_plugin_report_for_in_repo_subclasses() -> None:

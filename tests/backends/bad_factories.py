@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from simclock import Bus
 
-__all__ = ["NOT_CALLABLE", "not_a_clock", "raising"]
+__all__ = ["NOT_CALLABLE", "exiting", "not_a_clock", "raising"]
 
 NOT_CALLABLE = 3
 
@@ -17,3 +17,8 @@ def raising(seed: int, bus: Bus) -> object:
 def not_a_clock(seed: int, bus: Bus) -> object:
     """A factory returning something without the SimClock methods."""
     return {"seed": seed}
+
+
+def exiting(seed: int, bus: Bus) -> object:
+    """A factory that ends the process instead of raising an ``Exception``."""
+    raise SystemExit(5)
