@@ -207,16 +207,18 @@ class Bus:
                         f"stamp_ns={stamp} is before the last stamp published ({floor} ns) "
                         "on this unbound bus; stamps must not decrease"
                     )
+            due = clock is None or stamp <= clock.now_ns()
+            if not due and clock is not None:
+                # Before the sequence is taken: a clock that refuses the stamp (a
+                # strict GridClock, off its grid) must leave the bus unchanged.
+                clock.schedule(stamp, self.flush)
             seq = next(self._seq)
             self._next_sequence = seq + 1
             message = Message(topic, stamp, seq, payload)
             heapq.heappush(self._pending, (stamp, seq, message))
             self._last_stamp = max(self._last_stamp, stamp)
-            due = clock is None or stamp <= clock.now_ns()
         if due:
             self.flush()
-        elif clock is not None:
-            clock.schedule(stamp, self.flush)
         return message
 
     def flush(self) -> None:

@@ -20,6 +20,7 @@ from simclock import (
     Bus,
     Event,
     EventKind,
+    GridClock,
     Handle,
     HeapSimClock,
     Message,
@@ -543,6 +544,30 @@ def test_C_BUS_3_bad_stamp_on_bound_bus_refused_nothing_published(
     assert clock.pending_count() == 1  # only the delivery of "pending"
     clock.advance(100)
     assert [m.payload for m in got] == ["pending"]
+
+
+def test_C_BUS_3_stamp_refused_by_the_clock_changes_nothing() -> None:
+    """A bound clock that refuses the delivery time (strict grid) leaves the bus unchanged.
+
+    The refused message is never delivered later, and no sequence is consumed.
+    """
+    clock = GridClock(0, 2)
+    bus = Bus(clock)
+    got: list[Message] = []
+    bus.subscribe(None, got.append)
+    with pytest.raises(
+        SimclockValueError,
+        match=exact(
+            "schedule 'Bus.flush': at 3 ns is not on the 2 ns grid (policy strict); "
+            "use a multiple of 2 ns or policy 'next_boundary'"
+        ),
+    ):
+        bus.publish("/a", "refused", stamp_ns=3)
+    assert bus.next_sequence == 0
+    assert clock.pending_count() == 0
+    clock.advance(4)
+    bus.publish("/a", "later", stamp_ns=4)
+    assert [(m.payload, m.stamp_ns, m.sequence) for m in got] == [("later", 4, 0)]
 
 
 def test_C_BUS_3_numpy_integer_stamp_accepted() -> None:
