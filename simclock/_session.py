@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
 from simclock._devices import (
     ControllerSpec,
     ControllerStep,
@@ -94,8 +94,13 @@ def episode_seed(session_seed: int, episode: int) -> int:
     and independent of which other episodes were given explicit seeds.
     """
     seed = _check_seed(session_seed)
-    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
-        raise SimclockValueError(f"episode must be an int >= 0, got {episode!r}")
+    if isinstance(episode, bool) or not isinstance(episode, int):
+        raise SimclockTypeError(
+            f"episode must be an int, got {type(episode).__name__} {episode!r}; "
+            "pass the episode index, e.g. 1"
+        )
+    if episode < 0:
+        raise SimclockValueError(f"episode must be >= 0, got {episode!r}")
     if episode == 0:
         return seed
     digest = hashlib.blake2b(
@@ -212,7 +217,8 @@ class Session:
             raise SimclockTypeError(
                 f"draw_observer must be callable or None, got {draw_observer!r}"
             )
-        self._clock_topic = clock_topic
+        # Checked here: a bad topic would otherwise fail the first tick inside the run.
+        self._clock_topic = None if clock_topic is None else _check_topic(clock_topic)
         self._on_reset = on_reset
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
@@ -330,6 +336,11 @@ class Session:
         deadline (a period shorter than the step). ``skipped`` is always 0.
         Counted over the whole session.
         """
+        if not isinstance(component_id, str):
+            raise SimclockTypeError(
+                f"component_id must be a str such as 'sensors/imu0', got "
+                f"{type(component_id).__name__} {component_id!r}"
+            )
         for comp in (*self._sensors.values(), *self._controllers.values()):
             if comp.component_id == component_id:
                 return PeriodicStats(
@@ -347,10 +358,21 @@ class Session:
     # -- running --------------------------------------------------------------
 
     def start(self, seed: int | None = None) -> None:
-        """Start episode 0 (with ``seed``, default the session seed); no-op if started."""
-        if self._started:
-            return
+        """Start episode 0 (with ``seed``, default the session seed); no-op if started.
+
+        ``seed`` is checked first. Once started, an explicit ``seed`` is a
+        ``RuntimeError`` rather than silently ignored: another seed needs
+        :meth:`reset_episode`.
+        """
         chosen = self._seed if seed is None else _check_seed(seed)
+        if self._started:
+            if seed is not None:
+                raise SimclockRuntimeError(
+                    f"start(seed={chosen}) after the session started (episode "
+                    f"{self._episode}, seed {self._episode_seed}); call "
+                    f"reset_episode(seed={chosen}) for a new episode with that seed"
+                )
+            return
         self._check_can_begin()
         now = self._clock.now_ns()
         self._started = True

@@ -189,3 +189,52 @@ def test_session_arguments_checked() -> None:
         session = _session(0)
         session.advance(2 * MS)
         session.run_until(0)
+
+
+def test_clock_topic_checked_when_the_session_is_made() -> None:
+    """A bad ``clock_topic`` is refused at once, not by the first tick inside the run."""
+    with pytest.raises(
+        ValueError,
+        match=r"^topic must start with '/' and use only \[A-Za-z0-9_./-\], got 'clock'$",
+    ):
+        Session(GridClock(0, 2 * MS), clock_topic="clock")
+    with pytest.raises(TypeError, match=r"^topic must be a str, got int 5$"):
+        Session(GridClock(0, 2 * MS), clock_topic=5)  # type: ignore[arg-type]
+    session = Session(GridClock(0, 2 * MS), clock_topic="/sim/clock")
+    topics: list[str] = []
+    session.bus.subscribe(None, lambda m: topics.append(m.topic))
+    session.advance(2 * MS)
+    assert topics == ["/sim/clock", "/sim/clock"]
+
+
+def test_start_checks_seed_and_refuses_a_seed_it_would_ignore() -> None:
+    session = _session(1)
+    with pytest.raises(TypeError, match=r"^seed must be an int, got str 'x'$"):
+        session.start("x")  # type: ignore[arg-type]
+    assert session.episode == -1
+    session.start(5)
+    session.start()  # no-op once started
+    with pytest.raises(
+        RuntimeError,
+        match=r"^start\(seed=6\) after the session started \(episode 0, seed 5\); "
+        r"call reset_episode\(seed=6\) for a new episode with that seed$",
+    ):
+        session.start(6)
+    with pytest.raises(TypeError, match=r"^seed must be an int, got float 1.0$"):
+        session.start(1.0)  # type: ignore[arg-type]
+    assert (session.episode, session.episode_seed) == (0, 5)
+
+
+def test_argument_types_of_stats_and_episode_seed() -> None:
+    session = _session(1)
+    with pytest.raises(
+        TypeError,
+        match=r"^component_id must be a str such as 'sensors/imu0', got int 5$",
+    ):
+        session.stats(5)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"^episode must be an int, got str '1'; pass the episode index, e\.g\. 1$"
+    ):
+        episode_seed(7, "1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^episode must be >= 0, got -1$"):
+        episode_seed(7, -1)
