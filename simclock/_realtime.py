@@ -317,7 +317,9 @@ class _PeriodicThread:
 
     def _default_sleep(self, duration_ns: int) -> None:
         # Waiting on the stop event instead of time.sleep lets cancel() wake us.
-        self._stop.wait(duration_ns / 1e9)
+        # Capped: a longer timeout raises OverflowError and kills the worker; the
+        # loop re-reads the clock and sleeps again, so a cut sleep costs nothing.
+        self._stop.wait(min(duration_ns / 1e9, threading.TIMEOUT_MAX))
 
     def cancel(self) -> None:
         """Stop, then join unless called from the worker itself; never raises, idempotent."""
