@@ -68,14 +68,15 @@ from typing import Any
 
 from simclock._bus import Bus
 from simclock._devices import ControllerSpec, ControllerStep, Sample, SensorSpec
-from simclock._errors import SimclockRuntimeError, SimclockValueError
+from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock._fingerprint import Fingerprinter
 from simclock._grid import GridClock, Policy, format_ns
 from simclock._mujoco import MujocoClock
 from simclock._pacing import PacingMode, run_paced
 from simclock._protocols import PeriodicStats, RandomSource
-from simclock._random import DrawObserver
+from simclock._random import DrawObserver, _check_seed
 from simclock._session import Session
+from simclock._timeint import check_positive_ns
 
 __all__ = [
     "ControllerConfig",
@@ -563,8 +564,15 @@ def run_scenario(
 
     from simclock._recorder import Recorder
 
-    run_seed = scenario.seed if seed is None else seed
+    # Every argument is checked before the Recorder creates ``out``: a refused call
+    # leaves no file behind and runs nothing.
+    run_seed = scenario.seed if seed is None else _check_seed(seed)
     run_mode = scenario.mode if mode is None else _choice(mode, "mode", _MODES)
+    check_positive_ns(chunk_ns, "chunk_ns")
+    if progress is not None and not callable(progress):
+        raise SimclockTypeError(
+            f"progress must be callable as progress(done_ns, total_ns) or None, got {progress!r}"
+        )
     bus = Bus()
     recorder = None
     if out is not None:

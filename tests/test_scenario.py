@@ -390,3 +390,28 @@ def test_scenario_unknown_actuator_names_the_model_actuators(tmp_path: Path) -> 
         r"it has \['motor'\]$",
     ):
         load_scenario(path)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seed": -1}, ValueError, r"^seed must be >= 0, got -1$"),
+        ({"seed": 1.5}, TypeError, r"^seed must be an int, got float 1\.5$"),
+        ({"chunk_ns": 0}, ValueError, r"^chunk_ns must be > 0 ns, got 0$"),
+        ({"chunk_ns": 1.5e6}, TypeError, r"^chunk_ns must be an int of nanoseconds, got float "),
+        (
+            {"progress": 3},
+            TypeError,
+            r"^progress must be callable as progress\(done_ns, total_ns\) or None, got 3$",
+        ),
+        ({"mode": "fast"}, ValueError, r'^mode: must be one of "unbounded", '),
+    ],
+)
+def test_run_scenario_refuses_bad_arguments_before_writing_anything(
+    tmp_path: Path, kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
+    scenario = load_scenario(_write(tmp_path, GRID))
+    out = tmp_path / "run.mcap"
+    with pytest.raises(error, match=message):
+        run_scenario(scenario, out=out, **kwargs)  # type: ignore[arg-type]
+    assert not out.exists()
