@@ -89,8 +89,13 @@ class MujocoClock(GridClock):
         step = seconds_to_ns(model.opt.timestep, "model.opt.timestep")
         if step == 0:
             raise SimclockValueError("model.opt.timestep must be > 0 s, got 0.0")
+        if data is not None and not isinstance(data, mujoco.MjData):
+            raise SimclockTypeError(
+                f"data must be a mujoco.MjData made from model, or None, got {data!r}"
+            )
         key_id = -1
         if keyframe is not None:
+            _check_name(keyframe, "keyframe")
             key_id = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
             if key_id < 0:
                 raise SimclockValueError(
@@ -123,6 +128,7 @@ class MujocoClock(GridClock):
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
+        _check_name(name, "name")
         sensor_id = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_SENSOR, name))
         if sensor_id < 0:
             names = [self.model.sensor(i).name for i in range(self.model.nsensor)]
@@ -135,6 +141,7 @@ class MujocoClock(GridClock):
 
         ``ValueError`` naming the model's actuators if there is none by that name.
         """
+        _check_name(name, "name")
         act = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_ACTUATOR, name))
         if act < 0:
             names = [self.model.actuator(i).name for i in range(self.model.nu)]
@@ -164,3 +171,12 @@ class MujocoClock(GridClock):
             self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
         self._forward_at = self.steps
+
+
+def _check_name(name: object, argument: str) -> None:
+    """A MuJoCo object name must be a ``str``: refused here, not by the binding's raw error."""
+    if not isinstance(name, str):
+        raise SimclockTypeError(
+            f"{argument} must be a str naming an object of the MJCF model, got "
+            f"{type(name).__name__} {name!r}"
+        )

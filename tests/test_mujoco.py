@@ -52,10 +52,13 @@ def test_C_GRID_4_data_time_accumulates_float_error_our_clock_is_exact() -> None
     clock.advance(20_000_000_000)
     assert clock.steps == 10_000
     assert clock.now_ns() == 20_000_000_000
-    # data.time is 10 000 float additions of 0.002: the rounding error of each
-    # addition accumulates (observed on mujoco 4.0.0, x86-64).
-    assert clock.data.time == 19.999999999999794
-    assert clock.data.time != 20.0
+    # data.time is 10 000 IEEE-754 double additions of 0.002 (mj_step adds the
+    # timestep): the same sum in Python floats predicts it to the last bit.
+    expected = 0.0
+    for _ in range(10_000):
+        expected += 0.002
+    assert clock.data.time == expected
+    assert expected != 20.0
 
 
 def test_C_GRID_1_one_mj_step_per_boundary_before_its_callbacks() -> None:
@@ -90,6 +93,26 @@ def test_model_errors_name_the_problem() -> None:
         load_model("/nonexistent.xml")
     with pytest.raises(TypeError, match=r"^model must be a mujoco.MjModel or a path"):
         MujocoClock(3, 0)
+
+
+def test_argument_types_refused_with_simclock_errors() -> None:
+    """Wrong types are named errors, not the binding's raw TypeError or a failure at step 1."""
+    with pytest.raises(
+        TypeError,
+        match=r"^keyframe must be a str naming an object of the MJCF model, got int 3$",
+    ):
+        MujocoClock(_model(), 0, keyframe=3)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"^data must be a mujoco.MjData made from model, or None, got 3$"
+    ):
+        MujocoClock(_model(), 0, data=3)
+    clock = MujocoClock(_model(), 0)
+    for method in (clock.sensor_slice, clock.actuator):
+        with pytest.raises(
+            TypeError,
+            match=r"^name must be a str naming an object of the MJCF model, got int 0$",
+        ):
+            method(0)  # type: ignore[arg-type]
 
 
 def test_mujoco_is_imported_lazily_and_missing_package_says_how_to_install(
