@@ -79,7 +79,10 @@ def _check_rtf(rtf: object) -> Fraction:
             f"rtf must be a positive number (int, float, Fraction or Decimal), "
             f"got {type(rtf).__name__} {rtf!r}"
         )
-    if isinstance(rtf, float | Decimal) and not math.isfinite(rtf):
+    # Decimal's own test: math.isfinite(Decimal("sNaN")) raises instead of answering.
+    if (isinstance(rtf, float) and not math.isfinite(rtf)) or (
+        isinstance(rtf, Decimal) and not rtf.is_finite()
+    ):
         raise SimclockValueError(f"rtf must be finite and > 0, got {rtf!r}")
     value = Fraction(rtf)
     if value <= 0:
@@ -317,12 +320,18 @@ def run_paced(
     neither. ``on_frame`` is only for ``rendered`` and must not change the
     simulation; ``control`` only for the wall-paced modes.
 
-    Errors: wrong types ``TypeError``; ``until_ns`` before now, a bad ``mode``,
+    Errors: wrong types ``TypeError`` (also a ``clock`` that is not a
+    ``SimClock``, e.g. a ``MonotonicClock``); ``until_ns`` before now, a bad ``mode``,
     ``rtf <= 0``, a ``step_ns`` off the clock's grid, or ``on_frame``/``control``
     in a mode that does not use them: ``ValueError``, before anything runs.
     Callback failures are the clock's business (C-ERR-1); a ``BaseException``
     from ``advance`` propagates.
     """
+    if not isinstance(clock, SimClock):
+        raise SimclockTypeError(
+            f"clock must be a SimClock (with advance and schedule), got {type(clock).__name__}; "
+            "a free-running SystemClock needs no pacing: use schedule_periodic_thread"
+        )
     run_mode = _check_mode(mode)
     rate = _check_rtf(rtf)
     now = clock.now_ns()

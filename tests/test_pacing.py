@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 
@@ -484,6 +485,11 @@ def test_C_SYS_4_until_now_makes_one_advance_zero() -> None:
             r"^rtf must be finite and > 0, got nan$",
         ),
         (
+            {"rtf": Decimal("sNaN")},
+            simclock.SimclockValueError,
+            r"^rtf must be finite and > 0, got Decimal\('sNaN'\)$",
+        ),
+        (
             {"rtf": True},
             simclock.SimclockTypeError,
             r"^rtf must be a positive number \(int, float, Fraction or Decimal\), got bool True$",
@@ -539,6 +545,20 @@ def test_C_SYS_4_refused_run_changes_nothing(
     assert fired == []
     assert wall.reads == 0
     assert wall.sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("clock", "name"), [("clock", "str"), (simclock.MonotonicClock(0), "MonotonicClock")]
+)
+def test_C_SYS_4_a_clock_that_is_not_a_simclock_is_refused(clock: object, name: str) -> None:
+    wall = FakeWall()
+    with pytest.raises(
+        simclock.SimclockTypeError,
+        match=rf"^clock must be a SimClock \(with advance and schedule\), got {name}; "
+        r"a free-running SystemClock needs no pacing: use schedule_periodic_thread$",
+    ):
+        run_paced(clock, 10 * MS, source=wall.source, sleep=wall.sleep)  # type: ignore[arg-type]
+    assert (wall.reads, wall.sleeps) == (0, [])
 
 
 def test_C_SYS_4_pacing_control_refuses_a_bad_rate_and_keeps_the_old_one() -> None:
