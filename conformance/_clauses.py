@@ -88,20 +88,23 @@ def register_clauses(clauses: Iterable[tuple[str, str, str]]) -> None:
 
     Ids look like ``C-REP-1``; re-registering an id with a different summary is a
     ``ValueError`` so two suite modules cannot silently claim the same clause.
+    Every row is checked before any is added: a refused call registers nothing.
     """
+    staged: dict[str, Clause] = {}
     for clause_id, section, summary in clauses:
-        if not _ID.fullmatch(clause_id):
+        if not isinstance(clause_id, str) or not _ID.fullmatch(clause_id):
             raise SimclockValueError(
                 f"clause id {clause_id!r} is malformed; use the SPEC form, e.g. 'C-REP-1'"
             )
         new = Clause(clause_id, section, summary)
-        old = CLAUSES.get(clause_id)
+        old = staged.get(clause_id) or CLAUSES.get(clause_id)
         if old is not None and old != new:
             raise SimclockValueError(
                 f"clause {clause_id!r} is already registered as {old.summary!r}; "
                 "register each clause once"
             )
-        CLAUSES[clause_id] = new
+        staged[clause_id] = new
+    CLAUSES.update(staged)
 
 
 register_clauses(_BUILTIN)

@@ -68,6 +68,11 @@ def test_register_clauses_is_idempotent_and_refuses_conflicts() -> None:
         ValueError, match=r"^clause id 'tie-1' is malformed; use the SPEC form, e\.g\. 'C-REP-1'$"
     ):
         register_clauses([("tie-1", "§1", "x")])
+    # A refused call registers nothing, not even the valid rows before the bad one.
+    with pytest.raises(ValueError, match=r"^clause id 'bad' is malformed; "):
+        register_clauses([("C-ZZZ-1", "§9", "fine"), ("bad", "§9", "x")])
+    with pytest.raises(ValueError, match=r"^clause 'C-ZZZ-2' is already registered as 'a'; "):
+        register_clauses([("C-ZZZ-2", "§9", "a"), ("C-ZZZ-2", "§9", "b")])
     assert before == CLAUSES
 
 
