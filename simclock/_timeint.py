@@ -60,9 +60,10 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
     Accepted: ``int``, ``Fraction``, ``Decimal``, ``str`` (a decimal literal) and
     ``float``/``numpy.floating``. A float goes through its shortest decimal
     ``repr`` (``Decimal(repr(x))``), so MuJoCo's ``0.002`` is exactly 2 000 000
-    ns. The result must be a whole, non-negative number of ns; ``1e-10`` s is
-    0.1 ns and is refused with ``ValueError`` rather than rounded. ``bool``,
-    NaN and infinities are refused.
+    ns; a ``numpy.floating`` through its shortest decimal at its own precision
+    (``numpy.float32(0.002)`` is ``"0.002"`` too). The result must be a whole,
+    non-negative number of ns; ``1e-10`` s is 0.1 ns and is refused with
+    ``ValueError`` rather than rounded. ``bool``, NaN and infinities are refused.
     """
     if isinstance(seconds, bool | np.bool_):
         raise SimclockTypeError(f"{name} must be a number of seconds, got bool {seconds!r}")
@@ -74,7 +75,13 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
     elif isinstance(seconds, float | np.floating):
         if not math.isfinite(float(seconds)):
             raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
-        exact = Fraction(Decimal(repr(float(seconds))))
+        # The shortest decimal at the float's own precision: a float32 0.002 is
+        # "0.002", whereas its float64 widening prints 0.0020000000949949026.
+        if isinstance(seconds, np.floating):
+            text = np.format_float_positional(seconds, unique=True)
+        else:
+            text = repr(float(seconds))
+        exact = Fraction(Decimal(text))
     elif isinstance(seconds, Decimal | str):
         try:
             dec = Decimal(seconds)

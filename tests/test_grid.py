@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simclock import EVENTS_TOPIC, Event, EventKind, Handle, HeapSimClock, Message
+from simclock import (
+    EVENTS_TOPIC,
+    Event,
+    EventKind,
+    Handle,
+    HeapSimClock,
+    Message,
+    seconds_to_ns,
+)
 from simclock._grid import GridClock, Policy, format_ns, quantise
 
 MS = 1_000_000
@@ -441,3 +452,66 @@ def test_C_GRID_1_hook_sees_the_instant_before_its_boundary() -> None:
     clock = GridClock(0, 10, on_step=lambda k: seen.append((k, clock.now_ns(), clock.steps)))
     clock.advance(20)
     assert seen == [(1, 9, 0), (2, 19, 1)]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "ns"),
+    [
+        (0.002, 2_000_000),
+        (np.float64(0.0025), 2_500_000),
+        # A float32 timestep's shortest decimal at float32 precision is "0.002".
+        (np.float32(0.002), 2_000_000),
+        (np.float16(0.5), 500_000_000),
+        (Fraction(1, 250), 4_000_000),
+        (Decimal("0.001"), 1_000_000),
+        ("1e-9", 1),
+        (3, 3_000_000_000),
+        (np.int64(2), 2_000_000_000),
+    ],
+    ids=repr,
+)
+def test_C_GRID_4_seconds_to_ns_is_exact(seconds: object, ns: int) -> None:
+    result = seconds_to_ns(seconds)
+    assert type(result) is int and result == ns
+
+
+@pytest.mark.parametrize(
+    ("seconds", "error", "message"),
+    [
+        (
+            1e-10,
+            ValueError,
+            "seconds = 1e-10 s is not a whole number of nanoseconds (1/10 ns); "
+            "refusing to round it",
+        ),
+        (
+            np.float32(1e-10),
+            ValueError,
+            "seconds = np.float32(1e-10) s is not a whole number of nanoseconds "
+            "(1/10 ns); refusing to round it",
+        ),
+        (
+            Fraction(1, 3),
+            ValueError,
+            "seconds = Fraction(1, 3) s is not a whole number of nanoseconds "
+            "(1000000000/3 ns); refusing to round it",
+        ),
+        (-0.5, ValueError, "seconds must be >= 0 s, got -0.5"),
+        (float("nan"), ValueError, "seconds must be finite, got nan"),
+        ("inf", ValueError, "seconds must be finite, got 'inf'"),
+        ("2 ms", ValueError, "seconds must be a decimal number of seconds, got '2 ms'"),
+        (True, TypeError, "seconds must be a number of seconds, got bool True"),
+        (
+            None,
+            TypeError,
+            "seconds must be a number of seconds (int, Fraction, Decimal, str or float), "
+            "got NoneType None",
+        ),
+    ],
+    ids=repr,
+)
+def test_C_GRID_4_seconds_to_ns_refuses_rather_than_rounds(
+    seconds: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match="^" + re.escape(message) + "$"):
+        seconds_to_ns(seconds)
