@@ -43,6 +43,7 @@ import json
 import os
 import struct
 import threading
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -144,6 +145,47 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+_FOOTER_SIZE = 1 + 8 + 8 + 8 + 4  # opcode, length, summary_start, summary_offset_start, crc
+
+
+def _check_summary_crc(path: str, stream: IO[bytes], size: int) -> None:
+    """Check the footer's summary CRC (0 means the writer stored none).
+
+    The official reader does not check it, but the summary decides which
+    channels, chunks and draws replay reads, so a damaged one must not pass.
+    The CRC covers the summary section and the footer up to the CRC field.
+    """
+    footer_at = size - len(_MAGIC) - _FOOTER_SIZE
+    if footer_at < len(_MAGIC):
+        raise McapError(f"file of {size} bytes is too short for a footer")
+    stream.seek(footer_at)
+    footer = stream.read(_FOOTER_SIZE)
+    if footer[0] != Opcode.FOOTER:
+        raise McapError(f"expected a Footer record at offset {footer_at}, found opcode {footer[0]}")
+    summary_start, _offsets, expected = struct.unpack_from("<QQI", footer, 9)
+    if expected == 0:
+        return
+    begin = summary_start or footer_at
+    end = footer_at + _FOOTER_SIZE - 4
+    if not len(_MAGIC) <= begin <= footer_at:
+        raise McapError(f"footer summary_start {summary_start} is outside the file")
+    stream.seek(begin)
+    crc = 0
+    left = end - begin
+    while left > 0:
+        block = stream.read(min(left, 1 << 20))
+        if not block:
+            raise McapError(f"file ends inside the summary section at offset {end - left}")
+        crc = zlib.crc32(block, crc)
+        left -= len(block)
+    if crc != expected:
+        raise _error(
+            path,
+            f"summary section CRC mismatch (footer records {expected}, computed {crc} over "
+            f"offsets {begin}..{end}); the file is damaged",
+        )
+
+
 class RecordingReader:
     """Stream the bus messages of an MCAP recording in total order (SPEC §5).
 
@@ -203,8 +245,11 @@ class RecordingReader:
             stream.seek(size - len(_MAGIC))
             if stream.read(len(_MAGIC)) != _MAGIC:
                 raise McapError("no MCAP magic at the end of the file")
+            _check_summary_crc(path, stream, size)
             summary = reader.get_summary()
             metadata = list(reader.iter_metadata())
+        except RecordingError:
+            raise
         except _READ_ERRORS as exc:
             raise _error(
                 path,
@@ -540,22 +585,26 @@ class RecordingReader:
         wanted = self._topics
         stream = self._open()
         source: Iterator[tuple[Schema | None, Any, McapMessage]]
-        in_order = self._stream_unchunked_in_file_order(stream)
-        stream.seek(0)
-        if in_order:
-            # Already in log-time order: the file order is the order every reader
-            # gives (ties by position), and it streams.
-            source = NonSeekingReader(stream, validate_crcs=True).iter_messages(
-                log_time_order=False, starting_at=start
-            )
-        else:
-            source = SeekingReader(stream, validate_crcs=True).iter_messages(
-                log_time_order=True, starting_at=start
-            )
         decoders: dict[int, Any] = {}
         ordinal = itertools.count()
         index = -1
         try:
+            summary = self._summary
+            if summary is not None and summary.chunk_indexes:
+                source = SeekingReader(stream, validate_crcs=True).iter_messages(
+                    log_time_order=True, starting_at=start
+                )
+            else:
+                # Unchunked: the data-section CRC is the only check, and SeekingReader
+                # falls back to a reader that skips it. In log-time order (checked, with
+                # the CRC, by a first pass) the file order is every reader's order (ties
+                # by position) and it streams; otherwise the reader sorts in memory,
+                # reading (and checking) everything before the first message.
+                in_order = self._unchunked_in_log_time_order(stream)
+                stream.seek(0)
+                source = NonSeekingReader(stream, validate_crcs=True).iter_messages(
+                    log_time_order=not in_order, starting_at=start
+                )
             for schema, channel, record in source:
                 index = next(ordinal)
                 if wanted is not None and channel.topic not in wanted:
@@ -575,41 +624,32 @@ class RecordingReader:
                 yield Message(channel.topic, record.log_time, index, payload)
         except RecordingError:
             raise
-        except _READ_ERRORS as exc:
-            raise _error(
-                path, f"after message {index}: {_describe(exc)}; the file is damaged"
-            ) from None
-        except Exception as exc:  # e.g. zstandard.ZstdError: corrupt compressed data
-            raise _error(
-                path, f"after message {index}: {_describe(exc)}; the file is damaged"
-            ) from None
+        except Exception as exc:  # the mcap package has no single root; zstandard.ZstdError
+            where = "before the first message" if index < 0 else f"after message {index}"
+            raise _error(path, f"{where}: {_describe(exc)}; the file is damaged") from None
         finally:
             stream.close()
 
-    def _stream_unchunked_in_file_order(self, stream: IO[bytes]) -> bool:
+    @staticmethod
+    def _unchunked_in_log_time_order(stream: IO[bytes]) -> bool:
         """True for a large unchunked file whose messages are in log-time order.
 
         Without chunk indexes the official reader sorts every message in
         memory. Above :data:`SORT_IN_MEMORY_BYTES` one extra pass checks the
-        order; when it holds, the file is streamed instead. Smaller files and
-        files out of order keep the reader's in-memory sort.
+        order and the data-section CRC; when the order holds, the file is
+        streamed instead. Smaller files and files out of order keep the
+        reader's in-memory sort. A damaged file raises the reader's error.
         """
-        summary = self._summary
-        if summary is not None and summary.chunk_indexes:
-            return False
         if stream.seek(0, io.SEEK_END) <= SORT_IN_MEMORY_BYTES:
             return False
         stream.seek(0)
         last = -1
-        try:
-            for record in StreamReader(stream).records:
-                if type(record) is McapMessage:
-                    if record.log_time < last:
-                        return False
-                    last = record.log_time
-        except Exception:  # a damaged file: let the reader's own path report it
-            return False
-        return True
+        in_order = True
+        for record in StreamReader(stream, validate_crcs=True).records:
+            if in_order and type(record) is McapMessage:
+                in_order = record.log_time >= last
+                last = record.log_time
+        return in_order
 
 
 SORT_IN_MEMORY_BYTES = 64 * 2**20

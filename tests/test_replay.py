@@ -477,6 +477,26 @@ def test_crc_mismatch_names_the_chunk_and_delivers_nothing_from_it(tmp_path: Pat
             clock.advance(1)  # the failure sticks
 
 
+def test_corrupt_summary_is_refused_at_open(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    # The summary (channels, chunk indexes) decides what replay reads: a damaged draws
+    # channel topic used to make draws() yield nothing and a bus topic be renamed.
+    path, _, _, _ = recorded
+    for old, new in ((b"/simclock/draws/odom", b"/simclock/draws/odox"), (b"/cmd", b"/cmX")):
+        data = bytearray(path.read_bytes())
+        at = data.rindex(old)  # the summary's Channel record is the last copy
+        data[at : at + len(old)] = new
+        bad = tmp_path / "summary.mcap"
+        bad.write_bytes(bytes(data))
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*summary.mcap: summary section CRC mismatch \(footer records \d+, computed "
+            r"\d+ over offsets \d+\.\.\d+\); the file is damaged$",
+        ):
+            ReplayClock(bad)
+
+
 def test_corrupt_zstd_chunk_is_refused(
     recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
 ) -> None:
@@ -727,12 +747,12 @@ def test_large_unchunked_foreign_files_in_order_are_streamed(
 
     import simclock._replay as replay_module
 
-    streamed: list[int] = []
+    streamed: list[bool] = []
 
     class Spy(NonSeekingReader):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            streamed.append(1)
-            super().__init__(*args, **kwargs)
+        def iter_messages(self, *args: Any, **kwargs: Any) -> Any:
+            streamed.append(not kwargs["log_time_order"])
+            return super().iter_messages(*args, **kwargs)
 
     monkeypatch.setattr(replay_module, "SORT_IN_MEMORY_BYTES", 0)
     monkeypatch.setattr(replay_module, "NonSeekingReader", Spy)
@@ -751,13 +771,47 @@ def test_large_unchunked_foreign_files_in_order_are_streamed(
         Message("/b", 4, 2, 3),
         Message("/a", 4, 3, 4),
     ]
-    assert streamed == [1]
+    assert streamed == [True]
     # Out of order (base+9 before base+7): the reader's in-memory sort, same result as ever.
     unordered = tmp_path / "unordered.mcap"
     _foreign(unordered, chunked=False)
     got = _replay_all(unordered)
     assert [m.stamp_ns % 100 for m in got] == [5, 5, 5, 7, 9, 9]
-    assert streamed == [1]
+    assert streamed == [True, False]
+
+
+@pytest.mark.parametrize("sort_limit", [0, 2**30])
+def test_unchunked_foreign_file_with_a_data_crc_mismatch_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sort_limit: int
+) -> None:
+    # Without chunks the data-section CRC is the only check; the official SeekingReader
+    # falls back to a reader that skips it, which replayed a flipped payload silently.
+    import simclock._replay as replay_module
+
+    monkeypatch.setattr(replay_module, "SORT_IN_MEMORY_BYTES", sort_limit)
+    path = tmp_path / "crc.mcap"
+    with path.open("wb") as f:
+        w = Writer(f, use_chunking=False, enable_data_crcs=True)
+        w.start()
+        a = w.register_channel("/a", "json", 0)
+        for t in range(5):
+            w.add_message(a, t, b'{"x":%d}' % t, t)
+        w.finish()  # type: ignore[no-untyped-call]
+    assert [m.payload for m in _replay_all(path)] == [{"x": t} for t in range(5)]
+    data = bytearray(path.read_bytes())
+    at = data.index(b'{"x":3}')
+    data[at + 5] = ord("7")
+    path.write_bytes(bytes(data))
+    got: list[Message] = []
+    with ReplayClock(path) as clock:
+        clock.bus.subscribe(None, got.append)
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*crc.mcap: before the first message: CRCValidationError: crc validation "
+            r"failed in DataEnd, expected: \d+, calculated: \d+; the file is damaged$",
+        ):
+            clock.advance(10)
+    assert got == []
 
 
 def test_unknown_channel_kind_in_a_simclock_recording_is_refused(
