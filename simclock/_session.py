@@ -264,38 +264,46 @@ class Session:
         """Add a sensor device (C-DEV-1); refused under ``strict`` if off the grid (C-GRID-3)."""
         if not isinstance(spec, SensorSpec):
             raise SimclockTypeError(f"spec must be a SensorSpec, got {spec!r}")
-        if not callable(read):
-            raise SimclockTypeError(f"read must be callable, got {read!r}")
-        self._check_plan_open(f"sensor {spec.device_id!r}")
-        if spec.device_id in self._sensors:
-            raise SimclockValueError(f"sensor {spec.device_id!r} is already in the session")
-        spec.check_grid(self._clock.step_ns())
-        self._sensors[spec.device_id] = _Component(
-            spec.component_id,
-            spec.period_ns,
-            spec.phase_ns,
-            self._clock.step_ns(),
-            read,
-            sensor=spec,
-        )
+        self._add("sensor", spec.device_id, self._sensors, spec, "read", read, sensor=spec)
 
     def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
         if not isinstance(spec, ControllerSpec):
             raise SimclockTypeError(f"spec must be a ControllerSpec, got {spec!r}")
-        if not callable(step):
-            raise SimclockTypeError(f"step must be callable, got {step!r}")
-        self._check_plan_open(f"controller {spec.controller_id!r}")
-        if spec.controller_id in self._controllers:
-            raise SimclockValueError(f"controller {spec.controller_id!r} is already in the session")
-        spec.check_grid(self._clock.step_ns())
-        self._controllers[spec.controller_id] = _Component(
+        self._add(
+            "controller", spec.controller_id, self._controllers, spec, "step", step, controller=spec
+        )
+
+    def _add(
+        self,
+        what: str,
+        ident: str,
+        registry: dict[str, _Component],
+        spec: SensorSpec | ControllerSpec,
+        fn_name: str,
+        fn: Callable[..., Any],
+        *,
+        sensor: SensorSpec | None = None,
+        controller: ControllerSpec | None = None,
+    ) -> None:
+        """Check then register one component; every check runs before anything is stored."""
+        if not callable(fn):
+            raise SimclockTypeError(f"{fn_name} must be callable, got {fn!r}")
+        self._check_plan_open(f"{what} {ident!r}")
+        if ident in registry:
+            raise SimclockValueError(
+                f"{what} {ident!r} is already in the session; give each {what} its own id"
+            )
+        step = self._clock.step_ns()
+        spec.check_grid(step)
+        registry[ident] = _Component(
             spec.component_id,
             spec.period_ns,
             spec.phase_ns,
-            self._clock.step_ns(),
             step,
-            controller=spec,
+            fn,
+            sensor=sensor,
+            controller=controller,
         )
 
     # -- time -----------------------------------------------------------------

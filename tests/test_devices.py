@@ -213,9 +213,24 @@ def test_spec_validation() -> None:
 def test_plan_is_closed_after_start_and_duplicates_refused() -> None:
     session = Session(GridClock(0, 2))
     session.add_sensor(SensorSpec("a", 2), _zero)
-    with pytest.raises(ValueError, match=r"^sensor 'a' is already in the session$"):
-        session.add_sensor(SensorSpec("a", 2), _zero)
-    session.advance(0)
+    with pytest.raises(
+        ValueError, match=r"^sensor 'a' is already in the session; give each sensor its own id$"
+    ):
+        session.add_sensor(SensorSpec("a", 4), _zero)
+    session.add_controller(ControllerSpec("a", 2), lambda latest: None)  # ids are per kind
+    with pytest.raises(
+        ValueError,
+        match=r"^controller 'a' is already in the session; give each controller its own id$",
+    ):
+        session.add_controller(ControllerSpec("a", 4), lambda latest: None)
+    with pytest.raises(TypeError, match=r"^step must be callable, got 3$"):
+        session.add_controller(ControllerSpec("b", 2), 3)  # type: ignore[arg-type]
+    session.advance(4)
+    # The refused duplicates (period 4) replaced nothing: the period-2 originals ran
+    # at 0, 2 and 4, and the refused "b" was never added.
+    assert session.stats("sensors/a").fired == session.stats("controllers/a").fired == 3
+    with pytest.raises(ValueError, match=r"^no component 'controllers/b' in the session; "):
+        session.stats("controllers/b")
     with pytest.raises(
         RuntimeError,
         match=r"^cannot add sensor 'b' after the session started; add every component first$",
