@@ -772,11 +772,10 @@ class ClockConformance:
     def test_C_DET_1_same_run_across_processes_and_hash_seeds(
         self, clock_factory: Factory, factory_spec: str | None
     ) -> None:
-        if factory_spec is None:
-            pytest.skip("the factory is not importable as MODULE:FACTORY; override factory_spec")
+        spec = _importable(factory_spec)
         here = run_scenario(clock_factory, 11)
         for hash_seed in _other_hash_seeds():
-            there = _subprocess_scenario(factory_spec, 11, hash_seed)
+            there = _subprocess_scenario(spec, 11, hash_seed)
             assert there["trace"] == here["trace"], (
                 f"C-DET-1: firing trace differs in a subprocess with PYTHONHASHSEED={hash_seed}"
             )
@@ -820,11 +819,10 @@ class ClockConformance:
     def test_C_RNG_2_children_stable_across_processes(
         self, clock_factory: Factory, factory_spec: str | None
     ) -> None:
-        if factory_spec is None:
-            pytest.skip("the factory is not importable as MODULE:FACTORY; override factory_spec")
+        spec = _importable(factory_spec)
         here = run_scenario(clock_factory, 11)["streams"]
         for hash_seed in _other_hash_seeds():
-            there = _subprocess_scenario(factory_spec, 11, hash_seed)["streams"]
+            there = _subprocess_scenario(spec, 11, hash_seed)["streams"]
             assert there == here, (
                 f"C-RNG-2: child streams differ in a subprocess with PYTHONHASHSEED={hash_seed}: "
                 "derive them from a stable hash of the label path, not hash()"
@@ -943,10 +941,7 @@ class ClockConformance:
 
     def test_C_X_PEEK_next_event_is_earliest_live_entry(self, rig: Rig) -> None:
         clock = rig.clock
-        reason = not_applicable(clock, "next_event_ns")
-        if reason:
-            pytest.skip(reason)
-        peek: Callable[[], int | None] = clock.next_event_ns  # type: ignore[attr-defined]
+        peek: Callable[[], int | None] = _optional_method(clock, "next_event_ns")
         assert peek() is None, f"C-X-PEEK: empty clock peeks {peek()}"
         ten = clock.schedule(10, rig.rec("ten"))
         clock.schedule(15, rig.rec("fifteen"))
@@ -969,10 +964,7 @@ class ClockConformance:
 
     def test_C_X_RATE_exact_ceil_grid(self, rig: Rig) -> None:
         clock = rig.clock
-        reason = not_applicable(clock, "schedule_rate")
-        if reason:
-            pytest.skip(reason)
-        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        rate = _optional_method(clock, "schedule_rate")
         times: dict[str, list[int]] = {"30": [], "ntsc": [], "late": []}
         rate(30, lambda: times["30"].append(clock.now_ns()))
         rate(Fraction(30000, 1001), lambda: times["ntsc"].append(clock.now_ns()), 5)
@@ -988,10 +980,7 @@ class ClockConformance:
 
     def test_C_X_RATE_no_drift_over_many_firings(self, rig: Rig) -> None:
         clock = rig.clock
-        reason = not_applicable(clock, "schedule_rate")
-        if reason:
-            pytest.skip(reason)
-        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        rate = _optional_method(clock, "schedule_rate")
         times: list[int] = []
         hz = Fraction(30000, 1001)
         rate(hz, lambda: times.append(clock.now_ns()), 3)
@@ -1004,10 +993,7 @@ class ClockConformance:
 
     def test_C_X_RATE_refuses_inexact_or_bad_rates(self, rig: Rig) -> None:
         clock = rig.clock
-        reason = not_applicable(clock, "schedule_rate")
-        if reason:
-            pytest.skip(reason)
-        rate = clock.schedule_rate  # type: ignore[attr-defined]
+        rate = _optional_method(clock, "schedule_rate")
         for bad in (30.0, True, Decimal(30), "30"):
             with _refused(TypeError, "C-X-RATE", f"schedule_rate({bad!r})"):
                 rate(bad, rig.rec("bad"))
@@ -1023,6 +1009,21 @@ class ClockConformance:
         self, clock_factory: Factory, profile: str
     ) -> None:
         run_machine(clock_factory, hypothesis_settings(profile, stateful=True))
+
+
+def _optional_method(clock: object, method: str) -> Any:
+    """The backend's optional ``method``, or skip the test as not applicable (SPEC §14)."""
+    reason = not_applicable(clock, method)
+    if reason:
+        pytest.skip(reason)
+    return getattr(clock, method)
+
+
+def _importable(factory_spec: str | None) -> str:
+    """The factory's ``MODULE:FACTORY``, or skip: a subprocess test must re-import it."""
+    if factory_spec is None:
+        pytest.skip("the factory is not importable as MODULE:FACTORY; override factory_spec")
+    return factory_spec
 
 
 def _numpy_global_state() -> tuple[object, ...]:
