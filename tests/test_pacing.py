@@ -262,13 +262,16 @@ def test_C_SYS_4_realtime_paced_fires_each_entry_at_its_wall_time(
     assert report.lag_events == ()
 
 
-def test_C_SYS_4_realtime_paced_reports_lag_once_and_catches_up() -> None:
+def run_with_hiccup(
+    mode: str, events: Bus | None = None
+) -> tuple[list[tuple[int, int]], PacingReport]:
+    """A 5 ms periodic to 20 ms whose firing at 5 ms stalls the wall clock for 30 ms.
+
+    Returns ``(sim ns, wall offset)`` of every firing and the report.
+    """
     clock = HeapSimClock(0)
     wall = FakeWall()
     seen: list[tuple[int, int]] = []
-    events = Bus()
-    published: list[Message] = []
-    events.subscribe(EVENTS_TOPIC, published.append)
 
     def tick() -> None:
         seen.append((clock.now_ns(), wall.offset()))
@@ -276,7 +279,17 @@ def test_C_SYS_4_realtime_paced_reports_lag_once_and_catches_up() -> None:
             wall.t += 30 * MS
 
     clock.schedule_periodic(5 * MS, tick)
-    report = run_paced(clock, 20 * MS, source=wall.source, sleep=wall.sleep, events=events)
+    report = run_paced(
+        clock, 20 * MS, mode=mode, source=wall.source, sleep=wall.sleep, events=events
+    )
+    return seen, report
+
+
+def test_C_SYS_4_realtime_paced_reports_lag_once_and_catches_up() -> None:
+    events = Bus()
+    published: list[Message] = []
+    events.subscribe(EVENTS_TOPIC, published.append)
+    seen, report = run_with_hiccup("realtime_paced", events)
     # Behind by 29 ms before the 6 ms step: one event, then no waiting until caught up.
     assert seen == [
         (0, 0),
@@ -297,19 +310,7 @@ def test_C_SYS_4_realtime_paced_reports_lag_once_and_catches_up() -> None:
 
 
 def test_C_SYS_4_operator_training_drops_lag_instead_of_bursting() -> None:
-    clock = HeapSimClock(0)
-    wall = FakeWall()
-    seen: list[tuple[int, int]] = []
-
-    def tick() -> None:
-        seen.append((clock.now_ns(), wall.offset()))
-        if clock.now_ns() == 5 * MS:
-            wall.t += 30 * MS
-
-    clock.schedule_periodic(5 * MS, tick)
-    report = run_paced(
-        clock, 20 * MS, mode="operator_training", source=wall.source, sleep=wall.sleep
-    )
+    seen, report = run_with_hiccup("operator_training")
     # Re-anchored 29 ms later: the rest keeps real-time spacing after the hiccup.
     assert seen == [
         (0, 0),
