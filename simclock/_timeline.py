@@ -20,6 +20,10 @@ from simclock._grid import format_ns
 
 __all__ = ["Recording", "load_samples", "plot_timeline"]
 
+# The figure is about 1 300 px wide: more boundary lines than this are sub-pixel,
+# and a 1 ns grid over the default 40 ms window would be 40 million artists.
+_MAX_GRID_LINES = 1_000
+
 _SAMPLE_KEYS = frozenset(
     {
         "device",
@@ -112,7 +116,9 @@ def plot_timeline(
     time; filled circle: the boundary it ran at), the lower lane is delivery
     (hollow diamond: requested = nominal acquisition + latency; filled
     diamond: actual delivery); a grey segment joins each sample's actual
-    acquisition to its actual delivery. Vertical lines are grid boundaries.
+    acquisition to its actual delivery. Vertical lines are grid boundaries,
+    drawn only when the window holds at most 1 000 of them (the title says so
+    otherwise).
     """
     import matplotlib
 
@@ -125,8 +131,9 @@ def plot_timeline(
     step = recording.step_ns
     height = 1.3 + 1.1 * len(devices)
     fig, ax = plt.subplots(figsize=(12, height), dpi=110)
-    if step > 0:
-        first = -(-start_ns // step) * step
+    first = -(-start_ns // step) * step if step > 0 else 0
+    dense = step > 0 and (end_ns - first) // step + 1 > _MAX_GRID_LINES
+    if step > 0 and not dense:
         for boundary in range(first, end_ns + 1, step):
             ax.axvline(boundary / ms, color="0.88", linewidth=0.8, zorder=0)
     drawn = 0
@@ -162,6 +169,8 @@ def plot_timeline(
     ax.set_xlim(start_ns / ms - 0.5, end_ns / ms + 0.5)
     ax.set_xlabel("simulated time (ms); vertical lines: physics grid boundaries")
     grid = f"{format_ns(step)} grid" if step else "grid unknown"
+    if dense:
+        grid += " (boundaries too dense to draw)"
     ax.set_title(f"{recording.name}: acquisition (upper lane) and delivery (lower lane), {grid}")
     handles = [
         ax.plot([], [], "o", mfc="white", mec="tab:blue", label="nominal acquisition")[0],

@@ -415,3 +415,22 @@ def test_run_scenario_refuses_bad_arguments_before_writing_anything(
     with pytest.raises(error, match=message):
         run_scenario(scenario, out=out, **kwargs)  # type: ignore[arg-type]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("step", "lines"), [(2 * MS, 21), (40_040, 1_000), (40_000, 0), (1, 0)])
+def test_timeline_draws_grid_lines_only_when_they_can_be_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, lines: int
+) -> None:
+    """A 1 ns grid over 40 ms would be 40 million lines: above 1 000 none are drawn."""
+    from matplotlib.axes import Axes
+
+    from simclock._timeline import Recording, plot_timeline
+
+    drawn: list[float] = []
+    titles: list[str] = []
+    monkeypatch.setattr(Axes, "axvline", lambda self, x, **kw: drawn.append(x))
+    monkeypatch.setattr(Axes, "set_title", lambda self, text, **kw: titles.append(text))
+    sample = Sample("imu", 0, 0, 0, 0, 0, 3 * MS, 4 * MS, (0.0,))
+    assert plot_timeline(Recording(step, "run", [sample]), tmp_path / "t.png") == 1
+    assert len(drawn) == lines
+    assert titles[0].endswith("(boundaries too dense to draw)") == (lines == 0)
