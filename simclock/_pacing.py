@@ -154,7 +154,10 @@ class PacingReport:
     spent, ``None`` in ``deterministic_ci``; ``lag_events``: every
     ``PACING_LAG`` event, also published on ``events`` when given;
     ``max_lag_ns``: the largest lag seen; ``dropped_ns``: lag forgiven by
-    re-anchoring (``operator_training``).
+    re-anchoring (``operator_training``); ``unreported``: lag events an
+    unbound ``events`` bus refused (its last stamp was later, e.g. the bus is
+    reused after a run that reached a later sim time); they are still in
+    ``lag_events``.
     """
 
     mode: PacingMode
@@ -167,6 +170,7 @@ class PacingReport:
     lag_events: tuple[Event, ...]
     max_lag_ns: int
     dropped_ns: int
+    unreported: int = 0
 
     @property
     def achieved_rtf(self) -> float | None:
@@ -223,6 +227,7 @@ class _Pacer:
         self.lag_events: list[Event] = []
         self.max_lag = 0
         self.dropped = 0
+        self.unreported = 0
 
     def _due(self, sim_ns: int) -> int:
         delta = Fraction(sim_ns - self.anchor_sim) / self.rtf
@@ -281,8 +286,13 @@ class _Pacer:
             return
         if bus.clock is not None:
             bus.publish(EVENTS_TOPIC, event)
-        else:
+            return
+        try:
             bus.publish(EVENTS_TOPIC, event, stamp_ns=event.at_ns)
+        except SimclockValueError:
+            # A stamp below the bus's last one: a report channel must not abort
+            # the simulation half-way through an advance plan.
+            self.unreported += 1
 
 
 def run_paced(
@@ -444,4 +454,5 @@ def run_paced(
         lag_events=tuple(pacer.lag_events) if pacer is not None else (),
         max_lag_ns=pacer.max_lag if pacer is not None else 0,
         dropped_ns=pacer.dropped if pacer is not None else 0,
+        unreported=pacer.unreported if pacer is not None else 0,
     )

@@ -305,8 +305,21 @@ def test_C_SYS_4_realtime_paced_reports_lag_once_and_catches_up() -> None:
     )
     assert report.lag_events == (lag,)
     assert [(m.stamp_ns, m.payload) for m in published] == [(5 * MS, lag)]
+    assert report.unreported == 0
     assert report.max_lag_ns == 29 * MS
     assert report.dropped_ns == 0
+
+
+def test_C_SYS_4_events_bus_reused_behind_its_last_stamp_does_not_abort_the_run() -> None:
+    events = Bus()
+    events.publish("/earlier-run", "done", stamp_ns=50 * MS)
+    seen, report = run_with_hiccup("realtime_paced", events)
+    # The lag at sim 5 ms cannot be stamped on this bus; the run still completes.
+    assert [sim for sim, _ in seen] == [0, 5 * MS, 10 * MS, 15 * MS, 20 * MS]
+    assert report.sim_end_ns == 20 * MS
+    assert [e.details["lag_ns"] for e in report.lag_events] == [29 * MS]
+    assert report.unreported == 1
+    assert events.next_sequence == 1
 
 
 def test_C_SYS_4_operator_training_drops_lag_instead_of_bursting() -> None:
