@@ -91,7 +91,7 @@ from simclock._fingerprint import (
     canonical_json,
     payload_kind_and_json,
 )
-from simclock._random import DrawObserver
+from simclock._random import DrawObserver, _check_seed
 from simclock._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
@@ -238,15 +238,6 @@ def encode_draw_value(value: Any) -> Any:
     return value
 
 
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    value = int(seed)
-    if value < 0:
-        raise SimclockValueError(f"seed must be >= 0, got {value!r}")
-    return value
-
-
 def _check_metadata(metadata: object) -> dict[str, str]:
     if metadata is None:
         return {}
@@ -305,9 +296,19 @@ class Recorder:
             start = bus.clock.now_ns() if bus.clock is not None else 0
         else:
             start = check_time_ns(start_ns, "start_ns")
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
+            raise SimclockTypeError(
+                f"chunk_size must be an int of bytes, got {type(chunk_size).__name__} "
+                f"{chunk_size!r}"
+            )
+        if chunk_size <= 0:
             raise SimclockValueError(
                 f"chunk_size must be a positive int of bytes, got {chunk_size!r}"
+            )
+        if not isinstance(compression, str):
+            raise SimclockTypeError(
+                f"compression must be a str ('zstd', 'lz4' or 'none'), got "
+                f"{type(compression).__name__} {compression!r}"
             )
         if compression not in _COMPRESSION:
             raise SimclockValueError(
@@ -323,7 +324,7 @@ class Recorder:
         self._closed = False
         # Invariant: (_last_stamp, _last_seq) is the last bus message written; every
         # record written so far has log_time <= _last_log_time.
-        self._last_stamp = -1
+        self._last_stamp = start  # nothing before the start: replay begins there
         self._last_seq = -1
         self._last_log_time = start
         self._clock_last = -1  # time of the last /clock written, -1 before the first
@@ -332,7 +333,13 @@ class Recorder:
         self._counts: dict[str, int] = {}
         self._draw_index: dict[str, int] = {}
         self._channels: dict[tuple[str, str], int] = {}
-        self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        try:
+            self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise SimclockValueError(
+                f"path {self.path!r} cannot be written ({type(exc).__name__}: {exc}); pass a "
+                "file path in an existing, writable directory"
+            ) from None
         self._writer = Writer(
             self._stream,
             chunk_size=chunk_size,
@@ -523,16 +530,23 @@ class Recorder:
 
         Call it directly only for messages that do not go through that bus
         (they must still come in total order). Raises ``SimclockRuntimeError``
-        for a message out of total order and ``SimclockTypeError`` /
-        ``SimclockValueError`` for a payload with no canonical JSON form; both
-        are kept and reported again by :meth:`close`.
+        for a message out of total order or stamped before ``start_ns`` and
+        ``SimclockTypeError`` / ``SimclockValueError`` for a payload with no
+        canonical JSON form; these are kept and reported again by
+        :meth:`close`. ``SimclockRuntimeError`` once closed (nothing written).
         """
         stamp = message.stamp_ns
         seq = message.sequence
         topic = message.topic
         with self._lock:
-            if self._closed:
-                return
+            self._check_open("record")
+            if stamp < self._start:
+                text = (
+                    f"message sequence={seq} at {stamp} ns on {topic!r}: it is before the "
+                    f"recording's start_ns={self._start}"
+                )
+                self._fail(text)
+                raise SimclockRuntimeError(f"cannot record {text}")
             if stamp < self._last_stamp or (stamp == self._last_stamp and seq <= self._last_seq):
                 text = (
                     f"message sequence={seq} at {stamp} ns on {topic!r} arrived after "

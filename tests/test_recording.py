@@ -276,6 +276,39 @@ def test_out_of_order_delivery_is_refused(tmp_path: Path) -> None:
         rec.close()
 
 
+def test_C_MCAP_1_message_before_start_ns_is_refused(tmp_path: Path) -> None:
+    # Written anyway, it made a file that ReplayClock refuses (stamps before the start).
+    path = tmp_path / "early.mcap"
+    bus = Bus()
+    rec = Recorder(path, bus, seed=0, start_ns=100)
+    with pytest.raises(
+        SimclockRuntimeError,
+        match=r"^cannot record message sequence=0 at 5 ns on '/a': it is before the "
+        r"recording's start_ns=100$",
+    ):
+        rec.record(Message("/a", 5, 0, 1))
+    assert rec.message_count == 0
+    rec.record(Message("/a", 100, 1, 2))  # at the start instant: recorded
+    assert rec.message_count == 1
+    with pytest.raises(SimclockRuntimeError, match=r"is incomplete: message sequence=0 at 5 ns"):
+        rec.close()
+
+
+def test_C_MCAP_1_record_on_a_closed_recorder_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "closed.mcap"
+    rec = Recorder(path, Bus(), seed=0)
+    rec.record(Message("/a", 1, 0, 1))
+    rec.close()
+    data = path.read_bytes()
+    with pytest.raises(
+        SimclockRuntimeError,
+        match=r"^record\(\) on a closed Recorder for '.*closed.mcap'; create a new Recorder$",
+    ):
+        rec.record(Message("/a", 2, 1, 1))
+    assert (rec.message_count, path.read_bytes()) == (1, data)
+    rec.close()  # idempotent
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
@@ -303,6 +336,21 @@ def test_out_of_order_delivery_is_refused(tmp_path: Path) -> None:
             r"^chunk_size must be a positive int of bytes, got 0$",
         ),
         (
+            {"seed": 1, "chunk_size": True},
+            SimclockTypeError,
+            r"^chunk_size must be an int of bytes, got bool True$",
+        ),
+        (
+            {"seed": 1, "chunk_size": "4096"},
+            SimclockTypeError,
+            r"^chunk_size must be an int of bytes, got str '4096'$",
+        ),
+        (
+            {"seed": 1, "compression": ["zstd"]},
+            SimclockTypeError,
+            r"^compression must be a str \('zstd', 'lz4' or 'none'\), got list \['zstd'\]$",
+        ),
+        (
             {"seed": 1, "record_draws": 1},
             SimclockTypeError,
             r"^record_draws must be a bool, got 1$",
@@ -319,6 +367,23 @@ def test_bad_arguments_are_refused_before_the_file_exists(
     bus.publish("/a", 1, stamp_ns=0)  # nothing subscribed: no error
     with pytest.raises(SimclockTypeError, match=r"^bus must be a simclock.Bus, got None$"):
         Recorder(tmp_path / "r.mcap", None, seed=1)  # type: ignore[arg-type]
+
+
+def test_unwritable_path_is_a_simclock_error_and_subscribes_nothing(tmp_path: Path) -> None:
+    bus = Bus()
+    missing = tmp_path / "no" / "r.mcap"
+    with pytest.raises(
+        SimclockValueError,
+        match=r"^path '.*no/r.mcap' cannot be written \(FileNotFoundError: .*\); pass a file "
+        r"path in an existing, writable directory$",
+    ):
+        Recorder(missing, bus, seed=1)
+    with pytest.raises(SimclockValueError, match=r"cannot be written \(IsADirectoryError"):
+        Recorder(tmp_path, bus, seed=1)
+    seen: list[Message] = []
+    bus.subscribe(None, seen.append)
+    bus.publish("/a", 1, stamp_ns=0)  # only the test's subscriber: nothing else failed
+    assert [m.topic for m in seen] == ["/a"]
 
 
 def test_event_from_json_inverts_to_json() -> None:
