@@ -6,6 +6,7 @@ the linter's tests.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -106,6 +107,27 @@ def test_C_RNG_2_stability_pin_seed_42_imu_noise() -> None:
     ]
     assert [noise.normal(0.0, 1.0) for _ in range(2)] == [-1.543298668616026, 0.8245275034737631]
     assert [noise.integers(0, 1_000_000) for _ in range(3)] == [691024, 999236, 428661]
+
+
+def test_C_RNG_2_numbers_follow_the_documented_derivation() -> None:
+    """Recomputed from the module's documented recipe, not from the implementation.
+
+    The stream at path ``P`` is ``PCG64(SeedSequence(seed, spawn_key=K))`` with ``K``
+    the four big-endian 32-bit words of ``blake2b(b"simclock.random_source.v1\\0" + P,
+    digest_size=16)``: a stable hash of the path, never Python's salted ``hash``.
+    """
+    for path, child in (
+        ("/sensors/imu0/noise", SeededRandomSource(42).child("sensors").child("imu0/noise")),
+        ("/", SeededRandomSource(42)),
+    ):
+        digest = hashlib.blake2b(
+            b"simclock.random_source.v1\x00" + path.encode("ascii"), digest_size=16
+        ).digest()
+        key = [int.from_bytes(digest[i : i + 4], "big") for i in range(0, 16, 4)]
+        reference = np.random.Generator(np.random.PCG64(np.random.SeedSequence(42, spawn_key=key)))
+        assert child.uniform(0.0, 1.0) == float(reference.uniform(0.0, 1.0))
+        assert child.normal(0.0, 2.0) == float(reference.normal(0.0, 2.0))
+        assert child.integers(0, 1_000_000) == int(reference.integers(0, 1_000_000))
 
 
 def test_C_RNG_2_same_tree_same_numbers_in_separate_objects() -> None:
