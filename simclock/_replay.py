@@ -206,9 +206,10 @@ class RecordingReader:
         self.path = os.fspath(path)
         self._topics = _check_topics(topics)
         self._files: list[IO[bytes]] = []
+        self._closed = False
         self._lock = threading.Lock()
         try:
-            stream = self._open()
+            stream = self._open("RecordingReader()")
         except FileNotFoundError:
             raise SimclockValueError(
                 f"{self.path}: no such file; pass the path of an .mcap recording"
@@ -223,7 +224,8 @@ class RecordingReader:
 
     # -- opening ----------------------------------------------------------------
 
-    def _open(self) -> IO[bytes]:
+    def _open(self, what: str) -> IO[bytes]:
+        self.check_open(what)
         stream = open(self.path, "rb")  # noqa: SIM115 - closed in close()
         with self._lock:
             self._files.append(stream)
@@ -346,9 +348,17 @@ class RecordingReader:
         """True for files written by :class:`~simclock.Recorder`."""
         return self._own
 
+    def check_open(self, what: str) -> None:
+        """``SimclockRuntimeError`` naming ``what`` once :meth:`close` has run."""
+        if self._closed:
+            raise SimclockRuntimeError(
+                f"{what} on a closed recording {self.path!r}; open a new ReplayClock"
+            )
+
     def close(self) -> None:
         """Close every file handle this reader opened (idempotent)."""
         with self._lock:
+            self._closed = True
             files, self._files = self._files, []
         for f in files:
             f.close()
@@ -371,6 +381,7 @@ class RecordingReader:
         message yielded before that came from a chunk that passed its checks.
         """
         start = None if start_ns is None else check_time_ns(start_ns, "start_ns")
+        self.check_open("messages()")
         if self._own:
             return self._own_messages(start)
         return self._foreign_messages(start)
@@ -387,7 +398,7 @@ class RecordingReader:
         if summary is None or len(ids) != 1:
             return
         cid = ids[0]
-        stream = self._open()
+        stream = self._open("draws()")
         expected = 0
         chunks = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
         for chunk_index in chunks:
@@ -583,7 +594,7 @@ class RecordingReader:
     def _foreign_messages(self, start: int | None) -> Iterator[Message]:
         path = self.path
         wanted = self._topics
-        stream = self._open()
+        stream = self._open("messages()")
         source: Iterator[tuple[Schema | None, Any, McapMessage]]
         decoders: dict[int, Any] = {}
         ordinal = itertools.count()
@@ -691,6 +702,7 @@ class _DrawLog:
         self._peeked: dict[str, dict[str, Any]] = {}
 
     def take(self, label: str, method: str, args: tuple[Any, ...]) -> Any:
+        self._reader.check_open("draws()")
         if label not in self._labels:
             raise SimclockRuntimeError(
                 f"no draws were recorded for label {label!r} (recorded labels: "
@@ -903,6 +915,7 @@ class ReplayClock:
 
     def next_event_ns(self) -> int | None:
         """Stamp of the next recorded message or live callback, or ``None`` (C-X-PEEK)."""
+        self._reader.check_open("next_event_ns()")
         self._prime()
         heap = self._heap
         while heap and heap[0][2].state != _PENDING:
@@ -917,6 +930,7 @@ class ReplayClock:
 
     def random_source(self) -> ReplayRandomSource:
         """The replayed root stream (C-REP-3); refused unless draws were persisted."""
+        self._reader.check_open("random_source()")
         if self._random is None:
             info = self.info
             if not info.simclock or info.metadata.get("record_draws") != "true":
@@ -929,7 +943,12 @@ class ReplayClock:
         return self._random
 
     def close(self) -> None:
-        """Close the recording's file handles (idempotent)."""
+        """Close the recording's file handles (idempotent).
+
+        Afterwards ``advance``, ``seek``, ``next_event_ns``, ``random_source``
+        and draws from a replayed stream raise ``SimclockRuntimeError`` and
+        change nothing; ``now_ns`` still answers.
+        """
         self._reader.close()
 
     def __enter__(self) -> ReplayClock:
@@ -1008,6 +1027,7 @@ class ReplayClock:
             raise
 
     def _check_idle(self, what: str) -> None:
+        self._reader.check_open(what)
         if self._running:
             raise SimclockRuntimeError(
                 f"{what} called from inside a callback or subscriber at now={self._now} ns; "

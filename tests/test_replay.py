@@ -206,6 +206,36 @@ def test_C_TIME_2_seek_skips_forward_and_never_goes_back(
         assert got[-1] == live[-1] or live[-1].stamp_ns < clock.end_ns()
 
 
+def test_C_REP_1_a_closed_replay_clock_refuses_to_run(
+    recorded: tuple[Path, list[Message], str, list[Any]],
+) -> None:
+    # It used to report the closed file as a damaged recording (RecordingError) and keep
+    # that error; draws reopened the file after close.
+    path, live, _, _ = recorded
+    clock = ReplayClock(path)
+    got: list[Message] = []
+    clock.bus.subscribe(None, got.append)
+    clock.advance(2)
+    root = clock.random_source()
+    clock.close()
+    clock.close()  # idempotent
+    name = r"'.*run.mcap'"
+    for call, text in [
+        (lambda: clock.advance(10), r"advance\(dt_ns=10\)"),
+        (lambda: clock.seek(10), r"seek\(t_ns=10\)"),
+        (clock.next_event_ns, r"next_event_ns\(\)"),
+        (clock.random_source, r"random_source\(\)"),
+        (lambda: root.child("odom").integers(0, 100), r"draws\(\)"),
+    ]:
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=rf"^{text} on a closed recording {name}; open a new ReplayClock$",
+        ):
+            call()
+    assert clock.now_ns() == 2
+    assert got == [m for m in live if m.stamp_ns <= 2]
+
+
 # -- C-REP-2 -------------------------------------------------------------------------
 
 
