@@ -187,8 +187,15 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+                data = tomllib.loads(text)
+            except OSError:
+                continue
+            except tomllib.TOMLDecodeError:
+                # A broken file that means to configure us: load_config reports the
+                # error instead of silently falling back to a parent or the defaults.
+                if "tool.simclock-lint" in text:
+                    return candidate
                 continue
             if "simclock-lint" in data.get("tool", {}):
                 return candidate
@@ -230,7 +237,9 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
     ignores = tuple(
         (
             _glob(glob),
-            resolve_codes(_string_list(per_file, glob, pyproject), glob),
+            resolve_codes(
+                _string_list(per_file, glob, pyproject), f"per-file-ignores {glob!r} in {pyproject}"
+            ),
         )
         for glob in per_file
     )

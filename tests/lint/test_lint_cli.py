@@ -200,6 +200,11 @@ def test_C_RNG_6_config_found_above_the_working_directory(
             "ignore names unknown code 'XY1'; use one of SC101, SC102, SC103, SC201, SC301, "
             "SC401 or a prefix like 'SC1'",
         ),
+        (
+            '[tool.simclock-lint.per-file-ignores]\n"sim/*.py" = ["SC9"]',
+            "per-file-ignores 'sim/*.py' in {path} names unknown code 'SC9'; use one of "
+            "SC101, SC102, SC103, SC201, SC301, SC401 or a prefix like 'SC1'",
+        ),
     ],
 )
 def test_C_RNG_6_bad_config_refused(project: Path, body: str, message: str) -> None:
@@ -207,6 +212,18 @@ def test_C_RNG_6_bad_config_refused(project: Path, body: str, message: str) -> N
     with pytest.raises(LintConfigError) as raised:
         load_config()
     assert str(raised.value) == message.format(path=path)
+
+
+def test_C_RNG_6_broken_config_is_reported_not_skipped(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A parent config that ignores everything must not take over silently.
+    write(project, "pyproject.toml", '[tool.simclock-lint]\nignore = ["SC"]\n')
+    path = write(project, "sub/pyproject.toml", "[tool.simclock-lint]\nselect = [\n")
+    monkeypatch.chdir(project / "sub")
+    with pytest.raises(LintConfigError) as raised:
+        load_config()
+    assert str(raised.value).startswith(f"cannot read config {str(path)!r}: ")
 
 
 def test_C_RNG_6_cache_serves_unchanged_files_and_invalidates(
