@@ -180,6 +180,13 @@ def plot_timeline(
     ]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4)
     fig.tight_layout()
-    fig.savefig(os.fspath(out))
-    plt.close(fig)
+    try:
+        fig.savefig(os.fspath(out))
+    except OSError as exc:
+        raise SimclockValueError(
+            f"cannot write timeline {os.fspath(out)!r}: {exc.strerror}; "
+            "write it into an existing, writable directory"
+        ) from None
+    finally:
+        plt.close(fig)
     return drawn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -434,3 +435,18 @@ def test_timeline_draws_grid_lines_only_when_they_can_be_seen(
     assert plot_timeline(Recording(step, "run", [sample]), tmp_path / "t.png") == 1
     assert len(drawn) == lines
     assert titles[0].endswith("(boundaries too dense to draw)") == (lines == 0)
+
+
+def test_timeline_unwritable_output_is_a_simclock_error(tmp_path: Path) -> None:
+    """A SimclockError, so ``simclock timeline -o missing/t.png`` exits 2, not a traceback."""
+    from simclock._timeline import Recording, plot_timeline
+
+    sample = Sample("imu", 0, 0, 0, 0, 0, 3 * MS, 4 * MS, (0.0,))
+    target = tmp_path / "missing" / "t.png"
+    with pytest.raises(
+        ValueError,
+        match=rf"^cannot write timeline '{re.escape(str(target))}': No such file or directory; "
+        r"write it into an existing, writable directory$",
+    ):
+        plot_timeline(Recording(2 * MS, "run", [sample]), target)
+    assert not target.parent.exists()
