@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -220,13 +221,14 @@ def test_C_REP_1_a_closed_replay_clock_refuses_to_run(
     clock.close()
     clock.close()  # idempotent
     name = r"'.*run.mcap'"
-    for call, text in [
+    calls: list[tuple[Callable[[], object], str]] = [
         (lambda: clock.advance(10), r"advance\(dt_ns=10\)"),
         (lambda: clock.seek(10), r"seek\(t_ns=10\)"),
         (clock.next_event_ns, r"next_event_ns\(\)"),
         (clock.random_source, r"random_source\(\)"),
         (lambda: root.child("odom").integers(0, 100), r"draws\(\)"),
-    ]:
+    ]
+    for call, text in calls:
         with pytest.raises(
             SimclockRuntimeError,
             match=rf"^{text} on a closed recording {name}; open a new ReplayClock$",
