@@ -357,7 +357,9 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
         _check_on_grid(prefix + key, value, step, policy)
     topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
     if not _TOPIC.fullmatch(topic):
-        raise ScenarioError(prefix + "topic", f"must start with '/', got {topic!r}")
+        raise ScenarioError(
+            prefix + "topic", f"must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+        )
     noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
     sensor: str | None = None
     if "sensor" in table:

@@ -140,6 +140,10 @@ def test_C_GRID_3_pendulum_at_200_hz_strict_is_refused(tmp_path: Path) -> None:
             ("[devices.imu]", "[devices.9imu]"),
             "devices.9imu: id '9imu' must start with a letter and use only [A-Za-z0-9_.-]",
         ),
+        (
+            ('period = "7 ms"', 'period = "7 ms"\ntopic = "/imu 0"'),
+            "devices.imu.topic: must start with '/' and use only [A-Za-z0-9_./-], got '/imu 0'",
+        ),
     ],
 )
 def test_scenario_errors_point_at_the_key(
