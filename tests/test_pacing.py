@@ -123,14 +123,36 @@ def test_C_MODE_1_real_wall_clock_gives_the_identical_fingerprint(mode: str) -> 
     assert fingerprint.hexdigest() == reference_fingerprint(until)
 
 
+class RecordingClock:
+    """Delegates to a clock and records every ``advance`` as ``(now before, dt)``."""
+
+    def __init__(self, inner: HeapSimClock) -> None:
+        self.inner = inner
+        self.calls: list[tuple[int, int]] = []
+
+    def advance(self, dt_ns: int) -> None:
+        self.calls.append((self.inner.now_ns(), dt_ns))
+        self.inner.advance(dt_ns)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
 def test_C_MODE_1_the_advance_plan_is_the_same_in_every_mode() -> None:
     reports: list[PacingReport] = []
+    plans: list[list[tuple[int, int]]] = []
     for mode in ALL_MODES:
-        clock, _ = build_scenario()
+        clock = RecordingClock(build_scenario()[0])
         wall = FakeWall()
-        reports.append(run_paced(clock, 50 * MS, mode=mode, source=wall.source, sleep=wall.sleep))
-    assert len({r.advances for r in reports}) == 1
+        reports.append(
+            run_paced(clock, 50 * MS, mode=mode, source=wall.source, sleep=wall.sleep)  # type: ignore[arg-type]
+        )
+        plans.append(clock.calls)
     assert [r.mode for r in reports] == list(PacingMode)
+    # The very same advance calls, in the same order, whatever the mode.
+    assert all(plan == plans[0] for plan in plans)
+    assert [r.advances for r in reports] == [len(plans[0])] * len(ALL_MODES)
+    assert sum(dt for _, dt in plans[0]) == 50 * MS
 
 
 def test_C_MODE_1_lag_does_not_change_the_trace() -> None:
