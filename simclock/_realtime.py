@@ -554,8 +554,11 @@ def schedule_periodic_thread(
         clock_bus = getattr(clock, "bus", None)
         bus = clock_bus if isinstance(clock_bus, Bus) else None
     thread_name = name if name is not None else f"simclock-periodic:{callback_name(cb)}"
+    # Checked here, not on the worker: a clock giving float seconds would only
+    # surface as a TypeError that silently ends the thread (C-SYS-1: int ns).
+    start = check_time_ns(clock.now_ns(), "clock.now_ns()")
     loop = _PeriodicThread(
-        period, clock.now_ns() + phase, cb, clock.now_ns, sleep, spin, bus, thread_name, priority
+        period, start + phase, cb, clock.now_ns, sleep, spin, bus, thread_name, priority
     )
     loop.thread.start()
     if priority is not None:

@@ -552,6 +552,23 @@ def test_C_SYS_2_refused_arguments_start_no_thread(
     assert reads == []  # the refused call did not even read the clock
 
 
+def test_C_SYS_1_a_system_clock_reading_float_seconds_is_refused_at_the_call() -> None:
+    class SecondsClock:
+        def now_ns(self) -> float:
+            return 12.5
+
+        def random_source(self) -> SeededRandomSource:
+            return SeededRandomSource(0)
+
+    before = _periodic_threads()
+    with pytest.raises(
+        simclock.SimclockTypeError,
+        match=r"^clock\.now_ns\(\) must be an int of nanoseconds, got float 12\.5; ",
+    ):
+        schedule_periodic_thread(MS, lambda: None, SecondsClock())  # type: ignore[arg-type]
+    assert _periodic_threads() == before
+
+
 # -- C-SYS-3 / C-X-STATS: lateness statistics ---------------------------------------
 
 
