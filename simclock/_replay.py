@@ -396,7 +396,12 @@ class RecordingReader:
         summary = self._summary
         ids = [cid for cid, t in self._channel_topic.items() if t == topic]
         if summary is None or len(ids) != 1:
-            return
+            raise _error(
+                self.path,
+                f"the metadata lists persisted draws of label {label!r} but the file has "
+                + (f"no channel {topic!r}" if not ids else f"{len(ids)} channels {topic!r}")
+                + "; the file is damaged",
+            )
         cid = ids[0]
         stream = self._open("draws()")
         expected = 0

@@ -367,6 +367,29 @@ def test_C_REP_3_labels_are_independent_and_mismatches_are_refused(
             root.child("a b")
 
 
+def test_C_REP_3_a_listed_label_without_its_channel_is_a_damaged_file(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    # It used to read as "ran out after 0 draws", blaming the replayed code.
+    path, _, _, _ = recorded
+    bad = tmp_path / "ghost.mcap"
+    rewrite(
+        path,
+        bad,
+        metadata=lambda n, m: (
+            {**m, "draw_labels": '["/ghost", "/imu/noise", "/odom"]'} if n == "simclock" else m
+        ),
+    )
+    with ReplayClock(bad) as clock:
+        ghost = clock.random_source().child("ghost")
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*ghost.mcap: the metadata lists persisted draws of label '/ghost' but the "
+            r"file has no channel '/simclock/draws/ghost'; the file is damaged$",
+        ):
+            ghost.uniform(0.0, 1.0)
+
+
 def test_C_REP_3_no_persisted_draws_means_no_numbers(tmp_path: Path) -> None:
     path = tmp_path / "nodraws.mcap"
     record(path, record_draws=False)
