@@ -162,7 +162,8 @@ class Session:
     ``clock_period_ns`` (default: the clock's step) is how often SessionTime is
     published on ``clock_topic`` (``None``: never). ``on_reset()`` runs at the
     start of every episode, before any component, to put the physics in its
-    initial state.
+    initial state; if it raises, the error propagates from the call that began
+    the episode and that episode does not begin (the session is unchanged).
 
     Plan: components are added before the session starts; an off-grid period,
     phase or latency under ``strict`` is refused right there, naming the
@@ -383,12 +384,12 @@ class Session:
             return
         self._check_can_begin()
         now = self._clock.now_ns()
+        self._begin(0, chosen)  # first: an on_reset that raises leaves the session unstarted
         self._started = True
         self._next_clock_ns = now
         self._clock.schedule_periodic(
             self._clock.step_ns(), self._tick, now, policy=Policy.STRICT, name="session"
         )
-        self._begin(0, chosen)
 
     def reset_episode(self, seed: int | None = None) -> None:
         """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
@@ -443,6 +444,14 @@ class Session:
             )
 
     def _begin(self, index: int, seed: int) -> None:
+        """Begin episode ``index``; ``on_reset`` runs before any state changes.
+
+        If ``on_reset`` raises, the error propagates and the episode does not
+        begin: the session is as it was (half-begun episodes had components
+        without noise streams, failing every tick afterwards).
+        """
+        if self._on_reset is not None:
+            self._on_reset()
         now = self._clock.now_ns()
         self.dropped_in_flight += len(self._deliveries)
         self._deliveries.clear()
@@ -450,8 +459,6 @@ class Session:
         self._episode = index
         self._episode_seed = seed
         self._episode_start = now
-        if self._on_reset is not None:
-            self._on_reset()
         if index > 0:
             self.bus.publish(
                 EVENTS_TOPIC,

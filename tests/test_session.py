@@ -238,3 +238,39 @@ def test_argument_types_of_stats_and_episode_seed() -> None:
         episode_seed(7, "1")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^episode must be >= 0, got -1$"):
         episode_seed(7, -1)
+
+
+def test_C_EP_1_on_reset_that_raises_leaves_the_episode_unbegun() -> None:
+    """A failing ``on_reset`` propagates and changes nothing; a retry runs normally."""
+    fail = [True, False, True]
+    calls: list[int] = []
+
+    def on_reset() -> None:
+        calls.append(len(calls))
+        if fail[len(calls) - 1]:
+            raise OSError("physics not ready")
+
+    session = _session(1, on_reset=on_reset)
+    with pytest.raises(OSError, match=r"^physics not ready$"):
+        session.advance(2 * MS)
+    assert (session.episode, session.session_time_ns(), session.clock.pending_count()) == (-1, 0, 0)
+    session.add_sensor(SensorSpec("enc0", 2 * MS), _noise)  # the plan is still open
+    session.advance(8 * MS)  # episode 0 starts; the imu sample acquired at 8 is in flight
+    # Delivery order; at 4 ms the imu sample acquired at 0 goes before enc0's of 4 ms.
+    assert [(s.device, s.acquisition_ns) for s in session.samples] == [
+        ("enc0", 0),
+        ("enc0", 2 * MS),
+        ("imu0", 0),
+        ("enc0", 4 * MS),
+        ("enc0", 6 * MS),
+        ("enc0", 8 * MS),
+    ]
+    with pytest.raises(OSError, match=r"^physics not ready$"):
+        session.reset_episode(seed=9)
+    assert (session.episode, session.episode_seed, session.dropped_in_flight) == (0, 1, 0)
+    session.advance(2 * MS)  # still episode 0: the in-flight imu sample arrives at 10
+    assert [(s.device, s.episode, s.acquisition_ns) for s in session.samples[-2:]] == [
+        ("imu0", 0, 8 * MS),
+        ("enc0", 0, 10 * MS),
+    ]
+    assert calls == [0, 1, 2]
