@@ -91,7 +91,7 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
                     samples.append(Sample.from_json(payload))
     except OSError as exc:
         raise SimclockValueError(f"cannot read recording {str(file)!r}: {exc.strerror}") from None
-    except (McapError, ValueError, KeyError) as exc:
+    except (McapError, ValueError, KeyError, TypeError) as exc:
         raise SimclockValueError(
             f"{str(file)!r} is not a simclock MCAP recording ({exc}); record one with "
             "simclock run SCENARIO --out run.mcap"

@@ -454,3 +454,37 @@ def test_timeline_unwritable_output_is_a_simclock_error(tmp_path: Path) -> None:
     ):
         plot_timeline(Recording(2 * MS, "run", [sample]), target)
     assert not target.parent.exists()
+
+
+def test_timeline_malformed_sample_is_a_simclock_error(tmp_path: Path) -> None:
+    """A sample payload with the right keys but wrong values is refused, not a traceback."""
+    from mcap.writer import Writer
+
+    from simclock._timeline import load_samples
+
+    bad = tmp_path / "bad.mcap"
+    payload = {
+        "device": "imu",
+        "index": 0,
+        "episode": 0,
+        "episode_start_ns": 0,
+        "nominal_acquisition_ns": 0,
+        "acquisition_ns": 0,
+        "requested_delivery_ns": 0,
+        "delivery_ns": 0,
+        "values": None,
+    }
+    with bad.open("wb") as stream:
+        writer = Writer(stream)
+        writer.start()
+        schema = writer.register_schema("sample", "jsonschema", b"{}")
+        channel = writer.register_channel("/sensors/imu", "json", schema)
+        data = json.dumps({"payload": payload}).encode()
+        writer.add_message(channel, log_time=0, data=data, publish_time=0)
+        writer.finish()  # type: ignore[no-untyped-call]
+    with pytest.raises(
+        ValueError,
+        match=rf"^{re.escape(repr(str(bad)))} is not a simclock MCAP recording \(.*\); "
+        r"record one with simclock run SCENARIO --out run\.mcap$",
+    ):
+        load_samples(bad)
