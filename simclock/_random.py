@@ -80,6 +80,26 @@ def _check_size(size: object) -> int | tuple[int, ...] | None:
     raise SimclockTypeError(f"size must be an int, a tuple of ints or None, got {size!r}")
 
 
+def _check_sigma(sigma: object) -> None:
+    # numpy's own refusal ("scale < 0") names neither the argument nor the value.
+    if isinstance(sigma, int | float | np.integer | np.floating) and sigma < 0:
+        raise SimclockValueError(f"sigma must be >= 0, got {sigma!r}")
+
+
+def _check_bounds(low: object, high: object) -> None:
+    """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated."""
+    for name, value in (("low", low), ("high", high)):
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise SimclockTypeError(
+                f"{name} must be an int, got {type(value).__name__} {value!r}; "
+                "integers() draws from [low, high) with int bounds"
+            )
+    if not operator.index(low) < operator.index(high):  # type: ignore[arg-type]
+        raise SimclockValueError(
+            f"high must be > low (high is exclusive), got low={low!r}, high={high!r}"
+        )
+
+
 class SeededRandomSource:
     """A random stream labelled by its path in the tree of streams (SPEC §2).
 
@@ -133,7 +153,11 @@ class SeededRandomSource:
         return value
 
     def normal(self, mu: float, sigma: float, size: int | tuple[int, ...] | None = None) -> Any:
-        """Normal draws: a ``float`` when ``size`` is None, else an ndarray."""
+        """Normal draws: a ``float`` when ``size`` is None, else an ndarray.
+
+        ``sigma < 0`` is a ``ValueError``; a refused call draws nothing.
+        """
+        _check_sigma(sigma)
         shape = _check_size(size)
         if shape is None:
             value: Any = float(self._gen.normal(mu, sigma))
@@ -143,7 +167,12 @@ class SeededRandomSource:
         return value
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
-        """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray."""
+        """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray.
+
+        ``low``/``high`` must be ints (``TypeError``; a float is not truncated)
+        with ``low < high`` (``ValueError``); a refused call draws nothing.
+        """
+        _check_bounds(low, high)
         shape = _check_size(size)
         if shape is None:
             value: Any = int(self._gen.integers(low, high))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -347,3 +348,47 @@ def test_bad_size_refused_and_stream_unchanged(size: object) -> None:
     with pytest.raises(SimclockTypeError, match=message):
         source.integers(0, 3, size=size)  # type: ignore[arg-type]
     assert draws(source) == draws(SeededRandomSource(4))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda s: s.normal(0.0, -1.0),
+            SimclockValueError,
+            "sigma must be >= 0, got -1.0",
+        ),
+        (
+            lambda s: s.normal(0.0, np.float32(-2.0), size=3),
+            SimclockValueError,
+            f"sigma must be >= 0, got {np.float32(-2.0)!r}",
+        ),
+        (
+            lambda s: s.integers(5, 5),
+            SimclockValueError,
+            "high must be > low (high is exclusive), got low=5, high=5",
+        ),
+        (
+            lambda s: s.integers(0.5, 3),
+            SimclockTypeError,
+            "low must be an int, got float 0.5; integers() draws from [low, high) with int bounds",
+        ),
+        (
+            lambda s: s.integers(0, True, size=2),
+            SimclockTypeError,
+            "high must be an int, got bool True; integers() draws from [low, high) with int bounds",
+        ),
+    ],
+    ids=["negative-sigma", "negative-numpy-sigma", "empty-range", "float-low", "bool-high"],
+)
+def test_bad_draw_arguments_refused_and_stream_unchanged(
+    call: Callable[[SeededRandomSource], object], error: type[Exception], message: str
+) -> None:
+    """Named errors instead of numpy's (``scale < 0``), and no silent float truncation."""
+    seen: list[object] = []
+    source = SeededRandomSource(4, observer=lambda *draw: seen.append(draw))
+    with pytest.raises(error, match=exact(message)):
+        call(source)
+    assert seen == []
+    assert draws(source) == draws(SeededRandomSource(4))
+    assert source.integers(np.int64(-3), np.uint8(2)) in range(-3, 2)  # type: ignore[arg-type]
