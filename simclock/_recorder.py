@@ -21,9 +21,13 @@ for messages that do not go through that bus (still in total order).
 File layout (C-MCAP-1):
 
 * one channel per topic, message encoding ``json``, a ``jsonschema`` schema
-  per message type: ``simclock/Message`` (any JSON payload) and
+  per message type: ``simclock/Message`` (any JSON payload),
   ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
-  on replay). A topic that carries both kinds gets one channel per kind.
+  on replay) and ``simclock/RawPayload`` (:class:`~simclock.RawPayload`, e.g.
+  a foreign file's replay recorded again; registered only when one is
+  recorded). A channel carries one kind: a message of another kind on its
+  topic, or a bus message on ``/clock``, is refused like an unserialisable
+  payload (see Errors).
 * every message: ``log_time = publish_time = stamp_ns``; the MCAP
   ``sequence`` is the bus sequence mod 2**32 and the data is the canonical
   JSON envelope ``{"payload": ..., "sequence": <full bus sequence>}``, so the
@@ -154,6 +158,27 @@ _EVENT_SCHEMA = {
                 "details": {"type": "object"},
             },
             "required": ["kind", "at_ns", "details"],
+            "additionalProperties": False,
+        },
+        "sequence": {"type": "integer", "minimum": 0},
+    },
+    "required": ["payload", "sequence"],
+    "additionalProperties": False,
+}
+_RAW_SCHEMA = {
+    "$schema": _SCHEMA_URI,
+    "title": "simclock/RawPayload",
+    "description": "A simclock.RawPayload (bytes of an encoding simclock does not decode).",
+    "type": "object",
+    "properties": {
+        "payload": {
+            "type": "object",
+            "properties": {
+                "data": {"type": "string", "pattern": "^([0-9a-f]{2})*$"},
+                "encoding": {"type": "string"},
+                "schema": {"type": "string"},
+            },
+            "required": ["data", "encoding", "schema"],
             "additionalProperties": False,
         },
         "sequence": {"type": "integer", "minimum": 0},
@@ -333,6 +358,8 @@ class Recorder:
         self._counts: dict[str, int] = {}
         self._draw_index: dict[str, int] = {}
         self._channels: dict[tuple[str, str], int] = {}
+        # Invariant: one channel per topic (C-MCAP-1); the kind of payload it carries.
+        self._topic_kind: dict[str, str] = {CLOCK_TOPIC: "clock"}
         try:
             self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -515,15 +542,37 @@ class Recorder:
             self._write_clock(t)
             t += period
 
-    def _channel(self, topic: str, kind: str) -> int:
-        key = (topic, kind)
-        channel = self._channels.get(key)
-        if channel is None:
-            channel = self._writer.register_channel(
-                topic, "json", self._schemas[kind], {KIND_KEY: kind}
+    def _new_channel(self, topic: str, kind: str, label: str = "") -> int | str:
+        """Register the channel of ``topic`` for payloads of ``kind``.
+
+        Returns the channel id, or the reason it is refused: one channel per
+        topic (C-MCAP-1), so a topic whose channel carries another kind (or
+        ``/clock``) cannot get a second one.
+        """
+        have = self._topic_kind.get(topic)
+        if have is not None:
+            return (
+                f"a payload of kind {kind!r} on a topic whose channel carries kind {have!r} "
+                "(one channel per topic, C-MCAP-1); publish it on a topic of its own"
             )
-            self._channels[key] = channel
+        if kind == "draws":
+            schema, metadata = self._draw_schema, {KIND_KEY: kind, LABEL_KEY: label}
+        else:
+            schema = self._schemas.get(kind) or self._register_schema(kind)
+            metadata = {KIND_KEY: kind}
+        channel = self._writer.register_channel(topic, "json", schema, metadata)
+        self._channels[(topic, kind)] = channel
+        self._topic_kind[topic] = kind
         return channel
+
+    def _register_schema(self, kind: str) -> int:
+        # Only a run that records RawPayloads gets this schema: other files are unchanged.
+        assert kind == "raw"
+        schema: int = self._writer.register_schema(
+            "simclock/RawPayload", "jsonschema", canonical_json(_RAW_SCHEMA).encode()
+        )
+        self._schemas[kind] = schema
+        return schema
 
     def record(self, message: Message) -> None:
         """Write one bus message: the subscriber the Recorder registers on its bus.
@@ -561,6 +610,11 @@ class Recorder:
                     f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: {exc}"
                 )
                 raise
+            channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
+            if isinstance(channel, str):
+                text = f"message sequence={seq} at {stamp} ns on {topic!r}: {channel}"
+                self._fail(text)
+                raise SimclockRuntimeError(f"cannot record {text}")
             if stamp > self._clock_last:
                 try:
                     self._clock_to(stamp)
@@ -568,7 +622,7 @@ class Recorder:
                     self._fail(f"/clock at {stamp} ns was not recorded: {exc}")
                     raise
             self._writer.add_message(
-                self._channels.get((topic, kind)) or self._channel(topic, kind),
+                channel,
                 stamp,
                 f'{{"payload":{text},"sequence":{seq}}}'.encode(),
                 stamp,
@@ -591,12 +645,13 @@ class Recorder:
             self._clock_to(at)
             index = self._draw_index.get(label, 0)
             topic = draws_topic(label)
-            channel = self._channels.get((topic, "draws"))
-            if channel is None:
-                channel = self._writer.register_channel(
-                    topic, "json", self._draw_schema, {KIND_KEY: "draws", LABEL_KEY: label}
-                )
-                self._channels[(topic, "draws")] = channel
+            channel = self._channels.get((topic, "draws")) or self._new_channel(
+                topic, "draws", label
+            )
+            if isinstance(channel, str):
+                # An observer must not break the run's draw: the file says what is missing.
+                self._fail(f"draw {index} of label {label!r} was not recorded: {channel}")
+                return
             data = canonical_json(
                 {
                     "args": list(args),

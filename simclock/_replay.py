@@ -90,7 +90,7 @@ __all__ = [
 
 _MAGIC = b"\x89MCAP0\r\n"
 _U32 = 0xFFFFFFFF
-_BUS_KINDS = ("json", "event")
+_BUS_KINDS = ("json", "event", "raw")
 _OTHER_KINDS = ("clock", "draws")  # written by the Recorder, not bus messages
 # Errors the mcap package raises for malformed input (it has no single root).
 _READ_ERRORS = (McapError, struct.error, ValueError, EOFError, OSError, KeyError, IndexError)
@@ -469,14 +469,16 @@ class RecordingReader:
             cid: b" %s %s " % (topics_by_id[cid].encode(), kind.encode())
             for cid, kind in kinds.items()
         }
-        event_channels = frozenset(cid for cid, kind in kinds.items() if kind == "event")
+        # Channels whose JSON payload is decoded back to an object (the rest stay JSON).
+        decode_by_channel = {
+            cid: _DECODE_KIND[kind] for cid, kind in kinds.items() if kind in _DECODE_KIND
+        }
         # A message before the recording's start would make replay time go back.
         last_stamp = self.info.start_ns
         last_seq = -1
         count = 0
         held: list[Message] = []
         loads = json.loads
-        from_json = Event.from_json
         for chunk_index in chunks:
             offset = chunk_index.chunk_start_offset
             if start is not None and chunk_index.message_end_time < start:
@@ -562,12 +564,15 @@ class RecordingReader:
                 topic = topics_by_id[cid]
                 if wanted is not None and topic not in wanted:
                     continue
-                if cid in event_channels:
+                decode = decode_by_channel.get(cid)
+                if decode is not None:
                     try:
-                        payload = from_json(payload)
-                    except SimclockError as exc:
+                        payload = decode(payload)
+                    except (SimclockError, KeyError, TypeError, ValueError) as exc:
                         raise _error(
-                            path, f"chunk at offset {offset}: event sequence={seq}: {exc}"
+                            path,
+                            f"chunk at offset {offset}: {kinds[cid]} sequence={seq}: "
+                            f"{_describe(exc)}",
                         ) from None
                 out.append(Message(topic, stamp, seq, payload))
             count += len(batch)
@@ -670,6 +675,19 @@ class RecordingReader:
 
 SORT_IN_MEMORY_BYTES = 64 * 2**20
 """Unchunked foreign files up to this size are sorted in memory by the official reader."""
+
+
+def _raw_from_json(data: Any) -> RawPayload:
+    """Inverse of :meth:`RawPayload.to_json` (a ``raw`` channel of a simclock recording)."""
+    if not isinstance(data, dict) or set(data) != {"data", "encoding", "schema"}:
+        raise SimclockValueError(f"not a RawPayload: {data!r}")
+    encoding, schema, hexdata = data["encoding"], data["schema"], data["data"]
+    if not (isinstance(encoding, str) and isinstance(schema, str) and isinstance(hexdata, str)):
+        raise SimclockValueError(f"not a RawPayload: {data!r}")
+    return RawPayload(encoding, schema, bytes.fromhex(hexdata))
+
+
+_DECODE_KIND = {"event": Event.from_json, "raw": _raw_from_json}
 
 
 def _foreign_decoder(encoding: str, schema: Schema | None) -> Any:

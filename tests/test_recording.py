@@ -309,6 +309,64 @@ def test_C_MCAP_1_record_on_a_closed_recorder_is_refused(tmp_path: Path) -> None
     rec.close()  # idempotent
 
 
+def test_C_MCAP_1_raw_payloads_are_recorded_and_replayed(tmp_path: Path) -> None:
+    # A RawPayload (a foreign file's replay, re-recorded) used to fail with a bare
+    # KeyError inside the Recorder: the message was missing and close() said nothing.
+    path = tmp_path / "raw.mcap"
+    bus = Bus()
+    fp = Fingerprinter()
+    bus.subscribe(None, fp)
+    live: list[Message] = []
+    bus.subscribe(None, live.append)
+    with Recorder(path, bus, seed=0) as rec:
+        bus.publish("/r", simclock.RawPayload("cdr", "pkg/Pose", b"\x00\x01\xff"), stamp_ns=1)
+        bus.publish("/j", {"a": 1}, stamp_ns=1)
+        bus.publish("/r", simclock.RawPayload("cdr", "pkg/Pose", b""), stamp_ns=2)
+    assert [m.topic for m in live] == ["/r", "/j", "/r"]
+    assert rec.message_count == 3
+    assert rec.fingerprint() == fp.hexdigest()
+    rows, _ = _read(path)
+    assert [json.loads(r[4]) for r in rows if r[0] == "/r"] == [
+        {"payload": {"data": "0001ff", "encoding": "cdr", "schema": "pkg/Pose"}, "sequence": 0},
+        {"payload": {"data": "", "encoding": "cdr", "schema": "pkg/Pose"}, "sequence": 2},
+    ]
+    with simclock.ReplayClock(path) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.advance(clock.end_ns())
+    assert got == live
+
+
+def test_C_MCAP_1_one_channel_per_topic_a_second_payload_kind_is_refused(
+    tmp_path: Path,
+) -> None:
+    # An Event on a topic of plain payloads (or a bus message on /clock) used to open a
+    # second channel with the same topic.
+    for topic, first, second, kinds in [
+        ("/m", {"a": 1}, simclock.Event(simclock.EventKind.PACING_LAG, 2, {}), ("event", "json")),
+        ("/m", simclock.Event(simclock.EventKind.PACING_LAG, 2, {}), 1, ("json", "event")),
+        ("/clock", None, 1, ("json", "clock")),
+    ]:
+        path = tmp_path / "mixed.mcap"
+        rec = Recorder(path, Bus(), seed=0)
+        if first is not None:
+            rec.record(Message(topic, 2, 0, first))
+        with pytest.raises(
+            SimclockRuntimeError,
+            match=rf"^cannot record message sequence=1 at 2 ns on '{topic}': a payload of kind "
+            rf"'{kinds[0]}' on a topic whose channel carries kind '{kinds[1]}' \(one channel "
+            r"per topic, C-MCAP-1\); publish it on a topic of its own$",
+        ):
+            rec.record(Message(topic, 2, 1, second))
+        with pytest.raises(SimclockRuntimeError, match=r"is incomplete: message sequence=1"):
+            rec.close()
+        with path.open("rb") as f:
+            summary = make_reader(f).get_summary()
+        assert summary is not None
+        topics = [ch.topic for ch in summary.channels.values()]
+        assert len(topics) == len(set(topics))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [

@@ -884,8 +884,8 @@ def test_unknown_channel_kind_in_a_simclock_recording_is_refused(
         pytest.raises(
             RecordingError,
             match=r"^.*kind.mcap: chunk at offset \d+: message on channel id \d+ of unknown "
-            r"kind 'blob'; a simclock recording has only \['json', 'event', 'clock', 'draws'\] "
-            r"channels$",
+            r"kind 'blob'; a simclock recording has only \['json', 'event', 'raw', 'clock', "
+            r"'draws'\] channels$",
         ),
     ):
         clock.advance(40)
