@@ -135,57 +135,56 @@ _COMPRESSION = {
 }
 
 _SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
-_MESSAGE_SCHEMA = {
-    "$schema": _SCHEMA_URI,
-    "title": "simclock/Message",
-    "description": "A bus message: any JSON payload and the full bus sequence.",
-    "type": "object",
-    "properties": {"payload": {}, "sequence": {"type": "integer", "minimum": 0}},
-    "required": ["payload", "sequence"],
-    "additionalProperties": False,
-}
-_EVENT_SCHEMA = {
-    "$schema": _SCHEMA_URI,
-    "title": "simclock/Event",
-    "description": "A simclock.Event published on /simclock/events, with its bus sequence.",
-    "type": "object",
-    "properties": {
-        "payload": {
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string"},
-                "at_ns": {"type": "integer", "minimum": 0},
-                "details": {"type": "object"},
-            },
-            "required": ["kind", "at_ns", "details"],
-            "additionalProperties": False,
-        },
-        "sequence": {"type": "integer", "minimum": 0},
-    },
-    "required": ["payload", "sequence"],
-    "additionalProperties": False,
-}
-_RAW_SCHEMA = {
-    "$schema": _SCHEMA_URI,
-    "title": "simclock/RawPayload",
-    "description": "A simclock.RawPayload (bytes of an encoding simclock does not decode).",
-    "type": "object",
-    "properties": {
-        "payload": {
-            "type": "object",
-            "properties": {
-                "data": {"type": "string", "pattern": "^([0-9a-f]{2})*$"},
-                "encoding": {"type": "string"},
-                "schema": {"type": "string"},
-            },
-            "required": ["data", "encoding", "schema"],
-            "additionalProperties": False,
-        },
-        "sequence": {"type": "integer", "minimum": 0},
-    },
-    "required": ["payload", "sequence"],
-    "additionalProperties": False,
-}
+
+
+def _envelope_schema(title: str, description: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The ``jsonschema`` of a bus message envelope ``{"payload", "sequence"}``."""
+    return {
+        "$schema": _SCHEMA_URI,
+        "title": title,
+        "description": description,
+        "type": "object",
+        "properties": {"payload": payload, "sequence": {"type": "integer", "minimum": 0}},
+        "required": ["payload", "sequence"],
+        "additionalProperties": False,
+    }
+
+
+def _object_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """A closed JSON object with every one of ``properties`` required."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+_MESSAGE_SCHEMA = _envelope_schema(
+    "simclock/Message", "A bus message: any JSON payload and the full bus sequence.", {}
+)
+_EVENT_SCHEMA = _envelope_schema(
+    "simclock/Event",
+    "A simclock.Event published on /simclock/events, with its bus sequence.",
+    _object_schema(
+        {
+            "kind": {"type": "string"},
+            "at_ns": {"type": "integer", "minimum": 0},
+            "details": {"type": "object"},
+        }
+    ),
+)
+_RAW_SCHEMA = _envelope_schema(
+    "simclock/RawPayload",
+    "A simclock.RawPayload (bytes of an encoding simclock does not decode).",
+    _object_schema(
+        {
+            "data": {"type": "string", "pattern": "^([0-9a-f]{2})*$"},
+            "encoding": {"type": "string"},
+            "schema": {"type": "string"},
+        }
+    ),
+)
 _DRAW_SCHEMA = {
     "$schema": _SCHEMA_URI,
     "title": "simclock/Draw",

@@ -68,7 +68,7 @@ from simclock._errors import (
     SimclockValueError,
 )
 from simclock._fingerprint import RawPayload, canonical_json
-from simclock._heapclock import callback_name
+from simclock._heapclock import _check_callable, callback_name
 from simclock._protocols import Callback, Handle, PeriodicStats
 from simclock._random import _check_size, normalise_label
 from simclock._recorder import (
@@ -485,9 +485,7 @@ class RecordingReader:
                 continue
             try:
                 records = self._read_chunk(offset)
-            except _READ_ERRORS as exc:
-                raise _error(path, f"chunk at offset {offset}: {_describe(exc)}") from None
-            except Exception as exc:  # e.g. zstandard.ZstdError: corrupt compressed data
+            except Exception as exc:  # the mcap package has no single root; zstandard.ZstdError
                 raise _error(path, f"chunk at offset {offset}: {_describe(exc)}") from None
             batch: list[McapMessage] = []
             for record in records:
@@ -1177,8 +1175,3 @@ class ReplayClock:
         for entry in moved:
             heapq.heappush(heap, (entry.phase + entry.k * entry.period, next(self._seq), entry))
         self._now = t
-
-
-def _check_callable(cb: object) -> None:
-    if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")
