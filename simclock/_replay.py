@@ -721,6 +721,8 @@ class _DrawLog:
         self._cursors: dict[str, Iterator[dict[str, Any]]] = {}
         self._taken: dict[str, int] = {}
         self._peeked: dict[str, dict[str, Any]] = {}
+        # A label whose log was found damaged keeps raising that error.
+        self._failed: dict[str, RecordingError] = {}
 
     def take(self, label: str, method: str, args: tuple[Any, ...]) -> Any:
         self._reader.check_open("draws()")
@@ -730,12 +732,19 @@ class _DrawLog:
                 f"{sorted(self._labels)}); replay must draw from the same streams as the "
                 "recorded run"
             )
+        failure = self._failed.get(label)
+        if failure is not None:
+            raise failure
         cursor = self._cursors.get(label)
         if cursor is None:
             cursor = self._cursors[label] = self._reader.draws(label)
         n = self._taken.get(label, 0)
         # A refused draw changes nothing: the draw is only consumed once it matched.
-        draw = self._peeked.pop(label, None) or next(cursor, None)
+        try:
+            draw = self._peeked.pop(label, None) or next(cursor, None)
+        except RecordingError as exc:
+            self._failed[label] = exc
+            raise
         if draw is None:
             raise SimclockRuntimeError(
                 f"the recorded draws of label {label!r} ran out after {n} draws; the replayed "

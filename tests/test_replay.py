@@ -395,6 +395,40 @@ def test_C_REP_3_a_listed_label_without_its_channel_is_a_damaged_file(
             ghost.uniform(0.0, 1.0)
 
 
+def test_C_REP_3_a_damaged_draw_log_stays_an_error(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    # After the damage was reported the next draw said "ran out after 1 draws".
+    path, _, _, draws = recorded
+    odom = b"/simclock/draws/odom"
+
+    def damage(msgs: list[McapMessage]) -> list[McapMessage]:
+        return [
+            McapMessage(
+                m.channel_id,
+                m.log_time,
+                m.data.replace(b'"index":1,', b'"index":5,'),
+                m.publish_time,
+                m.sequence,
+            )
+            for m in msgs
+        ]
+
+    bad = tmp_path / "draws.mcap"
+    rewrite(path, bad, damage)
+    assert odom in bad.read_bytes()
+    with ReplayClock(bad) as clock:
+        wheel = clock.random_source().child("odom")
+        assert wheel.integers(0, 100) == draws[2]
+        for _ in range(2):
+            with pytest.raises(
+                RecordingError,
+                match=r"^.*draws.mcap: chunk at offset \d+: draw 1 of label '/odom' \(log_time "
+                r"\d+\) is malformed or out of order: .*$",
+            ):
+                wheel.integers(0, 100)
+
+
 def test_C_REP_3_no_persisted_draws_means_no_numbers(tmp_path: Path) -> None:
     path = tmp_path / "nodraws.mcap"
     record(path, record_draws=False)
