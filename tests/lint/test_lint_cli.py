@@ -6,11 +6,18 @@ import gc
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from lint import Config, LintConfigError, _runner, lint_paths, load_config, main
+
+if TYPE_CHECKING:
+    import libcst
+
+    from lint._analysis import Analysis
 
 SEED = "import numpy as np\nnp.random.seed(0)\n"
 SEED_MESSAGE = (
@@ -78,6 +85,29 @@ def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.endswith(
         "simclock-lint: error: argument --select: names no code, got ' , '; "
         "pass codes or prefixes such as SC1,SC301\n"
+    )
+
+
+def test_C_RNG_6_internal_error_exits_2_and_others_still_linted(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from lint import RULES
+
+    def broken_check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
+        raise KeyError("rule bug")
+
+    rules = tuple(
+        dataclasses.replace(r, check=broken_check) if r.code == "SC101" else r for r in RULES
+    )
+    monkeypatch.setattr(_runner, "RULES", rules)
+    write(project, "a_random.py", "import random\nx = random.random()\n")
+    write(project, "b.py", SEED)
+    status, out, _ = run(capsys, ".", "--no-cache", "--jobs", "1")
+    assert status == 2
+    assert out == (
+        f"a_random.py:1:1: SC999 internal error: KeyError: 'rule bug'\nb.py:2:1: {SEED_MESSAGE}\n"
     )
 
 
