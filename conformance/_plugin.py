@@ -27,7 +27,10 @@ import pytest
 if TYPE_CHECKING:
     from conformance._report import BackendReport, Outcome
 
-__all__ = ["ResultCollector", "suite_paths"]
+__all__ = ["PROFILES", "ResultCollector", "suite_paths"]
+
+PROFILES = ("ci", "thorough")
+"""The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
 
 
 def suite_paths() -> list[str]:
@@ -47,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--simclock-profile",
-        choices=("ci", "thorough"),
+        choices=PROFILES,
         default=None,
         help="Hypothesis budget of the conformance suite (default: ci)",
     )

@@ -83,6 +83,10 @@ def run(
     clause id, an unwritable ``json_path``, a bad backend) before running
     anything.
     """
+    if profile not in _plugin.PROFILES:
+        raise BackendError(f"profile must be one of {', '.join(_plugin.PROFILES)}, got {profile!r}")
+    if isinstance(clauses, str):
+        raise BackendError(f"clauses must be a list of clause ids, got the str {clauses!r}")
     unknown = [c for c in clauses if c not in CLAUSES]
     if unknown:
         raise BackendError(f"unknown clause ids {unknown}; known: {', '.join(CLAUSES)}")
@@ -111,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
     parser.add_argument(
         "--profile",
-        choices=("ci", "thorough"),
+        choices=_plugin.PROFILES,
         default="ci",
         help="Hypothesis budget: ci (default, derandomised, fast) or thorough",
     )

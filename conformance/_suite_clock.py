@@ -35,12 +35,12 @@ from conformance._harness import (
 )
 from conformance._harness import factory_spec as derive_spec
 from conformance._machine import run_machine
+from conformance._plugin import PROFILES
 from conformance._scenario import run_in_subprocess, run_scenario
-from simclock import EVENTS_TOPIC, EventKind, Handle, Message
+from simclock import EVENTS_TOPIC, EventKind, Handle, Message, SimclockValueError
 
 __all__ = ["ClockConformance", "TestClockBackend", "hypothesis_settings"]
 
-PROFILES = ("ci", "thorough")
 _CHURN = 20_000
 
 
@@ -51,6 +51,8 @@ def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
     under a minute on 2 cores; ``thorough`` runs many more examples and steps.
     No example database is written: the suite runs inside other projects.
     """
+    if profile not in PROFILES:
+        raise SimclockValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     ci = profile == "ci"
     examples = (40 if ci else 1000) if stateful else (30 if ci else 300)
     return settings(

@@ -16,6 +16,7 @@ from conformance import (
     load_factory,
     make_rig,
     register_clauses,
+    run,
 )
 from conformance._harness import factory_spec
 from conformance._plugin import suite_paths
@@ -161,3 +162,28 @@ def test_make_rig_binds_an_unbound_bus_and_collects_failure_events() -> None:
     rig.clock.schedule(2, fail)
     rig.clock.advance(2)
     assert [(e.kind, e.at_ns) for e in rig.failures()] == [(EventKind.SCHEDULER_CALLBACK_FAILED, 2)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"profile": "fast"}, r"^profile must be one of ci, thorough, got 'fast'$"),
+        (
+            {"clauses": "C-TIE-1"},
+            r"^clauses must be a list of clause ids, got the str 'C-TIE-1'$",
+        ),
+    ],
+)
+def test_run_refuses_a_bad_profile_or_clause_list_before_running(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(BackendError, match=message):
+        run("conformance:heap_factory", **kwargs)  # type: ignore[arg-type]
+
+
+def test_hypothesis_settings_refuse_an_unknown_profile() -> None:
+    from conformance._suite_clock import hypothesis_settings
+
+    with pytest.raises(ValueError, match=r"^profile must be one of ci, thorough, got 'fats'$"):
+        hypothesis_settings("fats")
+    assert hypothesis_settings("thorough").max_examples > hypothesis_settings("ci").max_examples
