@@ -207,6 +207,7 @@ class RecordingReader:
         self._topics = _check_topics(topics)
         self._files: list[IO[bytes]] = []
         self._closed = False
+        self._whole_file_checked = False
         self._lock = threading.Lock()
         try:
             stream = self._open("RecordingReader()")
@@ -405,34 +406,88 @@ class RecordingReader:
         cid = ids[0]
         stream = self._open("draws()")
         expected = 0
-        chunks = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
-        for chunk_index in chunks:
-            offset = chunk_index.chunk_start_offset
-            if chunk_index.message_index_offsets and cid not in chunk_index.message_index_offsets:
-                continue
-            try:
-                records = self._read_chunk(offset, stream)
-            except Exception as exc:  # the mcap package has no single error root
-                raise _error(self.path, f"chunk at offset {offset}: {_describe(exc)}") from None
+        if not summary.chunk_indexes:
+            for _group in self._record_groups(stream):
+                pass  # unchunked: the whole file is checked before the first draw
+        for where, records in self._record_groups(stream, channel=cid):
             for msg in records:
                 if type(msg) is not McapMessage or msg.channel_id != cid:
                     continue
                 try:
                     draw = json.loads(msg.data)
-                    ok = isinstance(draw, dict) and draw.get("index") == expected
+                    ok = (
+                        isinstance(draw, dict)
+                        and draw.keys() == _DRAW_KEYS
+                        and draw["index"] == expected
+                        and isinstance(draw["args"], list)
+                    )
                 except ValueError:
                     ok = False
                 if not ok:
                     raise _error(
                         self.path,
-                        f"chunk at offset {offset}: draw {expected} of label {label!r} "
+                        f"{where}: draw {expected} of label {label!r} "
                         f"(log_time {msg.log_time}) is malformed or out of order: "
                         f"{msg.data[:80]!r}",
                     )
                 expected += 1
                 yield draw
+        stats = summary.statistics
+        recorded = stats.channel_message_counts.get(cid) if stats is not None else None
+        if recorded is not None and recorded != expected:
+            raise _error(
+                self.path,
+                f"{expected} draws of label {label!r} in the file but the summary counts "
+                f"{recorded}; the file is damaged",
+            )
 
     # -- simclock recordings ----------------------------------------------------------
+
+    def _record_groups(
+        self, stream: IO[bytes], *, start: int | None = None, channel: int | None = None
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """``(where, records)`` of a simclock recording, in file order.
+
+        Chunked: one group per chunk, its CRC checked, skipping chunks that end
+        before ``start`` or (per the chunk index) hold nothing of ``channel``.
+        Unchunked (another tool rewrote the file): groups of
+        ``_UNCHUNKED_GROUP`` messages; the data-section CRC is checked only
+        when the whole file has been read, so callers read it once before
+        delivering anything.
+        """
+        summary = self._summary
+        assert summary is not None
+        chunks = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
+        for chunk_index in chunks:
+            offset = chunk_index.chunk_start_offset
+            if start is not None and chunk_index.message_end_time < start:
+                continue
+            offsets = chunk_index.message_index_offsets
+            if channel is not None and offsets and channel not in offsets:
+                continue
+            where = f"chunk at offset {offset}"
+            try:
+                records = self._read_chunk(offset, stream)
+            except Exception as exc:  # the mcap package has no single root; zstandard.ZstdError
+                raise _error(self.path, f"{where}: {_describe(exc)}") from None
+            yield where, records
+        if chunks:
+            return
+        stream.seek(0)
+        group: list[Any] = []
+        first = 0
+        try:
+            for record in StreamReader(stream, validate_crcs=True).records:
+                if type(record) is McapMessage:
+                    group.append(record)
+                    if len(group) == _UNCHUNKED_GROUP:
+                        yield f"unchunked messages {first}..{first + len(group) - 1}", group
+                        first += len(group)
+                        group = []
+        except Exception as exc:  # the mcap package has no single root
+            raise _error(self.path, f"unchunked data section: {_describe(exc)}") from None
+        if group:
+            yield f"unchunked messages {first}..{first + len(group) - 1}", group
 
     def _read_chunk(self, offset: int, stream: IO[bytes] | None = None) -> list[Any]:
         """The records of the Chunk at ``offset``, its CRC checked (official record readers)."""
@@ -449,6 +504,17 @@ class RecordingReader:
         return breakup_chunk(chunk, validate_crc=True)
 
     def _own_messages(self, start: int | None) -> Iterator[Message]:
+        summary = self._summary
+        assert summary is not None
+        if not summary.chunk_indexes and not self._whole_file_checked:
+            # Unchunked: no chunk CRC to check a group before it is delivered, so the
+            # whole file (data CRC, order, count, fingerprint) is checked first, once.
+            for _message in self._checked_own_messages(None):
+                pass
+            self._whole_file_checked = True
+        yield from self._checked_own_messages(start)
+
+    def _checked_own_messages(self, start: int | None) -> Iterator[Message]:
         path = self.path
         summary = self._summary
         assert summary is not None and summary.statistics is not None
@@ -479,14 +545,7 @@ class RecordingReader:
         count = 0
         held: list[Message] = []
         loads = json.loads
-        for chunk_index in chunks:
-            offset = chunk_index.chunk_start_offset
-            if start is not None and chunk_index.message_end_time < start:
-                continue
-            try:
-                records = self._read_chunk(offset)
-            except Exception as exc:  # the mcap package has no single root; zstandard.ZstdError
-                raise _error(path, f"chunk at offset {offset}: {_describe(exc)}") from None
+        for where, records in self._record_groups(self._stream, start=start):
             batch: list[McapMessage] = []
             for record in records:
                 if type(record) is McapMessage:
@@ -496,7 +555,7 @@ class RecordingReader:
                     elif kind not in _OTHER_KINDS:
                         raise _error(
                             path,
-                            f"chunk at offset {offset}: message on channel id "
+                            f"{where}: message on channel id "
                             f"{record.channel_id} of unknown kind {kind!r}; a simclock "
                             f"recording has only {[*_BUS_KINDS, *_OTHER_KINDS]} channels",
                         )
@@ -512,7 +571,7 @@ class RecordingReader:
                     except ValueError as exc:
                         raise _error(
                             path,
-                            f"chunk at offset {offset}, message {i} (log_time {r.log_time}) "
+                            f"{where}, message {i} (log_time {r.log_time}) "
                             f"is not valid JSON ({exc})",
                         ) from None
             out: list[Message] = []
@@ -525,7 +584,7 @@ class RecordingReader:
                 except (KeyError, TypeError):
                     raise _error(
                         path,
-                        f"chunk at offset {offset}: message at {stamp} ns is not a simclock "
+                        f"{where}: message at {stamp} ns is not a simclock "
                         f"envelope: {record.data[:80]!r}",
                     ) from None
                 if (
@@ -535,14 +594,14 @@ class RecordingReader:
                 ):
                     raise _error(
                         path,
-                        f"chunk at offset {offset}: message at {stamp} ns has MCAP sequence "
+                        f"{where}: message at {stamp} ns has MCAP sequence "
                         f"{record.sequence}, publish_time {record.publish_time} but envelope "
                         f"sequence {seq!r}; the file is damaged",
                     )
                 if stamp < last_stamp or (stamp == last_stamp and seq <= last_seq):
                     raise _error(
                         path,
-                        f"chunk at offset {offset}: message sequence={seq} at {stamp} ns is "
+                        f"{where}: message sequence={seq} at {stamp} ns is "
                         f"out of order (previous: sequence={last_seq} at {last_stamp} ns, "
                         f"start {self.info.start_ns} ns); a simclock recording must be in "
                         "total order (stamp, sequence)",
@@ -569,8 +628,7 @@ class RecordingReader:
                     except (SimclockError, KeyError, TypeError, ValueError) as exc:
                         raise _error(
                             path,
-                            f"chunk at offset {offset}: {kinds[cid]} sequence={seq}: "
-                            f"{_describe(exc)}",
+                            f"{where}: {kinds[cid]} sequence={seq}: {_describe(exc)}",
                         ) from None
                 out.append(Message(topic, stamp, seq, payload))
             count += len(batch)
@@ -670,6 +728,10 @@ class RecordingReader:
                 last = record.log_time
         return in_order
 
+
+_DRAW_KEYS = frozenset({"args", "index", "method", "value"})
+_UNCHUNKED_GROUP = 4096
+"""Messages per group when a simclock recording without chunks is streamed."""
 
 SORT_IN_MEMORY_BYTES = 64 * 2**20
 """Unchunked foreign files up to this size are sorted in memory by the official reader."""

@@ -429,6 +429,55 @@ def test_C_REP_3_a_damaged_draw_log_stays_an_error(
                 wheel.integers(0, 100)
 
 
+def test_C_REP_3_malformed_or_missing_draws_are_a_damaged_file(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    # A draw without "value" raised a bare KeyError; a draw record lost from an unchunked
+    # file without CRCs (an unknown opcode is skipped) read as "ran out".
+    path, _, _, draws = recorded
+    bad = tmp_path / "valux.mcap"
+
+    def rename_value(msgs: list[McapMessage]) -> list[McapMessage]:
+        return [
+            McapMessage(
+                m.channel_id,
+                m.log_time,
+                m.data.replace(b',"value":', b',"valux":'),
+                m.publish_time,
+                m.sequence,
+            )
+            for m in msgs
+        ]
+
+    rewrite(path, bad, rename_value)
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=r"^.*valux.mcap: chunk at offset \d+: draw 0 of label '/odom' \(log_time 2\) "
+            r"is malformed or out of order: .*$",
+        ),
+    ):
+        clock.random_source().child("odom").integers(0, 100)
+    lost = tmp_path / "lost.mcap"
+    rewrite(path, lost, chunked=False)
+    data = bytearray(lost.read_bytes())
+    at = data.rindex(b'{"args":[0,100,null],"index":6,')
+    data[at - 31] = 0x7F  # the Message record's opcode: now an unknown record
+    lost.write_bytes(bytes(data))
+    with ReplayClock(lost) as clock:
+        wheel = clock.random_source().child("odom")
+        odom = [d for d in draws if isinstance(d, int)]  # imu draws are floats and lists
+        assert len(odom) == 7
+        assert [wheel.integers(0, 100) for _ in range(6)] == odom[:6]
+        with pytest.raises(
+            RecordingError,
+            match=r"^.*lost.mcap: 6 draws of label '/odom' in the file but the summary counts "
+            r"7; the file is damaged$",
+        ):
+            wheel.integers(0, 100)
+
+
 def test_C_REP_3_no_persisted_draws_means_no_numbers(tmp_path: Path) -> None:
     path = tmp_path / "nodraws.mcap"
     record(path, record_draws=False)
@@ -915,6 +964,55 @@ def test_unchunked_foreign_file_with_a_data_crc_mismatch_is_refused(
         ):
             clock.advance(10)
     assert got == []
+
+
+def test_C_REP_4_a_simclock_recording_rewritten_unchunked_still_replays(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    # Another tool may rewrite the file without chunks (metadata kept): it used to be
+    # refused as "0 bus messages in the chunks"; persisted draws vanished the same way.
+    path, live, fingerprint, draws = recorded
+    plain = tmp_path / "plain.mcap"
+    rewrite(path, plain, chunked=False)
+    with ReplayClock(plain) as clock:
+        assert clock.info.simclock and clock.info.chunk_count == 0
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.advance(clock.end_ns())
+        assert _redo_draws(clock.random_source()) == draws
+    assert got == live
+    assert simclock.trace_fingerprint(got) == fingerprint
+    with ReplayClock(plain) as clock:
+        clock.bus.subscribe(None, got.append)
+        got.clear()
+        clock.seek(14)
+        clock.advance(6)
+    assert got == [m for m in live if 14 <= m.stamp_ns <= 20]
+    # Without chunks, the data-section CRC (when there is one) and the fingerprint are
+    # checked over the whole file before anything is delivered.
+    for data_crcs, error in [
+        (
+            True,
+            r"unchunked data section: CRCValidationError: crc validation failed in DataEnd, "
+            r"expected: \d+, calculated: \d+",
+        ),
+        (
+            False,
+            r"the replayed trace has fingerprint [0-9a-f]{64} but the metadata records "
+            rf"{fingerprint}; the file was altered",
+        ),
+    ]:
+        rewrite(path, plain, chunked=False, data_crcs=data_crcs)
+        data = bytearray(plain.read_bytes())
+        at = data.rindex(b'"go"')
+        data[at + 1] = ord("G")
+        plain.write_bytes(bytes(data))
+        got.clear()
+        with ReplayClock(plain) as clock:
+            clock.bus.subscribe(None, got.append)
+            with pytest.raises(RecordingError, match=rf"^.*plain.mcap: {error}$"):
+                clock.advance(clock.end_ns())
+        assert got == []
 
 
 def test_unknown_channel_kind_in_a_simclock_recording_is_refused(

@@ -74,6 +74,7 @@ def rewrite(
     channel_metadata: Callable[[str, dict[str, str]], dict[str, str]] = lambda _t, m: m,
     chunked: bool = True,
     compression: CompressionType = CompressionType.NONE,
+    data_crcs: bool = False,
 ) -> None:
     """Copy ``src`` to ``dst`` with the official reader/writer, editing the messages."""
     with src.open("rb") as f:
@@ -84,7 +85,13 @@ def rewrite(
         msgs = [m for _s, _c, m in reader.iter_messages(log_time_order=False)]
         metas = [(m.name, dict(m.metadata)) for m in reader.iter_metadata()]
     with dst.open("wb") as f:
-        writer = Writer(f, use_chunking=chunked, compression=compression, chunk_size=4096)
+        writer = Writer(
+            f,
+            use_chunking=chunked,
+            compression=compression,
+            chunk_size=4096,
+            enable_data_crcs=data_crcs,
+        )
         writer.start(profile=header.profile, library=header.library)
         for sid in sorted(summary.schemas):
             s = summary.schemas[sid]
