@@ -67,7 +67,8 @@ no canonical JSON form is not dropped silently: the subscriber raises (so the
 bus reports ``SUBSCRIBER_FAILED``, C-BUS-4, which is itself recorded), the
 file is still completed on ``close()`` with the error in its metadata, and
 ``close()`` raises ``SimclockRuntimeError``; ``ReplayClock`` refuses such a
-file. Thread-safe: one lock around each write.
+file. A session time ``/clock`` cannot carry (past int32 seconds) is kept
+the same way but never raised into the run (a draw, a delivery). Thread-safe: one lock around each write.
 """
 
 from __future__ import annotations
@@ -425,7 +426,8 @@ class Recorder:
         """Write one ``/clock`` message carrying ``session_ns`` (C-MCAP-3).
 
         ``session_ns`` must not be before the last record written (the file is
-        in time order): ``ValueError`` otherwise; ``RuntimeError`` once closed.
+        in time order) nor past int32 seconds: ``ValueError`` otherwise;
+        ``RuntimeError`` once closed.
         A tick at the time of the last ``/clock`` is a no-op.
         """
         at = check_time_ns(session_ns, "session_ns")
@@ -436,6 +438,7 @@ class Recorder:
                     f"session_ns={at} is before the last recorded time {self._last_log_time} ns; "
                     "/clock must not go back"
                 )
+            encode_clock(at)  # ValueError past int32 seconds, before anything is written
             self._clock_to(at)
             self._write_clock(at)
 
@@ -518,7 +521,15 @@ class Recorder:
     def _write_clock(self, at: int) -> None:
         if at <= self._clock_last:
             return
-        data = encode_clock(at)
+        try:
+            data = encode_clock(at)
+        except SimclockValueError as exc:
+            # Never raised into the run (a draw, a delivery) or out of close() before the
+            # file is finished: the file says what is missing and close() raises.
+            self._fail(f"/clock at {at} ns was not recorded: {exc}")
+            self._clock_last = at
+            self._last_log_time = at
+            return
         self._writer.add_message(self._clock_channel, at, data, at, self._clock_seq & _U32)
         self._clock_seq += 1
         self._clock_last = at
@@ -615,11 +626,7 @@ class Recorder:
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
             if stamp > self._clock_last:
-                try:
-                    self._clock_to(stamp)
-                except SimclockValueError as exc:
-                    self._fail(f"/clock at {stamp} ns was not recorded: {exc}")
-                    raise
+                self._clock_to(stamp)
             self._writer.add_message(
                 channel,
                 stamp,

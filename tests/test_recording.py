@@ -485,6 +485,35 @@ def test_C_MCAP_3_clock_past_int32_seconds_is_refused(tmp_path: Path) -> None:
         rec.close()
 
 
+def test_C_MCAP_3_clock_past_int32_seconds_never_breaks_the_run_or_the_file(
+    tmp_path: Path,
+) -> None:
+    # close() left a file without footer and raised a bare ValueError; a draw at such a
+    # time raised inside the run's own random stream.
+    far = 2**31 * 10**9
+    clock = HeapSimClock(0)
+    path = tmp_path / "far.mcap"
+    rec = Recorder(path, clock.bus, seed=0, record_draws=True)
+    clock.advance(far)
+    with pytest.raises(
+        SimclockRuntimeError,
+        match=r"^recording '.*far.mcap' is incomplete: /clock at 2147483648000000000 ns was not "
+        r"recorded: session time 2147483648000000000 ns is past the int32 seconds of "
+        r"builtin_interfaces/Time; /clock cannot carry it$",
+    ):
+        rec.close()
+    with pytest.raises(simclock.RecordingError, match=r"^.*far.mcap: the recording is incomplete"):
+        simclock.ReplayClock(path)
+    bus = Bus()
+    rec = Recorder(tmp_path / "far2.mcap", bus, seed=0, record_draws=True)
+    clock = HeapSimClock(0, bus=bus, start_ns=far, draw_observer=rec.draw_observer)
+    assert clock.random_source().uniform(0, 1) == HeapSimClock(0).random_source().uniform(0, 1)
+    with pytest.raises(SimclockValueError, match=r"^session time 2147483649000000000 ns is past"):
+        rec.clock_tick(far + 10**9)  # a direct call is refused
+    with pytest.raises(SimclockRuntimeError, match=r"is incomplete: /clock at "):
+        rec.close()
+
+
 def test_C_REP_3_heap_clock_draw_observer_sees_every_draw(tmp_path: Path) -> None:
     path = tmp_path / "obs.mcap"
     bus = Bus()
