@@ -68,7 +68,8 @@ bus reports ``SUBSCRIBER_FAILED``, C-BUS-4, which is itself recorded), the
 file is still completed on ``close()`` with the error in its metadata, and
 ``close()`` raises ``SimclockRuntimeError``; ``ReplayClock`` refuses such a
 file. A session time ``/clock`` cannot carry (past int32 seconds) is kept
-the same way but never raised into the run (a draw, a delivery). Thread-safe: one lock around each write.
+the same way but never raised into the run (a draw, a delivery).
+Thread-safe: one lock around each write.
 """
 
 from __future__ import annotations
