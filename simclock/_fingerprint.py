@@ -11,8 +11,11 @@ payloads (hashed through ``Event.to_json()``) and ``raw`` for
 :class:`RawPayload` (bytes of an encoding simclock does not decode, hashed as
 ``{"data": <hex>, "encoding": ..., "schema": ...}``). Canonical JSON is
 ``json`` with sorted keys, no whitespace, ASCII only and no NaN/Infinity, so
-the line never contains a raw newline and topics (``[A-Za-z0-9_./-]``) never
-contain a space: the encoding is unambiguous. numpy scalars and arrays are
+the line never contains a raw newline. ``<topic>`` is the topic itself when
+it is made of ``[A-Za-z0-9_./-]`` (every bus topic) and otherwise its
+canonical JSON string (a replayed foreign file may have any topic, e.g.
+``"/cam\u00e9ra"``); a bare topic has no space and never starts with ``"``,
+so the encoding is unambiguous. numpy scalars and arrays are
 hashed as their ``tolist()``; tuples as lists. Anything else is refused.
 
 The hash depends only on the trace, never on wall-clock time, object
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -52,6 +56,7 @@ __all__ = [
     "RawPayload",
     "canonical_json",
     "payload_kind_and_json",
+    "topic_token",
     "trace_fingerprint",
     "trace_line",
 ]
@@ -148,9 +153,17 @@ def payload_kind_and_json(payload: object) -> tuple[str, str]:
     return "json", canonical_json(payload)
 
 
+_PLAIN_TOPIC = re.compile(r"[A-Za-z0-9_./-]+")
+
+
+def topic_token(topic: str) -> str:
+    """``topic`` as written in a trace line: bare for bus topics, else a JSON string."""
+    return topic if _PLAIN_TOPIC.fullmatch(topic) else canonical_json(topic, "topic")
+
+
 def trace_line(stamp_ns: int, sequence: int, topic: str, kind: str, payload_json: str) -> bytes:
     """One line of the fingerprinted trace (see the module docstring)."""
-    return f"{stamp_ns} {sequence} {topic} {kind} {payload_json}\n".encode("ascii")
+    return f"{stamp_ns} {sequence} {topic_token(topic)} {kind} {payload_json}\n".encode("ascii")
 
 
 class Fingerprinter:

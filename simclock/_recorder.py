@@ -96,6 +96,7 @@ from simclock._fingerprint import (
     FINGERPRINT_ALGORITHM,
     canonical_json,
     payload_kind_and_json,
+    topic_token,
 )
 from simclock._random import DrawObserver, _check_seed
 from simclock._timeint import check_positive_ns, check_time_ns
@@ -361,6 +362,8 @@ class Recorder:
         self._channels: dict[tuple[str, str], int] = {}
         # Invariant: one channel per topic (C-MCAP-1); the kind of payload it carries.
         self._topic_kind: dict[str, str] = {CLOCK_TOPIC: "clock"}
+        # " <topic> <kind> " per channel: the middle of a fingerprint line (C-X-FP).
+        self._line_infix: dict[int, str] = {}
         try:
             self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -573,6 +576,7 @@ class Recorder:
             metadata = {KIND_KEY: kind}
         channel = self._writer.register_channel(topic, "json", schema, metadata)
         self._channels[(topic, kind)] = channel
+        self._line_infix[channel] = f" {topic_token(topic)} {kind} "
         self._topic_kind[topic] = kind
         return channel
 
@@ -635,7 +639,7 @@ class Recorder:
                 stamp,
                 seq & _U32,
             )
-            self._hash.update(f"{stamp} {seq} {topic} {kind} {text}\n".encode())
+            self._hash.update(f"{stamp} {seq}{self._line_infix[channel]}{text}\n".encode())
             self._count += 1
             counts = self._counts
             counts[topic] = counts.get(topic, 0) + 1

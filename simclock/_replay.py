@@ -67,7 +67,7 @@ from simclock._errors import (
     SimclockTypeError,
     SimclockValueError,
 )
-from simclock._fingerprint import RawPayload, canonical_json
+from simclock._fingerprint import RawPayload, canonical_json, topic_token
 from simclock._heapclock import _check_callable, callback_name
 from simclock._protocols import Callback, Handle, PeriodicStats
 from simclock._random import _check_size, normalise_label
@@ -532,7 +532,7 @@ class RecordingReader:
         fingerprint = hashlib.sha256()
         # b" <topic> <kind> " per channel: the middle of a fingerprint line (C-X-FP).
         line_infix = {
-            cid: b" %s %s " % (topics_by_id[cid].encode(), kind.encode())
+            cid: f" {topic_token(topics_by_id[cid])} {kind} ".encode()
             for cid, kind in kinds.items()
         }
         # Channels whose JSON payload is decoded back to an object (the rest stay JSON).
