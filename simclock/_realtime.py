@@ -322,7 +322,13 @@ class _PeriodicThread:
         self._stop.wait(min(duration_ns / 1e9, threading.TIMEOUT_MAX))
 
     def cancel(self) -> None:
-        """Stop, then join unless called from the worker itself; never raises, idempotent."""
+        """Stop, then join unless called from the worker itself; never raises, idempotent.
+
+        Joining waits for a callback in progress, so that nothing fires after
+        ``cancel()`` returns (C-CAN-2). Consequence: two periodic threads whose
+        callbacks cancel *each other* at the same moment wait for each other
+        forever; cancel a peer thread from outside both callbacks instead.
+        """
         self._stop.set()
         thread = self.thread
         # From the callback: the loop ends after it returns; joining would deadlock.
