@@ -599,11 +599,21 @@ class Recorder:
         canonical JSON form; these are kept and reported again by
         :meth:`close`. ``SimclockRuntimeError`` once closed (nothing written).
         """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} {message!r}"
+            )
         stamp = message.stamp_ns
         seq = message.sequence
         topic = message.topic
         with self._lock:
             self._check_open("record")
+            if type(stamp) is not int or type(seq) is not int or type(topic) is not str:
+                stamp, seq, topic = self._check_fields(message)
+            if seq < 0:
+                text = f"message sequence must be an int >= 0, got int {seq}"
+                self._fail(text)
+                raise SimclockValueError(text)
             if stamp < self._start:
                 text = (
                     f"message sequence={seq} at {stamp} ns on {topic!r}: it is before the "
@@ -646,6 +656,25 @@ class Recorder:
             self._last_stamp = stamp
             self._last_seq = seq
             self._last_log_time = stamp
+
+    def _check_fields(self, message: Message) -> tuple[int, int, str]:
+        """Normalise a message's fields; a malformed one is refused and kept as the error."""
+        try:
+            if not isinstance(message.topic, str):
+                raise SimclockTypeError(
+                    f"message topic must be a str, got {type(message.topic).__name__} "
+                    f"{message.topic!r}"
+                )
+            stamp = check_time_ns(message.stamp_ns, "message stamp_ns")
+            seq = message.sequence
+            if isinstance(seq, bool) or not isinstance(seq, int | np.integer):
+                raise SimclockTypeError(
+                    f"message sequence must be an int >= 0, got {type(seq).__name__} {seq!r}"
+                )
+        except (SimclockTypeError, SimclockValueError) as exc:
+            self._fail(str(exc))
+            raise
+        return stamp, int(seq), message.topic
 
     def _on_draw(self, label: str, method: str, args: tuple[Any, ...], value: Any) -> None:
         with self._lock:

@@ -294,6 +294,55 @@ def test_C_MCAP_1_message_before_start_ns_is_refused(tmp_path: Path) -> None:
         rec.close()
 
 
+@pytest.mark.parametrize(
+    ("message", "error", "text"),
+    [
+        (
+            Message("/a", 1.5, 0, 1),  # type: ignore[arg-type]
+            SimclockTypeError,
+            r"message stamp_ns must be an int of nanoseconds, got float 1.5; convert seconds "
+            r"explicitly, e.g. simclock.seconds_to_ns\(\.\.\.\)",
+        ),
+        (
+            Message("/a", 1, -3, 1),
+            SimclockValueError,
+            r"message sequence must be an int >= 0, got int -3",
+        ),
+        (
+            Message("/a", 1, True, 1),
+            SimclockTypeError,
+            r"message sequence must be an int >= 0, got bool True",
+        ),
+        (
+            Message(5, 1, 0, 1),  # type: ignore[arg-type]
+            SimclockTypeError,
+            r"message topic must be a str, got int 5",
+        ),
+    ],
+)
+def test_C_MCAP_1_a_malformed_message_is_refused_and_the_file_still_closes(
+    tmp_path: Path, message: Message, error: type[Exception], text: str
+) -> None:
+    # These raised bare struct/Attribute/TypeErrors, wrote a file ReplayClock refuses
+    # (sequence -1 or true), or broke close() itself (an int topic).
+    path = tmp_path / "m.mcap"
+    rec = Recorder(path, Bus(), seed=0)
+    with pytest.raises(error, match=rf"^{text}$"):
+        rec.record(message)
+    assert rec.message_count == 0
+    with pytest.raises(
+        SimclockRuntimeError, match=rf"^recording '.*m.mcap' is incomplete: {text}$"
+    ):
+        rec.close()
+    rows, meta = _read(path)
+    assert meta["simclock"]["message_count"] == "0"
+    assert [r[0] for r in rows] == ["/clock"]  # the start instant, written by close()
+    with pytest.raises(
+        SimclockTypeError, match=r"^message must be a simclock.Message, got dict \{'topic': '/a'\}$"
+    ):
+        Recorder(tmp_path / "n.mcap", Bus(), seed=0).record({"topic": "/a"})  # type: ignore[arg-type]
+
+
 def test_C_MCAP_1_record_on_a_closed_recorder_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "closed.mcap"
     rec = Recorder(path, Bus(), seed=0)
