@@ -274,6 +274,9 @@ class ReplayConformance:
         noise = root.child("sensor").child("noise")
         picks = [v for label, _m, v in drawn if label == "/pick"]
         noises = [v for label, _m, v in drawn if label == "/sensor/noise"]
+        # Not the recorded draw (another method): refused, and the log is not consumed.
+        with pytest.raises(SimclockError):
+            pick.uniform(0.0, 10.0)
         assert [pick.integers(0, 10) for _ in picks] == picks, "C-REP-3: /pick draws differ"
         assert [noise.normal(0.0, 1.0) for _ in noises] == noises, "C-REP-3: noise differs"
         with pytest.raises(SimclockError):
