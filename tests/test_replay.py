@@ -761,6 +761,41 @@ def test_the_last_chunk_waits_for_the_end_of_file_checks(
     assert got == live[: len(live) - len(in_last)]
 
 
+@pytest.mark.parametrize("field", ["sequence", "publish_time"])
+def test_C_MCAP_1_mcap_sequence_or_publish_time_off_the_envelope_is_refused(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path, field: str
+) -> None:
+    # Neither is part of the fingerprint: only this check sees them (it was untested).
+    path, live, _, _ = recorded
+    target = live[3]
+
+    def shift(msgs: list[McapMessage]) -> list[McapMessage]:
+        out = []
+        for m in msgs:
+            if m.data.endswith(b',"sequence":%d}' % target.sequence):
+                seq = m.sequence + 1 if field == "sequence" else m.sequence
+                pt = m.publish_time + 1 if field == "publish_time" else m.publish_time
+                out.append(McapMessage(m.channel_id, m.log_time, m.data, pt, seq))
+            else:
+                out.append(m)
+        return out
+
+    bad = tmp_path / "shift.mcap"
+    rewrite(path, bad, shift)
+    seq = target.sequence + (field == "sequence")
+    pt = target.stamp_ns + (field == "publish_time")
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=rf"^.*shift.mcap: chunk at offset \d+: message at {target.stamp_ns} ns has MCAP "
+            rf"sequence {seq}, publish_time {pt} but envelope sequence {target.sequence}; the "
+            r"file is damaged$",
+        ),
+    ):
+        clock.advance(clock.end_ns())
+
+
 def test_missing_message_fails_the_count_check(
     recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
 ) -> None:
