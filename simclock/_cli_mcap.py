@@ -7,9 +7,11 @@
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
   <canonical JSON payload>``, or JSON lines with ``--json``. ``--until`` stops
   after the messages stamped at or before ``NS``.
-* ``simclock diff A B``: exit 0 when both recordings have the same fingerprint
-  (or, without stored fingerprints, the same trace); otherwise prints the first
-  divergence (index, time, sequence, topic and both payloads) and exits 1.
+* ``simclock diff A B``: reads both recordings (every check of replay on) and
+  exits 0 when their traces are the same (so are their fingerprints);
+  otherwise prints the first divergence (index, time, sequence, topic and
+  both payloads) and exits 1. Stored fingerprints alone are not trusted: an
+  edited file must not pass as identical.
 
 Exit code 2 for a file that cannot be read (the message names the file and
 where). A rich progress bar appears on stderr, on a terminal only, once the
@@ -247,9 +249,8 @@ def handler_diff(args: argparse.Namespace) -> int:
     try:
         with RecordingReader(args.a) as ra, RecordingReader(args.b) as rb:
             fa, fb = ra.info.fingerprint, rb.info.fingerprint
-            if fa and fa == fb:
-                print(f"identical: fingerprint {fa} ({ra.info.message_count} messages)")
-                return 0
+            # Equal stored fingerprints are not trusted alone: the files are read (and
+            # checked against them), so an edited message is found, not called identical.
             progress = _progress(f"simclock diff {args.a} {args.b}", not args.no_progress)
             start = min(ra.info.start_ns, rb.info.start_ns)
             total = max(ra.info.end_ns, rb.info.end_ns) - start
@@ -260,7 +261,7 @@ def handler_diff(args: argparse.Namespace) -> int:
     except SimclockError as exc:
         return _fail(exc)
     if found is None:
-        note = f"fingerprint {fa}" if fa and fa == fb else "same trace"
+        note = f"fingerprint {fa} ({ra.info.message_count} messages)" if fa else "same trace"
         print(f"identical: {note}")
         return 0
     index, ma, mb = found

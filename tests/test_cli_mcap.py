@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcap.records import Message as McapMessage
+from test_replay_helpers import record, rewrite
 
 from simclock import EVENTS_TOPIC, Bus, Event, EventKind, Recorder
 from simclock._cli import main
@@ -167,6 +170,53 @@ def test_C_X_FP_diff_reports_an_injected_one_message_difference(
         '  payload A: "go"',
         '  payload B: "stop"',
         f"  fingerprints: A {fa} | B {fb}",
+    ]
+
+
+def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A message edited in the file (metadata untouched) was reported "identical" from the
+    # stored fingerprints alone, although replay refuses that file.
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    fa = _tiny(a)
+
+    def inject(msgs: list[McapMessage]) -> list[McapMessage]:
+        return [
+            McapMessage(
+                m.channel_id,
+                m.log_time,
+                m.data.replace(b'"go"', b'"stop"'),
+                m.publish_time,
+                m.sequence,
+            )
+            for m in msgs
+        ]
+
+    rewrite(a, b, inject)
+    code, out, err = _run(capsys, "diff", str(a), str(b))
+    # One chunk, held until B's end-of-file checks: B is refused before the compare.
+    assert (code, out) == (2, "")
+    assert re.fullmatch(
+        rf"simclock: error: .*b\.mcap: the replayed trace has fingerprint [0-9a-f]{{64}} but "
+        rf"the metadata records {fa}; the file was altered\n",
+        err,
+    ), err
+    # Several chunks: the edited message is in the first one and is reported.
+    a, b = tmp_path / "ra.mcap", tmp_path / "rb.mcap"
+    live, fp, _ = record(a)
+    rewrite(a, b, inject)
+    at = next(i for i, m in enumerate(live) if m.payload == "go")
+    code, out, err = _run(capsys, "diff", str(a), str(b))
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        f"recordings differ at message #{at} (0-based, in total order):",
+        "  time:      A 8 ns | B 8 ns",
+        f"  sequence:  A {live[at].sequence} | B {live[at].sequence}",
+        "  topic:     A /cmd | B /cmd",
+        '  payload A: "go"',
+        '  payload B: "stop"',
+        f"  fingerprints: A {fp} | B {fp}",
     ]
 
 
