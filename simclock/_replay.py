@@ -942,8 +942,9 @@ class ReplayClock:
 
     A recording problem found while streaming raises :class:`RecordingError`
     from ``advance``; the clock then stays at the last delivered stamp and
-    every later ``advance`` raises the same error. Messages published on the
-    replay bus during replay take sequences from that bus's own counter.
+    every later ``advance``, ``seek`` and ``next_event_ns`` raises the
+    same error. Messages published on the replay bus during replay take
+    sequences from that bus's own counter.
     Complexity: O(1) amortised per delivered message; memory independent of
     the file's length.
     """
@@ -1008,6 +1009,8 @@ class ReplayClock:
     def next_event_ns(self) -> int | None:
         """Stamp of the next recorded message or live callback, or ``None`` (C-X-PEEK)."""
         self._reader.check_open("next_event_ns()")
+        if self._failure is not None:
+            raise self._failure
         self._prime()
         heap = self._heap
         while heap and heap[0][2].state != _PENDING:

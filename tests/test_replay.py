@@ -627,6 +627,9 @@ def test_crc_mismatch_names_the_chunk_and_delivers_nothing_from_it(tmp_path: Pat
         assert got == []  # one chunk: nothing from it was delivered
         with pytest.raises(RecordingError, match=r"CRCValidationError"):
             clock.advance(1)  # the failure sticks
+        with pytest.raises(RecordingError, match=r"CRCValidationError"):
+            clock.next_event_ns()  # it answered None, as if the recording had ended
+        assert clock.now_ns() == 0
 
 
 def test_corrupt_summary_is_refused_at_open(
