@@ -979,13 +979,18 @@ class ReplayClock:
         self._seq = itertools.count()
         self._running = False
         self._random: ReplayRandomSource | None = None
-        self.bus = bus if bus is not None else Bus()
-        self.bus.bind(self)
         if not self.info.simclock and self.info.message_count < 0:
             # Unchunked foreign file without statistics: the start is the first message.
-            self._prime()
+            try:
+                self._prime()
+            except BaseException:
+                self._reader.close()
+                raise
             if self._next is not None:
                 self._now = self._next.stamp_ns
+        # Bound last: a refused construction leaves the caller's bus free.
+        self.bus = bus if bus is not None else Bus()
+        self.bus.bind(self)
 
     # -- reading ----------------------------------------------------------------
 

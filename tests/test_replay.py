@@ -1088,6 +1088,31 @@ def test_C_REP_4_a_simclock_recording_rewritten_unchunked_still_replays(
         assert got == []
 
 
+def test_a_refused_replay_clock_leaves_the_given_bus_unbound(tmp_path: Path) -> None:
+    # A foreign file without statistics is read at construction (its start is its first
+    # message); a damaged one raised after the bus was bound to the dead clock.
+    path = tmp_path / "nostats.mcap"
+    with path.open("wb") as f:
+        w = Writer(f, use_chunking=False, use_statistics=False, enable_data_crcs=True)
+        w.start()
+        a = w.register_channel("/a", "json", 0)
+        for t in (5, 6):
+            w.add_message(a, t, b'{"x":%d}' % t, t)
+        w.finish()  # type: ignore[no-untyped-call]
+    with ReplayClock(path) as clock:
+        assert clock.now_ns() == 5
+    data = bytearray(path.read_bytes())
+    at = data.index(b'{"x":6}')
+    data[at + 5] = ord("7")
+    path.write_bytes(bytes(data))
+    bus = Bus()
+    with pytest.raises(RecordingError, match=r"^.*nostats.mcap: before the first message: CRC"):
+        ReplayClock(path, bus=bus)
+    assert bus.clock is None
+    heap = HeapSimClock(0, bus=bus)  # the bus is still free
+    assert bus.clock is heap
+
+
 def test_unknown_channel_kind_in_a_simclock_recording_is_refused(
     recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
 ) -> None:
