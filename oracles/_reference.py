@@ -14,6 +14,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 
@@ -72,8 +73,10 @@ def _rate(value: object) -> Fraction:
         raise SimclockTypeError(
             f"rate_hz must be an int or a fractions.Fraction of Hz, got bool {value!r}"
         )
-    if isinstance(value, int | np.integer):
-        rate = Fraction(operator.index(value))
+    # C-X-RATE names exactly `int` or `Fraction`; a rate is not a time, so the
+    # numpy integers that §0 admits for times are refused here (as HeapSimClock does).
+    if isinstance(value, int):
+        rate = Fraction(value)
     elif isinstance(value, Fraction):
         rate = value
     else:
@@ -98,7 +101,12 @@ def _callable(cb: object) -> Callable[[], object]:
     return cb
 
 
-def _name(cb: Callable[[], object]) -> str:
+def _name(cb: object) -> str:
+    # A functools.partial has no __qualname__; naming it after the function it
+    # wraps keeps the report useful and deterministic (C-ERR-1, the same choice
+    # as HeapSimClock).
+    if isinstance(cb, partial):
+        return f"partial({_name(cb.func)})"
     qualname = getattr(cb, "__qualname__", None)
     return qualname if isinstance(qualname, str) else type(cb).__qualname__
 
@@ -175,12 +183,13 @@ class ReferenceClock:
 
     def schedule(self, at_ns: int, cb: Callable[[], object]) -> Handle:
         """Fire ``cb`` once at ``at_ns >= now`` (C-SCH-1, C-SCH-2)."""
+        # Check order, as in every schedule*: times (type, then value), then cb.
         at = _time_int(at_ns, "at_ns")
-        fn = _callable(cb)
         if at < self._now:
             raise SimclockValueError(
                 f"at_ns must be >= now ({self._now}), got {at!r}; schedule at now or later"
             )
+        fn = _callable(cb)
         schedule = _Schedule(fn, lambda k: at, repeating=False)
         self._push(schedule, 0)
         return self._handle(schedule)
@@ -190,8 +199,8 @@ class ReferenceClock:
     ) -> Handle:
         """Fire ``cb`` at ``phase + k*period`` from the first grid point >= now (C-PER-1..3)."""
         period = _positive_time_int(period_ns, "period_ns")
-        fn = _callable(cb)
         phase = _time_int(phase_ns, "phase_ns")
+        fn = _callable(cb)
         schedule = _Schedule(fn, lambda k: phase + k * period, repeating=True)
         self._push(schedule, self._first_index(schedule, phase))
         return self._handle(schedule)
@@ -205,8 +214,8 @@ class ReferenceClock:
         ``0 < rate_hz <= 10**9``, else ``ValueError``.
         """
         rate = _rate(rate_hz)
-        fn = _callable(cb)
         phase = _time_int(phase_ns, "phase_ns")
+        fn = _callable(cb)
 
         def time_of(k: int) -> int:
             exact = k * _NS_PER_S / rate
@@ -223,11 +232,14 @@ class ReferenceClock:
         a callback is recorded in :attr:`failures` (C-ERR-1); ``BaseException``
         propagates with ``now`` at the failing entry's time (C-ERR-2).
         """
+        # The argument is checked first, then the state: a nested advance(1.0)
+        # is the TypeError of C-TIME-3, a nested advance(1) the RuntimeError of
+        # C-ADV-4 (SPEC is silent on a call that breaks both; HeapSimClock's order).
+        dt = _time_int(dt_ns, "dt_ns")
         if self._running:
             raise SimclockRuntimeError(
                 "advance called from inside a callback; return from the callback instead"
             )
-        dt = _time_int(dt_ns, "dt_ns")
         target = self._now + dt
         self._running = True
         try:

@@ -504,3 +504,62 @@ def test_C_X_RATE_grid_helper_matches_spec_example() -> None:
     assert grid.time_of(30) == 10**9
     big = Grid.periodic(7, 3)
     assert big.first_k(10**12) == -(-(10**12 - 3) // 7)
+
+
+def _boom(x: int) -> None:
+    raise ValueError(f"boom {x}")
+
+
+# Calls that break two rules at once, or a rule that only one side knew: the
+# oracle must refuse them with the same class as HeapSimClock (a ValueError is
+# never a TypeError here, so pytest.raises tells them apart).
+DOUBLY_REFUSED: list[tuple[str, Callable[[Any], object], type[Exception]]] = [
+    ("schedule_past_not_callable", lambda c: c.schedule(c.now_ns() - 1, 3), ValueError),
+    ("periodic_bad_phase_not_callable", lambda c: c.schedule_periodic(5, 3, -1), ValueError),
+    ("rate_bad_phase_not_callable", lambda c: c.schedule_rate(30, 3, -1), ValueError),
+    ("rate_numpy_int", lambda c: c.schedule_rate(np.int64(30), _nothing), TypeError),
+    ("rate_negative_numpy_int", lambda c: c.schedule_rate(np.int64(-30), _nothing), TypeError),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error"), [d[1:] for d in DOUBLY_REFUSED], ids=[d[0] for d in DOUBLY_REFUSED]
+)
+def test_C_SCH_1_C_PER_1_C_X_RATE_oracle_refuses_like_heap(
+    call: Callable[[Any], object], error: type[Exception]
+) -> None:
+    for clock in (HeapSimClock(seed=1, start_ns=10), ReferenceClock(10)):
+        with pytest.raises(error):
+            call(clock)
+        assert (clock.now_ns(), clock.next_event_ns(), clock.pending_count()) == (10, None, 0)
+
+
+@pytest.mark.parametrize(
+    ("arg", "error_type"),
+    [(1.0, "SimclockTypeError"), (-1, "SimclockValueError"), (1, "SimclockRuntimeError")],
+)
+def test_C_ADV_4_nested_advance_with_bad_argument_refused_alike(arg: Any, error_type: str) -> None:
+    """A nested ``advance``: the argument is refused first (C-TIME-3), then the nesting."""
+    heap = HeapSimClock(seed=1)
+    ref = ReferenceClock()
+    reported: list[str] = []
+    heap.bus.subscribe(EVENTS_TOPIC, lambda m: reported.append(m.payload.details["error_type"]))
+    for clock in (heap, ref):
+        clock.schedule(0, functools.partial(clock.advance, arg))
+        clock.advance(2)
+        assert clock.now_ns() == 2
+    assert reported == [error_type]
+    assert [f.error_type for f in ref.failures] == [error_type]
+
+
+def test_C_ERR_1_partial_callback_named_alike() -> None:
+    """A ``functools.partial`` has no ``__qualname__``: both name it after its function."""
+    names: list[str] = []
+    heap = HeapSimClock(seed=1)
+    heap.bus.subscribe(EVENTS_TOPIC, lambda m: names.append(m.payload.details["callback"]))
+    ref = ReferenceClock()
+    for clock in (heap, ref):
+        clock.schedule(0, functools.partial(_boom, 1))
+        clock.advance(0)
+    assert names == ["partial(_boom)"]
+    assert [f.callback for f in ref.failures] == ["partial(_boom)"]
