@@ -55,6 +55,13 @@ class SamplingReference:
     ``schedule`` appends to a list, ``cancel`` adds to a set, ``run_until``
     calls :func:`sampling_batch` on everything not yet returned. O(n log n)
     per ``run_until``; meant for property tests, not for speed.
+
+    ``physical_heap_count`` is predicted without a heap: an entry leaves a
+    min-heap only when it is the root, i.e. the smallest ``(time_us, token)``
+    left, so what ``run_until`` removes is always a prefix of the remaining
+    entries in that order. The prefix ends at the first live entry after the
+    stop (or takes everything if there is none): the returned entries and the
+    tombstones before that entry leave, every later tombstone stays.
     """
 
     def __init__(self) -> None:
@@ -62,11 +69,19 @@ class SamplingReference:
         self._entries: list[tuple[int, int, str, int]] = []
         self._cancelled: set[int] = set()
         self._returned: set[int] = set()
+        # Tokens no longer physically held: returned, or tombstones that reached the root.
+        self._gone: set[int] = set()
 
     @property
     def pending_count(self) -> int:
         """Entries neither cancelled nor returned."""
-        return sum(1 for e in self._entries if e[1] not in self._cancelled | self._returned)
+        done = self._cancelled | self._returned
+        return sum(1 for e in self._entries if e[1] not in done)
+
+    @property
+    def physical_heap_count(self) -> int:
+        """Entries a lazily-cancelling heap still holds, tombstones included (SPEC §12)."""
+        return len(self._entries) - len(self._gone)
 
     def schedule(self, at_us: object, sensor_id: object, millivolts: object) -> int:
         """Append an entry; the token is the number of entries accepted before it."""
@@ -103,5 +118,12 @@ class SamplingReference:
             raise ValueError("past_stop")
         out = sampling_batch(self._entries, self._cancelled | self._returned, stop)
         self._returned.update(int(r["token"]) for r in out)
+        held = [(e[0], e[1]) for e in self._entries if e[1] not in self._gone]
+        blockers = [k for k in held if k[0] > stop and k[1] not in self._cancelled]
+        if blockers:
+            first = min(blockers)
+            self._gone.update(token for time_us, token in held if (time_us, token) < first)
+        else:
+            self._gone.update(token for _, token in held)
         self.now_us = stop
         return out

@@ -207,6 +207,33 @@ def test_S12_tombstone_stays_until_it_reaches_the_root() -> None:
     # The live root at 10 is not due: the tombstone under it is not reached.
     assert ev.run_until(5) == []
     assert (ev.pending_count, ev.physical_heap_count) == (1, 2)
+    ev._check()
+
+
+def test_S12_many_tombstones_behind_a_live_root_are_not_compacted() -> None:
+    """§12 has no compaction: tombstones outnumbering live entries still wait for the root."""
+    ev = SamplingEvents()
+    early = ev.schedule(3, "Early", 0)
+    ev.schedule(10, "Live", 0)
+    late = [ev.schedule(t, "Dead", 0) for t in (20, 30, 40, 50, 60)]
+    for token in (early, *late):
+        assert ev.cancel(token) is True
+    assert (ev.pending_count, ev.physical_heap_count) == (1, 7)
+    # The tombstone at 3 is the root and leaves; the live entry at 10 then
+    # blocks the root, so the five later tombstones stay.
+    assert ev.run_until(5) == []
+    assert (ev.pending_count, ev.physical_heap_count) == (1, 6)
+    ev._check()
+    assert ev.run_until(10) == [_rec(10, 1, "Live", 0)]
+    assert (ev.pending_count, ev.physical_heap_count) == (0, 0)
+
+
+def test_S12_tombstone_behind_returned_root_is_discarded() -> None:
+    ev = SamplingEvents()
+    ev.schedule(10, "Live", 0)
+    dead = ev.schedule(20, "Dead", 0)
+    assert ev.cancel(dead) is True
+    assert ev.run_until(5) == []
     # Returning the root brings the tombstone to the root, where it is discarded
     # although its time (20) is after the stop.
     assert ev.run_until(10) == [_rec(10, 0, "Live", 0)]
@@ -228,7 +255,13 @@ def test_S12_all_cancelled_schedule_drains_to_empty_heap() -> None:
 
 # -- rejected inputs -------------------------------------------------------------------
 
+
+class _IntSubclass(int):
+    """An ``int`` that is not exactly ``int``: §12 asks for ``type(x) is int``."""
+
+
 BAD_TIMES = [
+    _IntSubclass(3),
     True,
     False,
     1.0,
@@ -415,7 +448,8 @@ def test_S12_matches_batch_oracle_on_random_calls(data: st.DataObject) -> None:
     """Random schedules, cancels (unknown, repeated, returned, invalid) and stops agree.
 
     Every call goes to the implementation and to the batch oracle; results,
-    error words, ``now_us`` and ``pending_count`` must agree, a refused call
+    error words, ``now_us``, ``pending_count`` and ``physical_heap_count``
+    (tombstones leave only at the root) must agree, a refused call
     must change nothing, and the invariants must hold after every call.
     """
     ev = SamplingEvents()
@@ -451,6 +485,8 @@ def test_S12_matches_batch_oracle_on_random_calls(data: st.DataObject) -> None:
         ev._check()
         assert ev.now_us == ref.now_us
         assert ev.pending_count == ref.pending_count
+        # Lazy cancellation, exactly: a tombstone leaves only when it reaches the root.
+        assert ev.physical_heap_count == ref.physical_heap_count
     # Past every time drawn (at most 2**60 + 1 + 12 per call): this drains everything.
     final = 2**62
     assert ev.run_until(final) == ref.run_until(final)
