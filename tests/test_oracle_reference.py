@@ -7,8 +7,10 @@ on hand-computed traces, independently of ``HeapSimClock``.
 from __future__ import annotations
 
 import math
+import tomllib
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -237,3 +239,39 @@ def test_C_SCH_1_past_and_negative_refused_numpy_int_accepted() -> None:
     clock.schedule(np.int64(5), lambda: None)  # type: ignore[arg-type]
     assert clock.next_event_ns() == 5
     assert clock.step_ns() == 1
+
+
+def _covered(module: str, patterns: list[str]) -> bool:
+    """Whether an import-linter expression matches ``module`` (``*`` is one segment)."""
+    parts = module.split(".")
+    for pattern in patterns:
+        segs = pattern.split(".")
+        if len(segs) == len(parts) and all(s in ("*", p) for s, p in zip(segs, parts, strict=True)):
+            return True
+    return False
+
+
+def test_oracles_may_not_import_any_simclock_internal() -> None:
+    """Issue 2 item 6: the oracles share no code with simclock, whose private modules all stay out.
+
+    The import-linter contract (run by ``make check``) must forbid every
+    ``simclock._*`` module, not a hand-kept list that a new module slips past:
+    ``oracles`` importing ``simclock._timeint`` would share the validation code.
+    """
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [
+        c for c in config["tool"]["importlinter"]["contracts"] if c["source_modules"] == ["oracles"]
+    ]
+    assert contract["type"] == "forbidden"
+    private = sorted(
+        f"simclock.{p.stem}"
+        for p in (root / "simclock").glob("_*.py")
+        if p.stem not in ("__init__", "__main__")
+    )
+    assert len(private) > 5
+    assert [m for m in private if not _covered(m, contract["forbidden_modules"])] == []
+    # The oracles themselves import only the package's public names.
+    for source in (root / "oracles").glob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        assert "simclock._" not in text, source.name
