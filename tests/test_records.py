@@ -188,6 +188,7 @@ def test_S12_cancel_results() -> None:
     assert ev.physical_heap_count == 3  # lazy: b is a tombstone
     assert ev.cancel(b) is False  # repeated
     assert ev.cancel(99) is False  # never issued
+    assert ev.cancel(2**100) is False  # far beyond any token: unknown, not an error
     assert ev.cancel(c + 1) is False  # the next token, not issued yet
     assert ev.run_until(1) == [_rec(1, a, "A", 1)]
     assert ev.cancel(a) is False  # already returned
