@@ -332,6 +332,9 @@ class HeapSimClock:
         call raises ``RuntimeError`` and changes nothing), C-ADV-5 (splitting
         time changes nothing). Each entry is popped and ``now`` set *before* its
         callback, so a raising callback leaves the clock well-defined (C-ERR-2).
+        The argument is checked before the nesting: a nested ``advance(1.0)`` is
+        the ``TypeError`` of C-TIME-3, a nested ``advance(1)`` the
+        ``RuntimeError`` of C-ADV-4; either way nothing changes.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
         if self._running:
