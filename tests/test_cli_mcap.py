@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcap.records import Message as McapMessage
-from test_replay_helpers import record, rewrite
+from test_replay_helpers import record, replace_in_data, rewrite
 
 from simclock import EVENTS_TOPIC, Bus, Event, EventKind, Recorder
 from simclock._cli import main
@@ -181,18 +180,7 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
     a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
     fa = _tiny(a)
 
-    def inject(msgs: list[McapMessage]) -> list[McapMessage]:
-        return [
-            McapMessage(
-                m.channel_id,
-                m.log_time,
-                m.data.replace(b'"go"', b'"stop"'),
-                m.publish_time,
-                m.sequence,
-            )
-            for m in msgs
-        ]
-
+    inject = replace_in_data(b'"go"', b'"stop"')
     rewrite(a, b, inject)
     code, out, err = _run(capsys, "diff", str(a), str(b))
     # One chunk, held until B's end-of-file checks: B is refused before the compare.

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mcap.reader import make_reader
 from mcap.records import Message as McapMessage
 from mcap.writer import CompressionType, Writer
-from test_replay_helpers import record, rewrite
+from test_replay_helpers import record, replace_in_data, rewrite
 
 import simclock
 from simclock import (
@@ -402,20 +402,8 @@ def test_C_REP_3_a_damaged_draw_log_stays_an_error(
     path, _, _, draws = recorded
     odom = b"/simclock/draws/odom"
 
-    def damage(msgs: list[McapMessage]) -> list[McapMessage]:
-        return [
-            McapMessage(
-                m.channel_id,
-                m.log_time,
-                m.data.replace(b'"index":1,', b'"index":5,'),
-                m.publish_time,
-                m.sequence,
-            )
-            for m in msgs
-        ]
-
     bad = tmp_path / "draws.mcap"
-    rewrite(path, bad, damage)
+    rewrite(path, bad, replace_in_data(b'"index":1,', b'"index":5,'))
     assert odom in bad.read_bytes()
     with ReplayClock(bad) as clock:
         wheel = clock.random_source().child("odom")
@@ -437,19 +425,7 @@ def test_C_REP_3_malformed_or_missing_draws_are_a_damaged_file(
     path, _, _, draws = recorded
     bad = tmp_path / "valux.mcap"
 
-    def rename_value(msgs: list[McapMessage]) -> list[McapMessage]:
-        return [
-            McapMessage(
-                m.channel_id,
-                m.log_time,
-                m.data.replace(b',"value":', b',"valux":'),
-                m.publish_time,
-                m.sequence,
-            )
-            for m in msgs
-        ]
-
-    rewrite(path, bad, rename_value)
+    rewrite(path, bad, replace_in_data(b',"value":', b',"valux":'))
     with (
         ReplayClock(bad) as clock,
         pytest.raises(
@@ -704,20 +680,8 @@ def test_altered_payload_fails_the_fingerprint_check(
 ) -> None:
     path, _, fingerprint, _ = recorded
 
-    def alter(msgs: list[McapMessage]) -> list[McapMessage]:
-        return [
-            McapMessage(
-                m.channel_id,
-                m.log_time,
-                m.data.replace(b'"go"', b'"GO"'),
-                m.publish_time,
-                m.sequence,
-            )
-            for m in msgs
-        ]
-
     bad = tmp_path / "alter.mcap"
-    rewrite(path, bad, alter)
+    rewrite(path, bad, replace_in_data(b'"go"', b'"GO"'))
     with (
         ReplayClock(bad) as clock,
         pytest.raises(

@@ -65,10 +65,33 @@ def record(
     return live, rec.fingerprint(), draws
 
 
+Edit = Callable[[list[McapMessage]], list[McapMessage]]
+
+
+def replace_in_data(old: bytes, new: bytes) -> Edit:
+    """An ``edit`` for :func:`rewrite`: every message's data with ``old`` replaced by ``new``.
+
+    Only the data changes (channel, log time, publish time and sequence are kept), so
+    what a test sees is an altered payload, not a moved message.
+    """
+
+    def edit(msgs: list[McapMessage]) -> list[McapMessage]:
+        # A pattern that matches nothing would make the "damaged" copy a faithful one.
+        assert any(old in m.data for m in msgs), f"{old!r} is in no message"
+        return [
+            McapMessage(
+                m.channel_id, m.log_time, m.data.replace(old, new), m.publish_time, m.sequence
+            )
+            for m in msgs
+        ]
+
+    return edit
+
+
 def rewrite(
     src: Path,
     dst: Path,
-    edit: Callable[[list[McapMessage]], list[McapMessage]] = lambda msgs: msgs,
+    edit: Edit = lambda msgs: msgs,
     *,
     metadata: Callable[[str, dict[str, str]], dict[str, str]] = lambda _n, m: m,
     channel_metadata: Callable[[str, dict[str, str]], dict[str, str]] = lambda _t, m: m,
