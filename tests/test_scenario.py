@@ -55,6 +55,16 @@ def _pendulum(tmp_path: Path, duration: str = "1 s", extra: str = "", episodes: 
     return _write(tmp_path, text + extra, "pendulum.toml")
 
 
+def _edit(path: Path, *changes: tuple[str, str]) -> None:
+    """Rewrite the scenario file ``path`` in place, replacing each ``old`` by ``new``."""
+    text = path.read_text(encoding="utf-8")
+    for old, new in changes:
+        # An edit that matches nothing would test the unedited file.
+        assert old in text, f"{old!r} is not in {path.name}"
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+
+
 def _error(tmp_path: Path, text: str) -> str:
     with pytest.raises(ScenarioError) as info:
         load_scenario(_write(tmp_path, text))
@@ -75,10 +85,7 @@ def test_C_GRID_3_strict_off_grid_period_error_names_the_exact_key(tmp_path: Pat
 
 def test_C_GRID_3_pendulum_at_200_hz_strict_is_refused(tmp_path: Path) -> None:
     path = _pendulum(tmp_path)
-    path.write_text(
-        path.read_text(encoding="utf-8").replace('period = "4 ms"', 'period = "5 ms"'),
-        encoding="utf-8",
-    )
+    _edit(path, ('period = "4 ms"', 'period = "5 ms"'))
     with pytest.raises(
         ScenarioError,
         match=r"^controllers.pd.period: 5 ms is not on the 2 ms grid \(policy strict\); ",
@@ -159,21 +166,13 @@ def test_scenario_controller_errors(tmp_path: Path) -> None:
         'controllers.pd.kind: kind "pd" needs [physics] mujoco = "model.xml"'
     )
     path = _pendulum(tmp_path)
-    path.write_text(
-        path.read_text(encoding="utf-8").replace('rate = "imu0"', 'rate = "imu9"'),
-        encoding="utf-8",
-    )
+    _edit(path, ('rate = "imu0"', 'rate = "imu9"'))
     with pytest.raises(
         ScenarioError,
         match=r"^controllers.pd.rate: 'imu9' is not a device; define \[devices.imu9\] first$",
     ):
         load_scenario(path)
-    path.write_text(
-        path.read_text(encoding="utf-8")
-        .replace('rate = "imu9"', 'rate = "imu0"')
-        .replace('sensor = "gyro"', 'sensor = "compass"'),
-        encoding="utf-8",
-    )
+    _edit(path, ('rate = "imu9"', 'rate = "imu0"'), ('sensor = "gyro"', 'sensor = "compass"'))
     with pytest.raises(
         ScenarioError,
         match=r"^devices.imu0.sensor: sensor 'compass' is not in the MuJoCo model; "
@@ -385,10 +384,7 @@ def test_make_demo_records_replays_and_plots(
 
 def test_scenario_unknown_actuator_names_the_model_actuators(tmp_path: Path) -> None:
     path = _pendulum(tmp_path)
-    path.write_text(
-        path.read_text(encoding="utf-8").replace('actuator = "motor"', 'actuator = "servo"'),
-        encoding="utf-8",
-    )
+    _edit(path, ('actuator = "motor"', 'actuator = "servo"'))
     with pytest.raises(
         ScenarioError,
         match=r"^controllers.pd.actuator: actuator 'servo' is not in the MuJoCo model; "
