@@ -424,7 +424,6 @@ def test_C_REP_3_malformed_or_missing_draws_are_a_damaged_file(
     # file without CRCs (an unknown opcode is skipped) read as "ran out".
     path, _, _, draws = recorded
     bad = tmp_path / "valux.mcap"
-
     rewrite(path, bad, replace_in_data(b',"value":', b',"valux":'))
     with (
         ReplayClock(bad) as clock,
@@ -679,7 +678,6 @@ def test_altered_payload_fails_the_fingerprint_check(
     recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
 ) -> None:
     path, _, fingerprint, _ = recorded
-
     bad = tmp_path / "alter.mcap"
     rewrite(path, bad, replace_in_data(b'"go"', b'"GO"'))
     with (
