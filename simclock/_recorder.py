@@ -82,7 +82,6 @@ import platform
 import threading
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from types import TracebackType
 from typing import IO, Any, Final
 
 import numpy as np
@@ -91,6 +90,7 @@ from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock._bus import Bus, Message
+from simclock._closing import Closing
 from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock._fingerprint import (
     FINGERPRINT_ALGORITHM,
@@ -284,7 +284,7 @@ def _check_metadata(metadata: object) -> dict[str, str]:
     return out
 
 
-class Recorder:
+class Recorder(Closing):
     """Write every message of a :class:`~simclock.Bus` to one MCAP file (SPEC §6).
 
     See the module docstring for the file layout and the full API. Order:
@@ -470,17 +470,6 @@ class Recorder:
                 self._stream.close()
             if self._error is not None:
                 raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {self._error}")
-
-    def __enter__(self) -> Recorder:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- writing --------------------------------------------------------------
 

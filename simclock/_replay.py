@@ -47,7 +47,6 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from types import TracebackType
 from typing import IO, Any
 
 import numpy as np
@@ -61,6 +60,7 @@ from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
 from simclock._bus import Bus, Event, EventKind, Message
+from simclock._closing import Closing
 from simclock._errors import (
     SimclockError,
     SimclockRuntimeError,
@@ -186,7 +186,7 @@ def _check_summary_crc(path: str, stream: IO[bytes], size: int) -> None:
         )
 
 
-class RecordingReader:
+class RecordingReader(Closing):
     """Stream the bus messages of an MCAP recording in total order (SPEC §5).
 
     ``RecordingReader(path, topics=None)`` opens and checks the file's
@@ -363,17 +363,6 @@ class RecordingReader:
             files, self._files = self._files, []
         for f in files:
             f.close()
-
-    def __enter__(self) -> RecordingReader:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def messages(self, start_ns: int | None = None) -> Iterator[Message]:
         """Bus messages with ``stamp >= start_ns`` in recorded total order (C-REP-1).
@@ -907,7 +896,7 @@ def _noop() -> None:
     """Cancel of a callback that replay never runs (C-REP-2)."""
 
 
-class ReplayClock:
+class ReplayClock(Closing):
     """A :class:`~simclock.SimClock` that replays a recording (SPEC §5, C-REP-1..4).
 
     ``ReplayClock(path, *, callbacks=False, topics=None, bus=None)``.
@@ -1050,17 +1039,6 @@ class ReplayClock:
         change nothing; ``now_ns`` still answers.
         """
         self._reader.close()
-
-    def __enter__(self) -> ReplayClock:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- scheduling -----------------------------------------------------------------
 
