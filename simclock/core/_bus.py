@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, exception_message, type_name
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
@@ -280,8 +280,8 @@ class Bus:
                 "subscriber": _subscriber_name(sub),
                 "topic": message.topic,
                 "sequence": message.sequence,
-                "error_type": type(exc).__qualname__,
-                "error_message": str(exc),
+                "error_type": type_name(exc),
+                "error_message": exception_message(exc),
             },
         )
         # Bound: now (== the message's stamp); unbound: never below the last stamp.
