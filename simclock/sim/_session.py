@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._protocols import PeriodicStats
@@ -219,7 +219,14 @@ class Session:
                 f"draw_observer must be callable or None, got {draw_observer!r}"
             )
         # Checked here: a bad topic would otherwise fail the first tick inside the run.
-        self._clock_topic = None if clock_topic is None else _check_topic(clock_topic)
+        topic = None if clock_topic is None else _check_topic(clock_topic)
+        if topic is not None and topic != CLOCK_TOPIC and is_reserved_topic(topic):
+            # C-BUS-5: /clock is the session's to publish; /simclock/... is not.
+            raise SimclockValueError(
+                f"clock_topic {clock_topic!r} is reserved for the library's own messages; "
+                "use '/clock' (the default) or None"
+            )
+        self._clock_topic = topic
         self._on_reset = on_reset
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
