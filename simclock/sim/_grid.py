@@ -118,9 +118,13 @@ class GridClock:
     Every ``schedule*`` takes ``policy`` (default ``default_policy``) and an
     optional ``name`` used in errors (default: the callback's qualified name).
     Entries are pushed at their quantised time on an inner
-    :class:`~simclock.HeapSimClock`, so C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
+    :class:`~simclock.HeapSimClock`, the one scheduling core: an off-grid
+    periodic or rate is a core entry with a quantum ``s``, re-armed by the
+    core from its nominal grid. So C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
     C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
-    ``s == 1`` the clock behaves exactly like ``HeapSimClock``.
+    ``s == 1`` the clock behaves exactly like ``HeapSimClock``. A
+    :class:`~simclock.Session` attaches its phases as the clock's one
+    :class:`~simclock.core.TimedSource` (:meth:`attach_source`).
 
     Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
     quantised firing is late, never dropped) and ``overrun`` (a firing whose
