@@ -174,14 +174,16 @@ def test_C_SYS_4_run_scenario_keeps_one_reference_and_reports_lag(tmp_path: Path
 
     def progress(done_ns: int, total_ns: int) -> None:
         if done_ns == 500 * MS:
-            wall.t += 150 * MS  # a 150 ms stall of the host between two chunks: 140 ms behind at the next 10 ms step
+            # A 150 ms stall of the host between two chunks: 140 ms behind at the
+            # next 10 ms step, which is due at 510 ms.
+            wall.t += 150 * MS
 
     result = run_scenario(scenario, progress=progress, source=wall.source, sleep=wall.sleep)
     assert result.end_ns == 1_000 * MS
     assert wall.offset() == 1_000 * MS  # caught up, not 1 150 ms
     pacing = result.pacing
     assert pacing is not None
-    assert (pacing.rtf, pacing.wall_ns, pacing.max_lag_ns) == (1, 1_000 * MS, 140 * MS)
+    assert (pacing.rtf, pacing.wall_ns, pacing.max_lag_ns) == (Fraction(1), 1_000 * MS, 140 * MS)
     assert [(e.at_ns, e.details["lag_ns"]) for e in pacing.lag_events] == [(500 * MS, 140 * MS)]
     # The trace does not depend on pacing (C-MODE-1).
     assert result.fingerprint == run_scenario(scenario, mode="deterministic_ci").fingerprint

@@ -33,7 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import callback_name, exception_message, type_name
+from simclock.core._names import (
+    callback_name,
+    check_str_matching,
+    exception_message,
+    type_name,
+)
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
@@ -112,13 +117,7 @@ Subscriber = Callable[[Message], object]
 
 
 def _check_topic(topic: object) -> str:
-    if not isinstance(topic, str):
-        raise SimclockTypeError(f"topic must be a str, got {type(topic).__name__} {topic!r}")
-    if not _TOPIC.fullmatch(topic):
-        raise SimclockValueError(
-            f"topic must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
-        )
-    return topic
+    return check_str_matching(topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]")
 
 
 def _subscriber_name(sub: Subscriber) -> str:

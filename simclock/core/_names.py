@@ -7,11 +7,23 @@ way (C-ERR-1, C-BUS-4, C-DET-1), whatever the exception object does.
 
 from __future__ import annotations
 
+import enum
+import re
 from functools import partial
+from typing import TypeVar
 
-from simclock.core._errors import SimclockTypeError
+from simclock.core._errors import SimclockTypeError, SimclockValueError
 
-__all__ = ["callback_name", "check_callable", "exception_message", "type_name"]
+_E = TypeVar("_E", bound=enum.StrEnum)
+
+__all__ = [
+    "callback_name",
+    "check_callable",
+    "check_str_enum",
+    "check_str_matching",
+    "exception_message",
+    "type_name",
+]
 
 
 def callback_name(cb: object) -> str:
@@ -70,3 +82,30 @@ def _safe_repr(value: object) -> str:
         return repr(value)
     except Exception:
         return f"<{type(value).__qualname__} object with a failing __repr__>"
+
+
+def check_str_matching(value: object, name: str, pattern: re.Pattern[str], rule: str) -> str:
+    """``value`` if it is a ``str`` matching ``pattern`` in full.
+
+    ``TypeError`` "<name> must be a str, got ..." otherwise, or ``ValueError``
+    "<name> must <rule>, got ..." (topics, component ids).
+    """
+    if not isinstance(value, str):
+        raise SimclockTypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if not pattern.fullmatch(value):
+        raise SimclockValueError(f"{name} must {rule}, got {value!r}")
+    return value
+
+
+def check_str_enum(value: object, kind: type[_E], type_error: str, value_error: str) -> _E:
+    """``value`` as a member of the string enum ``kind``.
+
+    Not a ``str``: ``TypeError`` "<type_error>, got <type> <value>"; not a
+    member: ``ValueError`` "<value_error><value>" (modes, policies).
+    """
+    if not isinstance(value, str):
+        raise SimclockTypeError(f"{type_error}, got {type(value).__name__} {value!r}")
+    try:
+        return kind(value)
+    except ValueError:
+        raise SimclockValueError(f"{value_error}{value!r}") from None

@@ -158,13 +158,7 @@ class SeededRandomSource:
         ``sigma < 0`` is a ``ValueError``; a refused call draws nothing.
         """
         _check_sigma(sigma)
-        shape = _check_size(size)
-        if shape is None:
-            value: Any = float(self._gen.normal(mu, sigma))
-        else:
-            value = self._gen.normal(mu, sigma, size=shape)
-        self._emit("normal", (mu, sigma, shape), value)
-        return value
+        return self._draw("normal", float, (mu, sigma), _check_size(size))
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray.
@@ -173,12 +167,19 @@ class SeededRandomSource:
         with ``low < high`` (``ValueError``); a refused call draws nothing.
         """
         _check_bounds(low, high)
-        shape = _check_size(size)
-        if shape is None:
-            value: Any = int(self._gen.integers(low, high))
-        else:
-            value = self._gen.integers(low, high, size=shape)
-        self._emit("integers", (low, high, shape), value)
+        return self._draw("integers", int, (low, high), _check_size(size))
+
+    def _draw(
+        self,
+        method: str,
+        scalar: Callable[[Any], Any],
+        args: tuple[Any, ...],
+        shape: int | tuple[int, ...] | None,
+    ) -> Any:
+        """``generator.<method>(*args)`` as a Python scalar, or an ndarray of ``shape``."""
+        draw = getattr(self._gen, method)
+        value = scalar(draw(*args)) if shape is None else draw(*args, size=shape)
+        self._emit(method, (*args, shape), value)
         return value
 
     def numpy_rng(self) -> np.random.Generator:

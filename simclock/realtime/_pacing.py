@@ -27,6 +27,7 @@ from fractions import Fraction
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import check_str_enum
 from simclock.core._protocols import SimClock
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
@@ -159,19 +160,27 @@ class PacingReference:
     """
 
     def __init__(self) -> None:
-        self._pacer: _Pacer | None = None
-        self._mode: PacingMode | None = None
-        self._rtf: Fraction | None = None
-        self._sim_start = 0
-        self._wall_start: int | None = None
-        self._read_wall: Callable[[], int] | None = None
+        # Invariant: None until the first call; then that call's anchor, for good.
+        self._first: _FirstCall | None = None
         self._advances = 0
         self._frames = 0
 
     @property
     def started(self) -> bool:
         """Whether a first ``run_paced`` call has taken the reference."""
-        return self._mode is not None
+        return self._first is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstCall:
+    """What a :class:`PacingReference` keeps from its first call."""
+
+    mode: PacingMode
+    rtf: Fraction
+    sim_start: int
+    pacer: _Pacer | None
+    wall_start: int | None
+    read_wall: Callable[[], int] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,15 +225,10 @@ class PacingReport:
 
 
 def _check_mode(mode: object) -> PacingMode:
-    if not isinstance(mode, str):
-        raise SimclockTypeError(
-            f"mode must be a str or PacingMode, got {type(mode).__name__} {mode!r}"
-        )
-    try:
-        return PacingMode(mode)
-    except ValueError:
-        names = ", ".join(m.value for m in PacingMode)
-        raise SimclockValueError(f"mode must be one of {names}; got {mode!r}") from None
+    names = ", ".join(m.value for m in PacingMode)
+    return check_str_enum(
+        mode, PacingMode, "mode must be a str or PacingMode", f"mode must be one of {names}; got "
+    )
 
 
 def _default_sleep(duration_ns: int) -> None:
@@ -427,11 +431,11 @@ def run_paced(
             raise SimclockTypeError(
                 f"reference must be a simclock.PacingReference or None, got {reference!r}"
             )
-        first_mode = reference._mode
-        if first_mode is not None and (first_mode, reference._rtf) != (run_mode, rate):
+        first = reference._first
+        if first is not None and (first.mode, first.rtf) != (run_mode, rate):
             raise SimclockValueError(
                 f"mode {run_mode.value!r} and rtf {rate} differ from the reference's first call "
-                f"(mode {first_mode.value!r}, rtf {reference._rtf}); one reference is one run: "
+                f"(mode {first.mode.value!r}, rtf {first.rtf}); one reference is one run: "
                 "pass the same mode and rtf, or a new PacingReference"
             )
 
@@ -439,12 +443,11 @@ def run_paced(
     pacer: _Pacer | None = None
     wall_start: int | None = None
     read_wall: Callable[[], int] | None = None
-    if reference is not None and reference.started:
+    if reference is not None and reference._first is not None:
         # Continue the run: same anchor, same lag episode, same counters.
-        pacer = reference._pacer
-        sim_start = reference._sim_start
-        wall_start = reference._wall_start
-        read_wall = reference._read_wall
+        first = reference._first
+        pacer, sim_start, wall_start = first.pacer, first.sim_start, first.wall_start
+        read_wall = first.read_wall
     elif run_mode is not PacingMode.DETERMINISTIC_CI:
         # Resolved here, not as a default argument: deterministic_ci must not even
         # hold a reference to the wall clock, and tests replace time.monotonic_ns.
@@ -464,13 +467,8 @@ def run_paced(
         else:
             wall_start = read_wall()
 
-    if reference is not None and not reference.started:
-        reference._pacer = pacer
-        reference._mode = run_mode
-        reference._rtf = rate
-        reference._sim_start = sim_start
-        reference._wall_start = wall_start
-        reference._read_wall = read_wall
+    if reference is not None and reference._first is None:
+        reference._first = _FirstCall(run_mode, rate, sim_start, pacer, wall_start, read_wall)
     peek = getattr(clock, "next_event_ns", None)
     advances = 0
     frames = 0

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simclock.core._bus import _check_topic, is_reserved_topic
-from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._errors import SimclockValueError
+from simclock.core._names import check_str_matching
 from simclock.core._protocols import RandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.sim._grid import Policy, check_policy, check_schedule_on_grid
@@ -59,13 +60,9 @@ publishes nothing.
 
 def check_component_segment(value: object, name: str) -> str:
     """Validate one id segment: ``[A-Za-z][A-Za-z0-9_.-]*`` (so it is a random label segment)."""
-    if not isinstance(value, str):
-        raise SimclockTypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
-    if not _SEGMENT.fullmatch(value):
-        raise SimclockValueError(
-            f"{name} must start with a letter and use only [A-Za-z0-9_.-], got {value!r}"
-        )
-    return value
+    return check_str_matching(
+        value, name, _SEGMENT, "start with a letter and use only [A-Za-z0-9_.-]"
+    )
 
 
 def _check_spec_topic(topic: object, default: str) -> str:

@@ -36,7 +36,7 @@ from fractions import Fraction
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._heapclock import HeapSimClock, TimedSource, check_rate_hz
-from simclock.core._names import callback_name, check_callable
+from simclock.core._names import callback_name, check_callable, check_str_enum
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -64,18 +64,8 @@ class Policy(enum.StrEnum):
 
 def check_policy(policy: object, name: str = "policy") -> Policy:
     """Return ``policy`` as a :class:`Policy`; a ``str`` must be one of its values."""
-    if isinstance(policy, Policy):
-        return policy
-    if not isinstance(policy, str):
-        raise SimclockTypeError(
-            f"{name} must be 'next_boundary' or 'strict', got {type(policy).__name__} {policy!r}"
-        )
-    try:
-        return Policy(policy)
-    except ValueError:
-        raise SimclockValueError(
-            f"{name} must be 'next_boundary' or 'strict', got {policy!r}"
-        ) from None
+    expected = f"{name} must be 'next_boundary' or 'strict'"
+    return check_str_enum(policy, Policy, expected, f"{expected}, got ")
 
 
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
@@ -128,9 +118,13 @@ class GridClock:
     Every ``schedule*`` takes ``policy`` (default ``default_policy``) and an
     optional ``name`` used in errors (default: the callback's qualified name).
     Entries are pushed at their quantised time on an inner
-    :class:`~simclock.HeapSimClock`, so C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
+    :class:`~simclock.HeapSimClock`, the one scheduling core: an off-grid
+    periodic or rate is a core entry with a quantum ``s``, re-armed by the
+    core from its nominal grid. So C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
     C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
-    ``s == 1`` the clock behaves exactly like ``HeapSimClock``.
+    ``s == 1`` the clock behaves exactly like ``HeapSimClock``. A
+    :class:`~simclock.Session` attaches its phases as the clock's one
+    :class:`~simclock.core.TimedSource` (:meth:`attach_source`).
 
     Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
     quantised firing is late, never dropped) and ``overrun`` (a firing whose

@@ -170,8 +170,11 @@ class Session:
     component (C-GRID-3). The session starts on the first :meth:`advance`,
     :meth:`run_until`, :meth:`start` or :meth:`reset_episode`.
 
-    Phase order at every boundary ``b`` (one clock entry per boundary runs them,
-    so the order never depends on push history):
+    Phase order at every boundary ``b`` where the session has work (the
+    phases are a :class:`~simclock.core.TimedSource` of the grid clock, run by
+    the scheduling core before the clock's entries at ``b``; they are not heap
+    entries, so the order never depends on push history, ``next_event_ns``
+    shows the user's entries only, and an idle stretch costs nothing):
 
     1. ``/clock`` with SessionTime ``b`` (C-EP-2);
     2. acquisitions due at ``b`` (first boundary >= nominal, C-GRID-2), sensors
@@ -182,7 +185,7 @@ class Session:
     4. controllers due at ``b``, in the order they were added: they see every
        sample delivered at or before ``b``.
 
-    Then the clock's ``on_step`` hook advances the physics to ``b + s``. A
+    The clock's ``on_step`` hook (physics) for ``b`` has run just before. A
     component callback raising ``Exception`` is reported as
     ``SCHEDULER_CALLBACK_FAILED`` naming the callback (C-ERR-1) and the others
     still run; that firing is consumed. Samples still in flight at an episode
