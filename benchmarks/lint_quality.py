@@ -195,17 +195,27 @@ def collect(site: Path, extra: list[Path], out: Path, per_stratum: int, seed: in
         sample.extend(rng.sample(group, min(per_stratum, len(group))))
     for entry in sample:
         path = Path(str(entry["path"]))
-        text, line = snippet(path.read_text(encoding="utf-8", errors="replace"), int(str(entry["line"])))
+        text, line = snippet(
+            path.read_text(encoding="utf-8", errors="replace"), int(str(entry["line"]))
+        )
         top = str(entry["package"])
         entry["distribution"] = PACKAGES.get(top, top)
         entry["version"] = _version(site, top) if top in PACKAGES else "?"
-        entry["file"] = path.relative_to(site).as_posix() if path.is_relative_to(site) else path.name
+        entry["file"] = (
+            path.relative_to(site).as_posix() if path.is_relative_to(site) else path.name
+        )
         entry["snippet"] = text
         entry["snippet_line"] = line
-        entry["site"] = path.read_text(encoding="utf-8", errors="replace").splitlines()[int(str(entry["line"])) - 1].strip()
+        entry["site"] = (
+            path.read_text(encoding="utf-8", errors="replace")
+            .splitlines()[int(str(entry["line"])) - 1]
+            .strip()
+        )
         del entry["path"]
     out.write_text(json.dumps(sample, indent=1) + "\n", encoding="utf-8")
-    print(f"{len(candidates)} candidate sites in {len(files)} files; {len(sample)} sampled -> {out}")
+    print(
+        f"{len(candidates)} candidate sites in {len(files)} files; {len(sample)} sampled -> {out}"
+    )
 
 
 def score_live(site: Path) -> None:
@@ -224,8 +234,12 @@ def score_live(site: Path) -> None:
             rows[code][0] += 1
             rows[code][1] += bool(s["hazard"])
         for code in ruff.get(key, ()):
-            rows["ruff " + code.rstrip("0123456789") if code.startswith("DTZ") else "ruff " + code][0] += 1
-            rows["ruff " + code.rstrip("0123456789") if code.startswith("DTZ") else "ruff " + code][1] += bool(s["hazard"])
+            rows["ruff " + code.rstrip("0123456789") if code.startswith("DTZ") else "ruff " + code][
+                0
+            ] += 1
+            rows["ruff " + code.rstrip("0123456789") if code.startswith("DTZ") else "ruff " + code][
+                1
+            ] += bool(s["hazard"])
         if s["hazard"]:
             hazards += 1
             caught += bool(ours.get(key))

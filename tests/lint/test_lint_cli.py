@@ -162,9 +162,7 @@ def test_C_RNG_6_show_source(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert lines[1:] == ["    start = time.monotonic()", "            ^"]
 
 
-def test_C_RNG_6_explain_and_list_rules(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_C_RNG_6_explain_and_list_rules(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--explain", "sc201")
     assert status == 0 and out.startswith("SC201: ``.child()`` called with a non-constant label.")
     status, out, _ = run(capsys, "--list-rules")

@@ -100,7 +100,9 @@ def markdown(workdir: Path) -> str:
         "|---|---|---|",
     ]
     for rule in RULES:
-        rows.append(f"| {rule.code} | {_cell(ours.get(rule.code))} | {_cell(wide.get(rule.code))} |")
+        rows.append(
+            f"| {rule.code} | {_cell(ours.get(rule.code))} | {_cell(wide.get(rule.code))} |"
+        )
     for code in ("NPY002", "S311", "DTZ"):
         rows.append(f"| ruff {code} | {_cell(theirs.get(code))} | |")
     rows.append(

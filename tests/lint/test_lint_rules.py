@@ -20,6 +20,7 @@ def lint_source(
         for f in _lint_source(source, path, rules, simulation="test")
     ]
 
+
 EXAMPLES = [
     pytest.param(rule.code, source, valid, id=f"{rule.code}-{'valid' if valid else 'invalid'}-{i}")
     for rule in RULES
