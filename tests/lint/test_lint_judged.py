@@ -20,6 +20,7 @@ snippets: ``.venv/bin/python tests/lint/test_lint_judged.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lint import DEFAULT_RULES, INTERNAL_ERROR, PARSE_ERROR, RULES, lint_source
+from lint import DEFAULT_RULES, INTERNAL_ERROR, PARSE_ERROR, RULES, Finding, lint_source
 
 HERE = Path(__file__).resolve().parent
 JUDGED = HERE / "judged" / "sites.json"
@@ -38,18 +39,30 @@ RUFF_SELECT = "NPY002,S311,DTZ"
 Site = dict[str, Any]
 
 
+@functools.cache
+def _sites() -> tuple[Site, ...]:
+    return tuple(json.loads(JUDGED.read_text(encoding="utf-8"))["sites"])
+
+
 def sites() -> list[Site]:
-    data: list[Site] = json.loads(JUDGED.read_text(encoding="utf-8"))["sites"]
-    return data
+    return list(_sites())
+
+
+@functools.cache
+def findings(wide: bool) -> tuple[tuple[Finding, ...], ...]:
+    """Every snippet's findings: defaults, or wide (every rule, SC301 everywhere). Cached."""
+    if wide:
+        return tuple(
+            tuple(lint_source(s["snippet"], s["file"], RULES, simulation="wide")) for s in _sites()
+        )
+    return tuple(tuple(lint_source(s["snippet"], s["file"], DEFAULT_RULES)) for s in _sites())
 
 
 def found(site: Site, *, wide: bool = False) -> set[str]:
     """The codes simclock-lint reports on the site's line of its snippet."""
-    if wide:
-        findings = lint_source(site["snippet"], site["file"], RULES, simulation="wide")
-    else:
-        findings = lint_source(site["snippet"], site["file"], DEFAULT_RULES)
-    return {f.code for f in findings if f.line == site["snippet_line"]}
+    index = next(i for i, known in enumerate(_sites()) if known is site)
+    per_site = findings(wide)[index]
+    return {f.code for f in per_site if f.line == site["snippet_line"]}
 
 
 def ruff_found(workdir: Path, judged: list[Site]) -> list[set[str]]:
@@ -121,10 +134,9 @@ def test_C_RNG_6_judged_sample_is_self_contained() -> None:
     judged = sites()
     assert len(judged) >= 150
     assert sum(s["hazard"] for s in judged) >= 80
-    for site in judged:
+    for site, per_site in zip(judged, findings(True), strict=True):
         assert site["why"] and site["version"] and site["snippet"].count("\n") <= 70
-        codes = {f.code for f in lint_source(site["snippet"], site["file"], RULES, simulation="w")}
-        assert not codes & {PARSE_ERROR, INTERNAL_ERROR}, site["file"]
+        assert not {f.code for f in per_site} & {PARSE_ERROR, INTERNAL_ERROR}, site["file"]
 
 
 def test_C_RNG_6_defaults_are_precise_and_miss_little_on_judged_real_code() -> None:
