@@ -28,6 +28,7 @@ Run (the packages in a scratch environment outside the repository)::
         pettingzoo==1.27.0 gym==0.26.2 dm-control==1.0.50 stable-baselines3==2.9.2 \\
         sb3-contrib==2.9.2 mesa==3.3.1 habitat-lab==0.3.320260507 highway-env==1.12.1 \\
         minigrid==3.2.0 pybullet==3.2.7
+    # mujoco 4.0.0: copy the package the project's mujoco extra installed into .venv
     .venv/bin/python benchmarks/lint_quality.py collect \\
         --site-packages /tmp/rl/lib/python3.11/site-packages --out /tmp/candidates.json
     .venv/bin/python benchmarks/lint_quality.py score \\

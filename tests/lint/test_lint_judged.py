@@ -1,9 +1,10 @@
 """Precision and recall of simclock-lint's defaults on judged real code (SPEC §13, issue 15).
 
-``tests/lint/judged/sites.json`` holds a sample of candidate sites from nine
-installed RL and robotics code bases (gym, gymnasium, pettingzoo, dm-control,
-stable-baselines3, sb3-contrib, mesa, habitat-lab, highway-env, minigrid and
-pybullet's examples/envs), each judged by hand as a real hazard or not, with
+``tests/lint/judged/sites.json`` holds every hazard and a sample of the other
+candidate sites from twelve installed RL and robotics code bases (gym,
+gymnasium, pettingzoo, dm-control, stable-baselines3, sb3-contrib, mesa,
+habitat-lab, highway-env, minigrid, pybullet's examples/envs and mujoco's
+Python package), each judged by hand as a real hazard or not, with
 the reason, and a short snippet of its file (the imports of tracked modules
 and the enclosing definition). Candidates are the union of what simclock-lint
 finds with its defaults, what it finds "wide" (every rule, SC301 everywhere),
