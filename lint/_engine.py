@@ -63,7 +63,6 @@ _NOQA = re.compile(
 _LINE_END = re.compile(r"\r\n?|\n")
 _KEYWORDS = frozenset(keyword.kwlist)
 _STAR_IMPORT = re.compile(rb"\bimport\s*\*")
-_ERROR_AT = re.compile(r"error at (?P<line>\d+):(?P<col>\d+): ")
 
 
 def _relevant(raw: bytes, text: str, rules: list[Rule]) -> frozenset[str] | None:
@@ -103,25 +102,6 @@ def _cut(
         if identifiers & encoded:
             triggers.update(word.decode() for word in identifiers)
     return prune(text, triggers - _KEYWORDS, set(names))
-
-
-def _parse_error(error: Exception) -> tuple[int, int, str]:
-    """Line, column (1-based) and message of a libcst parse failure.
-
-    libcst's native parser names its position in the message (``error at
-    3:5: expected ...``, 0-based column, at or just after the offending token);
-    its ``raw_line``/``raw_column`` attributes are less reliable, so the
-    message's position wins when it has one.
-    """
-    import libcst
-
-    if isinstance(error, libcst.ParserSyntaxError):
-        message = error.message.removeprefix("parser error: ")
-        at = _ERROR_AT.match(message)
-        if at is None:
-            return max(error.raw_line, 1), error.raw_column + 1, message
-        return max(int(at["line"]), 1), int(at["col"]) + 1, message[at.end() :]
-    return 1, 1, f"{type(error).__name__}: {error}"
 
 
 def _decode(source: bytes) -> str:
