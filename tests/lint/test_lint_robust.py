@@ -93,6 +93,19 @@ def test_C_RNG_6_deep_expression_split_over_lines_goes_to_the_fallback(tmp_path:
     (tmp_path / "ml.py").write_text(SIM + "import time\nx = (\n" + body + ")\n")
     done = _cli(tmp_path, "ml.py", "--statistics", timeout=30)
     assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SC301"])
+    # The same with the operator leading each line, and a chain with a leading dot.
+    body = "\n+ ".join(["time.time()"] * 1500)
+    (tmp_path / "ml.py").write_text(SIM + "import time\nx = (\n" + body + ")\n")
+    done = _cli(tmp_path, "ml.py", "--statistics", timeout=30)
+    assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SC301"])
+    (tmp_path / "ml.py").write_text(
+        SIM + "import time\nx = (time.time()\n" + "  .b\n" * 3000 + ")\n"
+    )
+    done = _cli(tmp_path, "ml.py", timeout=30)
+    assert (done.returncode, done.stdout) == (
+        1,
+        f"ml.py:1:1: {PARSE_ERROR} could not parse: nested too deeply for Python's parser\n",
+    )
 
 
 def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: Path) -> None:
