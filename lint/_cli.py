@@ -18,7 +18,7 @@ from lint._config import Config, LintConfigError, load_config, resolve_codes
 from lint._engine import INTERNAL_ERROR, NOT_LINTED, PARSE_ERROR, WARNINGS
 from lint._rule import Finding
 from lint._rules import RULES, RULES_BY_CODE
-from lint._runner import lint_paths
+from lint._runner import _read_regular, lint_paths
 
 __all__ = ["main"]
 
@@ -84,7 +84,9 @@ def _source_line(finding: Finding, cache: dict[str, list[str]]) -> str:
     lines = cache.get(finding.path)
     if lines is None:
         try:
-            lines = Path(finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
+            # Never a plain read: the path may be a FIFO or a device (SC001).
+            raw = _read_regular(finding.path)
+            lines = raw.decode("utf-8", errors="replace").splitlines()
         except OSError:
             lines = []
         cache[finding.path] = lines

@@ -118,6 +118,8 @@ def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: P
     )
     done = _cli(tmp_path, ".", timeout=30)
     assert (done.returncode, done.stdout) == (0, expected)
+    shown = _cli(tmp_path, "--show-source", ".", timeout=30)
+    assert (shown.returncode, shown.stdout) == (0, expected)
     github = _cli(tmp_path, "--format", "github", "fifo.py", timeout=30)
     assert github.stdout.startswith("::warning file=fifo.py,line=1,col=1,title=SC001::")
     # The cached path reads files to hash them: it must not block either, nor cache the warning.
