@@ -47,10 +47,9 @@ def _imports(tree: ast.Module) -> tuple[dict[str, str], list[str]]:
 
 
 def _call_info(call: ast.Call, reads: frozenset[str]) -> CallInfo:
-    positional = [arg for arg in call.args]
-    first = positional[0] if positional else None
+    first = call.args[0] if call.args else None
     return CallInfo(
-        len(positional),
+        len(call.args),
         isinstance(first, ast.Constant) and first.value is None,
         {kw.arg: isinstance(kw.value, ast.Constant) and kw.value.value is None
          for kw in call.keywords if kw.arg is not None},
@@ -102,7 +101,9 @@ def fallback_hits(tree: ast.Module, rules: Iterable[Rule]) -> list[tuple[ast.exp
         if call is not None:
             seed = call.args[0] if call.args else None
             if seed is None:
-                seed = next((k.value for k in call.keywords if k.arg in {"seed", "x"}), None)
+                seed = next(
+                    (k.value for k in call.keywords if k.arg in {"seed", "x", "entropy"}), None
+                )
             reads = frozenset(
                 refs[id(n)][0]
                 for n in (ast.walk(seed) if seed is not None else ())
