@@ -49,10 +49,11 @@ _FILE_NOQA = re.compile(
 # 49 s); a physical line with this many operators or trailers goes to the fallback.
 _DEEP_OPERATORS = 150
 # A run of physical lines each ending in an operator, an open parenthesis or a
-# backslash, or starting with an operator, a dot or a closing parenthesis (one
-# expression split over lines), or one long line.
+# backslash, or starting with an operator (a sign before a number is data), a
+# dot or a closing parenthesis (one expression split over lines), or one long line.
 _LONG_LINE = re.compile(
-    rb"(?m)^(?:[^\n]*[-+*/%%|&^@(\\][ \t]*\r?\n|[ \t]*[-+*/%%|&^@.)][^\n]*\r?\n)+[^\n]*"
+    rb"(?m)^(?:[^\n]*[-+*/%%|&^@(\\][ \t]*\r?\n|[ \t]*(?:[-+](?![\d.])|[*/%%|&^@.)])[^\n]*\r?\n)+"
+    rb"[^\n]*"
     rb"|^[^\n]{%d,}" % (2 * _DEEP_OPERATORS)
 )
 _OPERATOR = re.compile(rb"\.[A-Za-z_]|[-+*/%|&^@(\[<>]")
