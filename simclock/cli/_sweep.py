@@ -70,10 +70,10 @@ def register(subparsers: Any) -> None:
 class _Bar:
     """A rich progress bar with rate and ETA on a terminal's stderr; nothing otherwise."""
 
-    def __init__(self, label: str, enabled: bool) -> None:
+    def __init__(self, label: str, enabled: bool, *, console: Any = None) -> None:
         from rich.console import Console
 
-        console = Console(stderr=True)
+        console = Console(stderr=True) if console is None else console
         self._bar: Any = None
         self._task: Any = None
         if enabled and console.is_terminal:

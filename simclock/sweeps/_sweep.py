@@ -25,20 +25,22 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.sim._scenario_file import Scenario, load_scenario
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
 from simclock.sweeps._task import Outcome, Runner, audit_seed, run_seed
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = ["RECORD_CHOICES", "SweepAuditError", "parse_seeds", "sweep"]
 
 RECORD_CHOICES = ("none", "failing", "all")
 _SEEDS = re.compile(r"([0-9]+):([0-9]+)")
 _LINE_LIMIT = 400
+_QUIET_HTTP = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
 
 SweepProgress = Callable[[int, int], object]
 """``progress(done, total)``: called after each finished run of this call."""
@@ -104,7 +106,11 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
             n_workers=n,
             threads_per_worker=1,
             processes=True,
+            host="127.0.0.1",
             dashboard_address=None,
+            # The scheduler serves health routes over HTTP even without a dashboard: on
+            # loopback, on a free port (not 8787, which another cluster may hold).
+            scheduler_kwargs=_QUIET_HTTP,
             silence_logs=logging.ERROR,
         ) as cluster,
         dask.Client(cluster) as client,

@@ -33,13 +33,13 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from simclock.core._errors import SimclockValueError
 from simclock.sim._scenario_file import Scenario
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "BASE_COLUMNS",
@@ -63,13 +63,15 @@ MANIFEST_NAME = "sweep.json"
 TIMING_NAME = "timing.csv"
 RUNS_DIR = "runs"
 
-BASE_COLUMNS: tuple[tuple[str, pa.DataType, bool], ...] = (
-    ("seed", pa.int64(), False),
-    ("status", pa.string(), False),
-    ("message", pa.string(), True),
-    ("fingerprint", pa.string(), True),
-    ("messages", pa.int64(), True),
-    ("callback_failures", pa.int64(), True),
+# (name, Arrow type, nullable). pyarrow is imported where a table is built, not with
+# the package: ``import simclock`` stays light for the commands that never sweep.
+BASE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("seed", "int64", False),
+    ("status", "string", False),
+    ("message", "string", True),
+    ("fingerprint", "string", True),
+    ("messages", "int64", True),
+    ("callback_failures", "int64", True),
 )
 
 
@@ -80,7 +82,9 @@ def metric_column(name: str) -> str:
 
 def table_schema(scenario: Scenario) -> pa.Schema:
     """The fixed schema of ``scenario``'s sweep table (no metadata, so no timestamps)."""
-    fields = [pa.field(n, t, nullable=null) for n, t, null in BASE_COLUMNS]
+    import pyarrow as pa
+
+    fields = [pa.field(n, pa.type_for_alias(t), nullable=null) for n, t, null in BASE_COLUMNS]
     for m in scenario.metrics:
         fields.append(pa.field(metric_column(m.name), pa.int64() if m.integer else pa.float64()))
     return pa.schema(fields)
@@ -88,6 +92,8 @@ def table_schema(scenario: Scenario) -> pa.Schema:
 
 def rows_to_table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     """A table of ``rows`` sorted by seed (C-SWEEP-1). O(n log n)."""
+    import pyarrow as pa
+
     ordered = sorted(rows, key=lambda r: int(r["seed"]))
     return pa.Table.from_pylist([dict(r) for r in ordered], schema=schema)
 
@@ -99,6 +105,8 @@ def write_parquet(table: pa.Table, path: Path) -> None:
     install) and no creation time; the Arrow schema stored with it has no
     metadata. One row group, fixed compression.
     """
+    import pyarrow.parquet as pq
+
     _replace(
         path,
         lambda tmp: pq.write_table(
@@ -140,6 +148,8 @@ def _replace(path: Path, write: Any) -> None:
 
 def read_table(path: str | os.PathLike[str]) -> pa.Table:
     """Read a sweep table from ``.parquet`` or ``.csv``; ``ValueError`` for anything else."""
+    import pyarrow.parquet as pq
+
     file = Path(path)
     if file.suffix == ".parquet":
         return pq.read_table(file)
@@ -206,6 +216,8 @@ class SweepDir:
         self.rows: dict[int, dict[str, Any]] = {}
         table_file = self.path / TABLE_PARQUET
         if table_file.exists():
+            import pyarrow.parquet as pq
+
             for row in pq.read_table(table_file).to_pylist():
                 self.rows[int(row["seed"])] = row
         partial = self.path / PARTIAL_NAME
