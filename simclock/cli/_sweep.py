@@ -131,9 +131,11 @@ def _handler(args: argparse.Namespace) -> int:
     from simclock.sweeps._sweep import SweepAuditError, default_out, sweep
     from simclock.sweeps._table import TABLE_CSV, TABLE_PARQUET
 
+    out = args.out
     try:
         scenario = load_scenario(args.scenario)
-        out = args.out if args.out is not None else default_out(scenario)
+        if out is None:
+            out = default_out(scenario)
         bar = _Bar(f"sweep {scenario.name}", not args.no_progress)
         try:
             table = sweep(
@@ -153,6 +155,18 @@ def _handler(args: argparse.Namespace) -> int:
         return 3
     except SimclockError as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:
+        print(
+            f"simclock sweep: interrupted; finished rows are kept in {out}: "
+            "run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    except Exception as exc:  # the cluster's own failures (a worker that died, a lost scheduler)
+        return _fail(
+            f"the cluster failed: {type(exc).__name__}: {exc}; finished rows are kept in "
+            f"{out}: run the same command to resume"
+        )
     rows = table.to_pylist()
     failing = [r for r in rows if r["status"] != "ok"]
     print(
