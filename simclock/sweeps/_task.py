@@ -8,6 +8,7 @@ never the table). Everything a row holds comes from the run's trace
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pickle
 import subprocess
@@ -211,7 +212,8 @@ def audit_seed(
             outcome = pickle.loads(result.read_bytes())
             assert isinstance(outcome, Outcome)  # Invariant: _child writes an Outcome
             if outcome.probe not in avoid:
-                return outcome
+                # For timing.csv: the worker that started the child, and the child.
+                return dataclasses.replace(outcome, worker=f"{_worker_name()} {outcome.worker}")
     raise SimclockRuntimeError(
         f"audit of seed {seed}: every PYTHONHASHSEED in {AUDIT_HASH_SEEDS} gave the same hash "
         "salt as the sweep's run; run the sweep's workers without a fixed PYTHONHASHSEED"
