@@ -21,6 +21,7 @@ Usage: ``python benchmarks/sweep.py [--seeds 40] [--repeat 3] [--duration "1 s"]
 from __future__ import annotations
 
 import argparse
+import csv
 import logging
 import os
 import re
@@ -78,7 +79,9 @@ def main() -> int:
         seeds = range(1000, 1000 + args.seeds)
         expected = _plain(scenario, range(1000, 1002))  # warm-up (imports, MuJoCo)
         rates: dict[str, float] = {}
+        cpu_start = time.thread_time()
         plain_s = _best(lambda: _plain(scenario, seeds), args.repeat)
+        plain_cpu = (time.thread_time() - cpu_start) / (args.repeat * args.seeds)
         rates["plain loop, 1 process"] = args.seeds / plain_s
         for n in (1, 2):
             with dask.LocalCluster(
@@ -107,6 +110,9 @@ def main() -> int:
                 }
                 assert len(tables) == 1, "a sweep table differs between runs"
                 if n == 1:
+                    with (Path(tmp) / "out-1-0" / "timing.csv").open() as f:
+                        cpus = [float(r["cpu_s"]) for r in csv.DictReader(f)]
+                    worker_cpu = sum(cpus) / len(cpus)
                     # The fixed cost of one sweep call (connect, scatter, write the table):
                     # a sweep of one seed, minus that seed's run.
                     single = _best(
@@ -129,6 +135,10 @@ def main() -> int:
     print(
         f"per-run: plain {per_run * 1e3:.1f} ms, in a sweep {marginal * 1e3:.1f} ms "
         f"(overhead {marginal / per_run - 1:+.1%}); fixed cost per sweep call {fixed:.2f} s"
+    )
+    print(
+        f"CPU per run (load-independent): plain {plain_cpu * 1e3:.1f} ms, in a worker "
+        f"{worker_cpu * 1e3:.1f} ms ({worker_cpu / plain_cpu - 1:+.1%})"
     )
     return 0
 

@@ -230,10 +230,10 @@ def _run_all(
             if outcome.mcap is not None:
                 store.write_run(seed, outcome.mcap)
             store.append(outcome.row)
-            store.timing(seed, "run", outcome.worker, outcome.wall_ns)
+            store.timing(seed, "run", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
         else:
             rows[seed] = outcome.row
-        probes[seed] = Outcome(outcome.row, outcome.worker, 0, outcome.probe, outcome.hashseed)
+        probes[seed] = Outcome(outcome.row, outcome.worker, 0, 0, outcome.probe, outcome.hashseed)
         if progress is not None:
             progress(done, len(todo))
 
@@ -274,7 +274,7 @@ def _audit(
     outcomes: list[Outcome] = client.gather(futures)
     for seed, outcome in zip(picks, outcomes, strict=True):
         if store is not None:
-            store.timing(seed, "audit", outcome.worker, outcome.wall_ns)
+            store.timing(seed, "audit", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
         differ = rows_equal(rows[seed], outcome.row)
         if differ:
             raise _mismatch(

@@ -18,7 +18,7 @@ Files in a sweep directory (``--out``):
   killed midway keeps them (C-SWEEP-5); merged into the table at the end.
 * ``sweep.json``: the scenario's name and content digest: a directory holding
   another scenario's rows is refused, never mixed.
-* ``timing.csv``: seed, pass (``run`` / ``audit``), worker, wall time: what
+* ``timing.csv``: seed, pass (``run`` / ``audit``), worker, wall and CPU time: what
   varies from run to run lives here, never in the table.
 * ``runs/seed-<seed>.mcap``: recordings kept by ``--record``.
 """
@@ -234,7 +234,7 @@ class SweepDir:
         self._timing = timing.open("a", encoding="utf-8", newline="")
         self._timing_csv = csv.writer(self._timing, lineterminator="\n")
         if new_timing:
-            self._timing_csv.writerow(["seed", "pass", "worker", "wall_s"])
+            self._timing_csv.writerow(["seed", "pass", "worker", "wall_s", "cpu_s"])
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Add one finished row and flush it to the partial file."""
@@ -243,9 +243,11 @@ class SweepDir:
         self._partial.write(json.dumps(dict(row), sort_keys=True) + "\n")
         self._partial.flush()
 
-    def timing(self, seed: int, kind: str, worker: str, wall_ns: int) -> None:
-        """Note where and how long a run took (never part of the table)."""
-        self._timing_csv.writerow([seed, kind, worker, f"{wall_ns / 1e9:.6f}"])
+    def timing(self, seed: int, kind: str, worker: str, wall_ns: int, cpu_ns: int) -> None:
+        """Note where and how long a run took, wall and CPU (never part of the table)."""
+        self._timing_csv.writerow(
+            [seed, kind, worker, f"{wall_ns / 1e9:.6f}", f"{cpu_ns / 1e9:.6f}"]
+        )
         self._timing.flush()
 
     def write_run(self, seed: int, data: bytes) -> Path:

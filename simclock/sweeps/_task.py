@@ -57,11 +57,12 @@ def _worker_name() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One seed's run: its ``row`` plus what varies (worker, wall time, hash salt)."""
+    """One seed's run: its ``row`` plus what varies (worker, wall and CPU time, hash salt)."""
 
     row: dict[str, Any]
     worker: str
     wall_ns: int
+    cpu_ns: int
     probe: int
     hashseed: str
     mcap: bytes | None = None
@@ -145,6 +146,7 @@ def run_seed(
     """
     run = run_scenario if runner is None else runner
     start = time.perf_counter_ns()  # noqa: SC301 - wall time for timing.csv only
+    cpu = time.thread_time_ns()  # noqa: SC301 - CPU time for timing.csv only
     mcap = None
     lines = None
     with tempfile.TemporaryDirectory(prefix="simclock-sweep-") as tmp:
@@ -159,10 +161,12 @@ def run_seed(
         if trace:
             lines = _trace(scenario, seed, run, Path(tmp) / "trace.mcap")
     wall = time.perf_counter_ns() - start  # noqa: SC301 - wall time for timing.csv only
+    cpu = time.thread_time_ns() - cpu  # noqa: SC301 - CPU time for timing.csv only
     return Outcome(
         row=row,
         worker=_worker_name(),
         wall_ns=wall,
+        cpu_ns=cpu,
         probe=hash_probe(),
         hashseed=os.environ.get("PYTHONHASHSEED", "random"),
         mcap=mcap,
