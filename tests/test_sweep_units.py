@@ -11,6 +11,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_sweep_helpers import SHORT_TOML, write_short
 
 import simclock
@@ -365,3 +367,20 @@ def test_progress_bar_on_a_terminal_only() -> None:
     quiet(3, 10)
     quiet.close()
     assert plain.getvalue() == ""
+
+
+@given(order=st.permutations(list(range(6))))
+def test_C_SWEEP_1_table_bytes_do_not_depend_on_the_order_rows_arrive(
+    tmp_path_factory: pytest.TempPathFactory, order: list[int]
+) -> None:
+    directory = tmp_path_factory.mktemp("order")
+    schema = table_schema(load_scenario(write_short(directory)))
+    rows = sorted(_rows(6), key=lambda r: r["seed"])
+    for name, arrival in (("sorted", rows), ("shuffled", [rows[i] for i in order])):
+        table = rows_to_table(arrival, schema)
+        write_parquet(table, directory / f"{name}.parquet")
+        write_csv(table, directory / f"{name}.csv")
+    for ext in ("parquet", "csv"):
+        assert (directory / f"sorted.{ext}").read_bytes() == (
+            directory / f"shuffled.{ext}"
+        ).read_bytes()
