@@ -384,3 +384,23 @@ def test_C_SWEEP_1_table_bytes_do_not_depend_on_the_order_rows_arrive(
         assert (directory / f"sorted.{ext}").read_bytes() == (
             directory / f"shuffled.{ext}"
         ).read_bytes()
+
+
+def test_C_SWEEP_5_a_complete_table_runs_nothing_and_starts_no_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import distributed
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no cluster may start when every seed has its row")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refuse)
+    short = write_short(tmp_path)
+    held = SweepDir(tmp_path / "out", load_scenario(short))
+    rows = sorted(_rows(3), key=lambda r: r["seed"])
+    for row in rows:
+        held.append(row)
+    held.close()
+    table = simclock.sweep(short, "0:3", out=tmp_path / "out")
+    assert table.to_pylist() == rows
+    assert read_table(tmp_path / "out" / "sweep.parquet").to_pylist() == rows

@@ -188,7 +188,9 @@ def sweep(
     probes: dict[int, Outcome] = {}
     try:
         todo = [s for s in seed_range if s not in rows]
-        with _client(scheduler, workers) as client:
+        # A finished sweep with no audit starts no cluster: it only rewrites its table.
+        cluster = _client(scheduler, workers) if todo or audit else contextlib.nullcontext()
+        with cluster as client:
             if todo:
                 _run_all(client, plan, todo, runner, record, store, rows, probes, progress)
             table = (
