@@ -203,6 +203,21 @@ def test_spread_takes_first_last_and_between() -> None:
             "the workers it has",
         ),
         ({"runner": 3}, TypeError, "runner must be callable or None, got 3"),
+        (
+            {"progress": 3},
+            TypeError,
+            "progress must be callable as progress(done, total) or None, got 3",
+        ),
+        (
+            {"scenario": 3},
+            TypeError,
+            "scenario must be a scenario file path or a simclock.Scenario, got int 3",
+        ),
+        (
+            {"seeds": "3"},
+            ValueError,
+            "seeds must be \"A:B\" with integers 0 <= A < B (B excluded), got '3'",
+        ),
     ],
 )
 def test_sweep_refuses_bad_arguments_before_anything_runs(
@@ -210,8 +225,9 @@ def test_sweep_refuses_bad_arguments_before_anything_runs(
 ) -> None:
     short = write_short(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
+    args: dict[str, Any] = {"scenario": short, "seeds": "0:3", **kwargs}
     with pytest.raises(error, match=r"^" + re.escape(message) + r"$"):
-        simclock.sweep(short, "0:3", **kwargs)
+        simclock.sweep(args.pop("scenario"), args.pop("seeds"), **args)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 

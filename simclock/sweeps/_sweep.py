@@ -177,12 +177,17 @@ def sweep(
     by seed. Worker crashes (not a run raising) propagate as Dask's error.
     """
     _check_args(out, workers, scheduler, record, audit, runner)
-    seed_range = parse_seeds(seeds)
-    plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
             f"progress must be callable as progress(done, total) or None, got {progress!r}"
         )
+    if not isinstance(scenario, Scenario | str | os.PathLike):
+        raise SimclockTypeError(
+            "scenario must be a scenario file path or a simclock.Scenario, got "
+            f"{type(scenario).__name__} {scenario!r}"
+        )
+    seed_range = parse_seeds(seeds)
+    plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     store = None if out is None else SweepDir(out, plan)
     rows: dict[int, dict[str, Any]] = {} if store is None else store.rows
     probes: dict[int, Outcome] = {}
