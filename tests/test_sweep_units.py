@@ -420,3 +420,33 @@ def test_C_SWEEP_5_a_complete_table_runs_nothing_and_starts_no_cluster(
     table = simclock.sweep(short, "0:3", out=tmp_path / "out")
     assert table.to_pylist() == rows
     assert read_table(tmp_path / "out" / "sweep.parquet").to_pylist() == rows
+
+
+def test_C_SWEEP_1_workers_run_the_clients_model_not_their_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simclock.sweeps import _task
+
+    monkeypatch.setattr(_task, "_LOCAL", {})
+    text = (
+        (EXAMPLES / "pendulum.toml").read_text().replace('duration = "10 s"', 'duration = "300 ms"')
+    )
+    model = (EXAMPLES / "pendulum.xml").read_text()
+    (tmp_path / "pendulum.toml").write_text(text)
+    (tmp_path / "pendulum.xml").write_text(model)
+    scenario = load_scenario(tmp_path / "pendulum.toml")
+    job = _task.ship(scenario)
+    expected = run_scenario(scenario, seed=1).fingerprint
+    # The file at the worker's path holds the same bytes: it is used as it is.
+    assert _task.localise(job) is scenario
+    # Another machine's copy differs (a heavier pole) or is missing: the shipped bytes run.
+    (tmp_path / "pendulum.xml").write_text(model.replace('mass="1"', 'mass="2"'))
+    assert run_scenario(scenario, seed=1).fingerprint != expected  # the edit matters
+    for damage in ("edited", "missing"):
+        monkeypatch.setattr(_task, "_LOCAL", {})
+        if damage == "missing":
+            (tmp_path / "pendulum.xml").unlink()
+        local = _task.localise(job)
+        assert local.physics.mujoco_model is not None
+        assert local.physics.mujoco_model.read_bytes() == model.encode()
+        assert run_scenario(local, seed=1).fingerprint == expected

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.sim._scenario_file import Scenario, load_scenario
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
-from simclock.sweeps._task import Outcome, Runner, audit_seed, run_seed
+from simclock.sweeps._task import Outcome, Runner, Shipped, audit_seed, run_seed, ship
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -197,14 +197,14 @@ def sweep(
         cluster = _client(scheduler, workers) if todo or audit else contextlib.nullcontext()
         with cluster as client:
             if todo:
-                _run_all(client, plan, todo, runner, record, store, rows, probes, progress)
+                _run_all(client, ship(plan), todo, runner, record, store, rows, probes, progress)
             table = (
                 store.finish()
                 if store is not None
                 else rows_to_table(rows.values(), table_schema(plan))
             )
             if audit:
-                _audit(client, plan, seed_range, audit, runner, rows, probes, store)
+                _audit(client, ship(plan), seed_range, audit, runner, rows, probes, store)
     finally:
         if store is not None:
             store.close()
@@ -213,7 +213,7 @@ def sweep(
 
 def _run_all(
     client: Any,
-    plan: Scenario,
+    job: Shipped,
     todo: Sequence[int],
     runner: Runner | None,
     record: str,
@@ -225,10 +225,8 @@ def _run_all(
     import distributed
 
     as_completed: Any = distributed.as_completed
-    [plan_future] = client.scatter([plan], broadcast=True)
-    futures = client.map(
-        run_seed, todo, scenario=plan_future, runner=runner, record=record, pure=False
-    )
+    [job_future] = client.scatter([job], broadcast=True)
+    futures = client.map(run_seed, todo, job=job_future, runner=runner, record=record, pure=False)
     for done, future in enumerate(as_completed(futures), start=1):
         outcome: Outcome = future.result()
         future.release()
@@ -266,7 +264,7 @@ def first_divergence(
 
 def _audit(
     client: Any,
-    plan: Scenario,
+    job: Shipped,
     seed_range: range,
     k: int,
     runner: Runner | None,
@@ -277,7 +275,7 @@ def _audit(
     """C-SWEEP-4: rerun ``k`` spread seeds in new processes; raise on the first mismatch."""
     picks = spread(list(seed_range), k)
     avoid = {s: frozenset({probes[s].probe}) if s in probes else frozenset() for s in picks}
-    futures = [client.submit(audit_seed, s, plan, runner, avoid[s], pure=False) for s in picks]
+    futures = [client.submit(audit_seed, s, job, runner, avoid[s], pure=False) for s in picks]
     outcomes: list[Outcome] = client.gather(futures)
     for seed, outcome in zip(picks, outcomes, strict=True):
         if store is not None:
@@ -285,13 +283,13 @@ def _audit(
         differ = rows_equal(rows[seed], outcome.row)
         if differ:
             raise _mismatch(
-                client, plan, seed, runner, rows[seed], outcome, probes.get(seed), differ
+                client, job, seed, runner, rows[seed], outcome, probes.get(seed), differ
             )
 
 
 def _mismatch(
     client: Any,
-    plan: Scenario,
+    job: Shipped,
     seed: int,
     runner: Runner | None,
     row: dict[str, Any],
@@ -304,11 +302,11 @@ def _mismatch(
     # known (same process, same salt); the audit side in a child with the same
     # PYTHONHASHSEED as the audit run.
     where = {} if main is None else {"workers": [main.worker], "allow_other_workers": True}
-    ref_future = client.submit(run_seed, seed, plan, runner, "none", True, pure=False, **where)
+    ref_future = client.submit(run_seed, seed, job, runner, "none", True, pure=False, **where)
     aud_future = client.submit(
         audit_seed,
         seed,
-        plan,
+        job,
         runner,
         frozenset() if main is None else frozenset({main.probe}),
         True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import pickle
 import subprocess
@@ -26,7 +27,17 @@ from simclock.sim._scenario import RunResult, run_scenario
 from simclock.sim._scenario_file import Scenario
 from simclock.sweeps._table import metric_column
 
-__all__ = ["AUDIT_HASH_SEEDS", "Outcome", "Runner", "audit_seed", "hash_probe", "run_seed"]
+__all__ = [
+    "AUDIT_HASH_SEEDS",
+    "Outcome",
+    "Runner",
+    "Shipped",
+    "audit_seed",
+    "hash_probe",
+    "localise",
+    "run_seed",
+    "ship",
+]
 
 Runner = Callable[..., RunResult]
 """``runner(scenario, *, seed, out) -> RunResult``: one run (default :func:`simclock.run_scenario`).
@@ -53,6 +64,67 @@ def _worker_name() -> str:
         return str(get_worker().address)
     except (ImportError, ValueError):
         return f"pid-{os.getpid()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Shipped:
+    """A scenario with the bytes of its MuJoCo model, as sent to the workers.
+
+    A worker runs the model the client loaded, not whatever file sits at that
+    path on its machine: a fleet whose copies differ (or lack the file) still
+    gives the client's table (C-SWEEP-1).
+    """
+
+    scenario: Scenario
+    model: bytes | None
+    model_sha256: str | None
+
+
+def ship(scenario: Scenario) -> Shipped:
+    """Pack ``scenario`` with its model's bytes (read once, on the client)."""
+    path = scenario.physics.mujoco_model
+    if path is None:
+        return Shipped(scenario, None, None)
+    data = Path(path).read_bytes()
+    return Shipped(scenario, data, hashlib.sha256(data).hexdigest())
+
+
+_LOCAL: dict[str, Scenario] = {}
+
+
+def localise(job: Scenario | Shipped) -> Scenario:
+    """The scenario to run here: its own model file if it holds the shipped bytes, else a copy.
+
+    The copy is written once per process under the temp directory, named by
+    its digest, beside nothing: a model that includes other files (meshes,
+    ``<include>``) then needs them at the same path on the worker.
+    """
+    if isinstance(job, Scenario):
+        return job
+    if job.model is None or job.model_sha256 is None:
+        return job.scenario
+    cached = _LOCAL.get(job.model_sha256)
+    if cached is not None:
+        return cached
+    path = job.scenario.physics.mujoco_model
+    assert path is not None  # Invariant: ship() sets model only with a model path
+    try:
+        same = hashlib.sha256(Path(path).read_bytes()).hexdigest() == job.model_sha256
+    except OSError:
+        same = False
+    scenario = job.scenario
+    if not same:
+        folder = Path(tempfile.gettempdir()) / "simclock-sweep-models" / job.model_sha256
+        folder.mkdir(parents=True, exist_ok=True)
+        copy = folder / Path(path).name
+        if not copy.exists():
+            tmp = copy.with_name(f"{copy.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(job.model)
+            os.replace(tmp, copy)
+        physics = dataclasses.replace(scenario.physics, mujoco_model=copy)
+        scenario = dataclasses.replace(scenario, physics=physics)
+    _LOCAL[job.model_sha256] = scenario
+    return scenario
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +205,7 @@ def _trace(scenario: Scenario, seed: int, runner: Runner, mcap: Path) -> list[by
 
 def run_seed(
     seed: int,
-    scenario: Scenario,
+    job: Scenario | Shipped,
     runner: Runner | None = None,
     record: str = "none",
     trace: bool = False,
@@ -144,6 +216,7 @@ def run_seed(
     recorder: the run is deterministic (C-DET-1), so the recording is the run
     that failed, and passing seeds pay nothing for it.
     """
+    scenario = localise(job)
     run = run_scenario if runner is None else runner
     start = time.perf_counter_ns()  # noqa: SC301 - wall time for timing.csv only
     cpu = time.thread_time_ns()  # noqa: SC301 - CPU time for timing.csv only
@@ -176,7 +249,7 @@ def run_seed(
 
 def audit_seed(
     seed: int,
-    scenario: Scenario,
+    job: Scenario | Shipped,
     runner: Runner | None,
     avoid: frozenset[int],
     trace: bool = False,
@@ -191,7 +264,7 @@ def audit_seed(
     import cloudpickle
 
     avoid = avoid | {hash_probe()}
-    payload = cloudpickle.dumps((seed, scenario, runner, trace))
+    payload = cloudpickle.dumps((seed, job, runner, trace))
     env = dict(os.environ)
     # The child must import what the worker imports (the runner's module).
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
