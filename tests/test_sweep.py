@@ -395,3 +395,44 @@ def test_C_SWEEP_5_killed_sweep_restarts_with_the_missing_seeds_only(
     assert _rows(out) == whole.to_pylist()
     for name in ("sweep.parquet", "sweep.csv"):
         assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+
+
+def test_C_SWEEP_5_ctrl_c_ends_with_one_line_and_keeps_the_rows(
+    cluster: str, short: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "interrupted"
+    cmd = [
+        str(BIN / "simclock"),
+        "sweep",
+        str(short),
+        "--seeds",
+        "0:60",
+        "--scheduler",
+        cluster,
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    partial = out / "rows.partial.jsonl"
+    try:
+        for _ in range(6000):
+            if partial.exists() and len(_complete_seeds(partial)) >= 3:
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.02)
+            assert proc.returncode is None, "the sweep ended before it could be interrupted"
+        else:
+            pytest.fail("the sweep flushed no rows")
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert stdout == b""
+    assert stderr.decode() == (
+        f"simclock sweep: interrupted; finished rows are kept in {out}: "
+        "run the same command to resume\n"
+    )
+    assert len(_complete_seeds(partial)) >= 3
