@@ -366,6 +366,13 @@ def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "simclock sweep: error: table must be a .parquet or .csv file written by simclock "
         f"sweep, got {str(short)!r}\n"
     )
+    other = tmp_path / "other.csv"
+    other.write_text("seed,value\n0,1.5\n")
+    assert main(["sweep", "report", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"simclock sweep: error: table {str(other)!r} is not a sweep table: it has no column "
+        "'status'; give the sweep.parquet or sweep.csv that simclock sweep wrote\n"
+    )
 
 
 def test_progress_bar_on_a_terminal_only() -> None:

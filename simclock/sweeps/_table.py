@@ -147,19 +147,30 @@ def _replace(path: Path, write: Any) -> None:
 
 
 def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """Read a sweep table from ``.parquet`` or ``.csv``; ``ValueError`` for anything else."""
+    """Read a sweep table from ``.parquet`` or ``.csv``; ``ValueError`` for anything else.
+
+    A file without the sweep's base columns (seed, status, ...) is refused too.
+    """
     import pyarrow.parquet as pq
 
     file = Path(path)
     if file.suffix == ".parquet":
-        return pq.read_table(file)
-    if file.suffix == ".csv":
+        table = pq.read_table(file)
+    elif file.suffix == ".csv":
         import pyarrow.csv as pacsv
 
-        return pacsv.read_csv(file)
-    raise SimclockValueError(
-        f"table must be a .parquet or .csv file written by simclock sweep, got {str(file)!r}"
-    )
+        table = pacsv.read_csv(file)
+    else:
+        raise SimclockValueError(
+            f"table must be a .parquet or .csv file written by simclock sweep, got {str(file)!r}"
+        )
+    missing = [n for n, _, _ in BASE_COLUMNS if n not in table.column_names]
+    if missing:
+        raise SimclockValueError(
+            f"table {str(file)!r} is not a sweep table: it has no column {missing[0]!r}; "
+            "give the sweep.parquet or sweep.csv that simclock sweep wrote"
+        )
+    return table
 
 
 def scenario_digest(scenario: Scenario) -> str:
