@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from simclock.realtime._pacing import PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
 from simclock.sim._devices import ControllerStep, Sample
 from simclock.sim._grid import GridClock
+from simclock.sim._metrics import compute_metrics
 from simclock.sim._mujoco import MujocoClock
 from simclock.sim._scenario_file import (
     MODES,
@@ -151,6 +152,8 @@ class RunResult:
     dropped_in_flight: int
     out: Path | None
     pacing: PacingReport | None = None
+    metrics: Mapping[str, float | int | None] = field(default_factory=dict)
+    """The scenario's ``[metrics]`` over the delivered samples, in declaration order."""
 
 
 Progress = Callable[[int, int], object]
@@ -275,4 +278,5 @@ def run_scenario(
         dropped_in_flight=session.dropped_in_flight,
         out=None if out is None else Path(out),
         pacing=report,
+        metrics=compute_metrics(scenario.metrics, session.samples),
     )

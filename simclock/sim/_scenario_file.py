@@ -48,6 +48,10 @@ exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
     kd = 0.8
     target = 0.0
 
+    [metrics.angle_rms]        # numbers for sweeps: see simclock/sim/_metrics.py
+    kind = "rms_error"
+    device = "encoder0"
+
 The PD law is ``u = kp*(target - angle) - kd*rate`` on the last *delivered*
 samples (0 until both have arrived), clamped to the actuator's ``ctrlrange``;
 each command is written to ``data.ctrl`` and published on
@@ -71,6 +75,7 @@ from simclock.core._errors import SimclockRuntimeError, SimclockValueError
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
+from simclock.sim._metrics import MetricConfig, load_metrics
 from simclock.sim._mujoco import MujocoClock
 
 __all__ = [
@@ -241,6 +246,8 @@ class Scenario:
     physics: PhysicsConfig
     devices: tuple[DeviceConfig, ...]
     controllers: tuple[ControllerConfig, ...]
+    metrics: tuple[MetricConfig, ...] = ()
+    """The ``[metrics]`` table (``simclock.sim._metrics``): what a sweep reports per seed."""
 
 
 _TOP_KEYS = (
@@ -253,6 +260,7 @@ _TOP_KEYS = (
     "physics",
     "devices",
     "controllers",
+    "metrics",
 )
 _DEVICE_KEYS = ("period", "phase", "latency", "policy", "sensor", "dim", "noise_std", "topic")
 _CONTROLLER_KEYS = ("kind", "period", "phase", "policy")
@@ -310,6 +318,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         physics=physics,
         devices=devices,
         controllers=controllers,
+        metrics=load_metrics(data.get("metrics", {}), {d: c.dim for d, c in by_id.items()}),
     )
 
 
