@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m simclock._demo
+	$(BIN)/python -m simclock.cli._demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

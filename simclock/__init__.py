@@ -1,59 +1,92 @@
 """simclock: a deterministic integer-nanosecond clock for robotics simulation.
 
-The public API is re-exported here; modules starting with ``_`` are private.
-The contract is ``SPEC.md``; clause ids (``C-TIE-1``, ...) are cited in the
-docstrings of the code that implements them.
+The public API is re-exported here from the sub-packages, one per job:
+
+- ``simclock.core``: time-ints, errors, the bus, random streams, the one
+  scheduling core (``HeapSimClock``) that every other clock is built on;
+- ``simclock.recording``: MCAP recording, fingerprints and replay;
+- ``simclock.sim``: the physics grid, devices, sessions, MuJoCo, scenarios;
+- ``simclock.realtime``: the host clock, periodic threads, paced runs;
+- ``simclock.records``: the sampling-record scheduler of SPEC §12;
+- ``simclock.cli``: the ``simclock`` command line.
+
+Modules starting with ``_`` are private. The contract is ``SPEC.md``; clause
+ids (``C-TIE-1``, ...) are cited in the docstrings of the code that
+implements them.
 """
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
-from simclock._devices import ControllerSpec, Sample, SensorSpec
-from simclock._errors import (
+from simclock.core import (
+    CONTRACT_VERSION,
+    EVENTS_TOPIC,
+    Bus,
+    Callback,
+    DrawObserver,
+    Event,
+    EventKind,
+    Handle,
+    HeapSimClock,
+    Message,
+    PeriodicStats,
+    RandomSource,
+    SeededRandomSource,
+    SimClock,
     SimclockError,
     SimclockRuntimeError,
     SimclockTypeError,
     SimclockValueError,
-)
-from simclock._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
-from simclock._grid import GridClock, Policy
-from simclock._heapclock import HeapSimClock, callback_name
-from simclock._mujoco import MujocoClock
-from simclock._pacing import PacingControl, PacingMode, PacingReport, run_paced
-from simclock._protocols import (
-    Callback,
-    Handle,
-    PeriodicStats,
-    RandomSource,
-    SimClock,
+    Subscriber,
     SystemClock,
+    callback_failure_event,
+    callback_name,
+    check_time_ns,
+    publish_callback_failure,
+    seconds_to_ns,
 )
-from simclock._random import SeededRandomSource
-from simclock._realtime import (
+from simclock.realtime import (
     JitterStats,
     LatenessHistogram,
     MonotonicClock,
+    PacingControl,
+    PacingMode,
+    PacingReport,
     PeriodicThreadHandle,
+    run_paced,
     schedule_periodic_thread,
 )
-from simclock._recorder import Recorder
-from simclock._replay import (
+from simclock.recording import (
+    Fingerprinter,
+    RawPayload,
+    Recorder,
     RecordingError,
     RecordingInfo,
     RecordingReader,
     ReplayClock,
     ReplayRandomSource,
+    trace_fingerprint,
 )
-from simclock._scenario import (
+from simclock.sim import (
+    ControllerConfig,
+    ControllerSpec,
+    ControllerStep,
+    DeviceConfig,
+    DeviceRead,
+    GridClock,
+    MujocoClock,
+    PhysicsConfig,
+    Policy,
+    RunResult,
+    Sample,
     Scenario,
     ScenarioError,
+    SensorSpec,
+    Session,
+    StepHook,
     build_session,
+    component_stream,
+    episode_seed,
     load_scenario,
     run_scenario,
 )
-from simclock._session import Session, component_stream, episode_seed
-from simclock._timeint import check_time_ns, seconds_to_ns
-
-CONTRACT_VERSION = "1.0"
-"""Version of SPEC.md this implementation follows; stored in recordings (C-MCAP-2)."""
 
 __version__ = "0.1.0"
 
@@ -62,7 +95,12 @@ __all__ = [
     "EVENTS_TOPIC",
     "Bus",
     "Callback",
+    "ControllerConfig",
     "ControllerSpec",
+    "ControllerStep",
+    "DeviceConfig",
+    "DeviceRead",
+    "DrawObserver",
     "Event",
     "EventKind",
     "Fingerprinter",
@@ -79,6 +117,7 @@ __all__ = [
     "PacingReport",
     "PeriodicStats",
     "PeriodicThreadHandle",
+    "PhysicsConfig",
     "Policy",
     "RandomSource",
     "RawPayload",
@@ -88,6 +127,7 @@ __all__ = [
     "RecordingReader",
     "ReplayClock",
     "ReplayRandomSource",
+    "RunResult",
     "Sample",
     "Scenario",
     "ScenarioError",
@@ -99,15 +139,18 @@ __all__ = [
     "SimclockRuntimeError",
     "SimclockTypeError",
     "SimclockValueError",
+    "StepHook",
     "Subscriber",
     "SystemClock",
     "__version__",
     "build_session",
+    "callback_failure_event",
     "callback_name",
     "check_time_ns",
     "component_stream",
     "episode_seed",
     "load_scenario",
+    "publish_callback_failure",
     "run_paced",
     "run_scenario",
     "schedule_periodic_thread",

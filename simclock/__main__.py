@@ -1,5 +1,5 @@
 """``python -m simclock`` runs the ``simclock`` console script."""
 
-from simclock._cli import main
+from simclock.cli._main import main
 
 raise SystemExit(main())

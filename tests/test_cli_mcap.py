@@ -11,7 +11,7 @@ import pytest
 from test_replay_helpers import record, replace_in_data, rewrite
 
 from simclock import EVENTS_TOPIC, Bus, Event, EventKind, Recorder
-from simclock._cli import main
+from simclock.cli._main import main
 
 
 def _tiny(path: Path, *, cmd: object = "go", extra: bool = False) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from simclock._cli import main
+from simclock.cli._main import main
 
 # Worked out by hand from SPEC §12, not copied from program output:
 #

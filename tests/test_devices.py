@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from simclock import EVENTS_TOPIC, Message, RandomSource
-from simclock._devices import ControllerSpec, Sample, SensorSpec
-from simclock._grid import GridClock, Policy
-from simclock._session import Session
+from simclock.sim._devices import ControllerSpec, Sample, SensorSpec
+from simclock.sim._grid import GridClock, Policy
+from simclock.sim._session import Session
 
 MS = 1_000_000
 

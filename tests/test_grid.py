@@ -21,7 +21,7 @@ from simclock import (
     Message,
     seconds_to_ns,
 )
-from simclock._grid import GridClock, Policy, format_ns, quantise
+from simclock.sim._grid import GridClock, Policy, format_ns, quantise
 
 MS = 1_000_000
 

@@ -8,8 +8,8 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-from simclock._grid import Policy  # noqa: E402
-from simclock._mujoco import MujocoClock, load_model  # noqa: E402
+from simclock.sim._grid import Policy  # noqa: E402
+from simclock.sim._mujoco import MujocoClock, load_model  # noqa: E402
 
 MS = 1_000_000
 

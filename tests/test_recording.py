@@ -512,14 +512,14 @@ def test_event_from_json_inverts_to_json() -> None:
     ],
 )
 def test_C_MCAP_3_clock_bytes_equal_the_schema_driven_encoder(session_ns: int) -> None:
-    from simclock._recorder import clock_encoder, encode_clock
+    from simclock.recording._recorder import clock_encoder, encode_clock
 
     sec, nanosec = divmod(session_ns, 10**9)
     assert encode_clock(session_ns) == clock_encoder()({"clock": {"sec": sec, "nanosec": nanosec}})
 
 
 def test_C_MCAP_3_clock_past_int32_seconds_is_refused(tmp_path: Path) -> None:
-    from simclock._recorder import encode_clock
+    from simclock.recording._recorder import encode_clock
 
     with pytest.raises(
         SimclockValueError,

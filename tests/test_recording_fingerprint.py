@@ -27,7 +27,7 @@ from simclock import (
     SimclockValueError,
     trace_fingerprint,
 )
-from simclock._fingerprint import canonical_json, trace_line
+from simclock.recording._fingerprint import canonical_json, trace_line
 
 
 def _run(seed: int, *, extra: bool = False) -> str:

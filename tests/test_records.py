@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import simclock._records as records_impl
+import simclock.records._sampling as records_impl
 from oracles import SamplingReference, sampling_batch
 from simclock import SimclockValueError
 from simclock.records import SamplingEvents

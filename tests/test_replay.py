@@ -932,7 +932,7 @@ def test_large_unchunked_foreign_files_in_order_are_streamed(
 ) -> None:
     from mcap.reader import NonSeekingReader
 
-    import simclock._replay as replay_module
+    import simclock.recording._replay as replay_module
 
     streamed: list[bool] = []
 
@@ -973,7 +973,7 @@ def test_unchunked_foreign_file_with_a_data_crc_mismatch_is_refused(
 ) -> None:
     # Without chunks the data-section CRC is the only check; the official SeekingReader
     # falls back to a reader that skips it, which replayed a flipped payload silently.
-    import simclock._replay as replay_module
+    import simclock.recording._replay as replay_module
 
     monkeypatch.setattr(replay_module, "SORT_IN_MEMORY_BYTES", sort_limit)
     path = tmp_path / "crc.mcap"

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from simclock._cli import main
-from simclock._devices import Sample
-from simclock._scenario import (
-    ScenarioError,
-    build_session,
-    load_scenario,
-    parse_duration,
-    run_scenario,
-)
-from simclock._session import episode_seed
+from simclock.cli._main import main
+from simclock.sim._devices import Sample
+from simclock.sim._scenario import build_session, run_scenario
+from simclock.sim._scenario_file import ScenarioError, load_scenario, parse_duration
+from simclock.sim._session import episode_seed
 
 MS = 1_000_000
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,8 +237,8 @@ def test_C_X_FP_chunking_and_recording_do_not_change_the_fingerprint(tmp_path: P
 def test_C_REP_3_recording_persists_each_noise_draw_per_stream(tmp_path: Path) -> None:
     from mcap.reader import make_reader
 
-    from simclock._recorder import draws_topic
-    from simclock._session import component_stream
+    from simclock.recording._recorder import draws_topic
+    from simclock.sim._session import component_stream
 
     scenario = load_scenario(_pendulum(tmp_path, duration="100 ms"))
     run_scenario(scenario, out=tmp_path / "run.mcap")
@@ -371,7 +366,7 @@ def test_C_DET_1_same_scenario_same_seed_same_fingerprint_in_3_subprocesses(
 def test_make_demo_records_replays_and_plots(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from simclock._demo import main as demo
+    from simclock.cli._demo import main as demo
 
     assert demo(str(tmp_path)) == 0
     out = capsys.readouterr().out
@@ -425,7 +420,7 @@ def test_timeline_draws_grid_lines_only_when_they_can_be_seen(
     """A 1 ns grid over 40 ms would be 40 million lines: above 1 000 none are drawn."""
     from matplotlib.axes import Axes
 
-    from simclock._timeline import Recording, plot_timeline
+    from simclock.sim._timeline import Recording, plot_timeline
 
     drawn: list[float] = []
     titles: list[str] = []
@@ -439,7 +434,7 @@ def test_timeline_draws_grid_lines_only_when_they_can_be_seen(
 
 def test_timeline_unwritable_output_is_a_simclock_error(tmp_path: Path) -> None:
     """A SimclockError, so ``simclock timeline -o missing/t.png`` exits 2, not a traceback."""
-    from simclock._timeline import Recording, plot_timeline
+    from simclock.sim._timeline import Recording, plot_timeline
 
     sample = Sample("imu", 0, 0, 0, 0, 0, 3 * MS, 4 * MS, (0.0,))
     target = tmp_path / "missing" / "t.png"
@@ -456,7 +451,7 @@ def test_timeline_malformed_sample_is_a_simclock_error(tmp_path: Path) -> None:
     """A sample payload with the right keys but wrong values is refused, not a traceback."""
     from mcap.writer import Writer
 
-    from simclock._timeline import load_samples
+    from simclock.sim._timeline import load_samples
 
     bad = tmp_path / "bad.mcap"
     payload = {

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from simclock._cli_run import _Progress
+from simclock.cli._run import _Progress
 
 
 def test_progress_appears_after_one_second_of_wall_time_only() -> None:

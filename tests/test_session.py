@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 
 from simclock import EVENTS_TOPIC, Event, EventKind, Message, RandomSource, SeededRandomSource
-from simclock._devices import SensorSpec
-from simclock._grid import GridClock
-from simclock._session import Session, clock_payload, component_stream, episode_seed
+from simclock.sim._devices import SensorSpec
+from simclock.sim._grid import GridClock
+from simclock.sim._session import Session, clock_payload, component_stream, episode_seed
 
 MS = 1_000_000
 

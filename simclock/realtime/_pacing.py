@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock._errors import SimclockTypeError, SimclockValueError
-from simclock._protocols import SimClock
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._protocols import SimClock
+from simclock.core._timeint import check_positive_ns, check_time_ns
 
 __all__ = ["PacingControl", "PacingMode", "PacingReport", "run_paced"]
 

@@ -59,26 +59,27 @@ from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
-from simclock._bus import Bus, Event, EventKind, Message
-from simclock._closing import Closing
-from simclock._errors import (
+from simclock.core._bus import Bus, Event, Message
+from simclock.core._errors import (
     SimclockError,
     SimclockRuntimeError,
     SimclockTypeError,
     SimclockValueError,
 )
-from simclock._fingerprint import RawPayload, canonical_json, topic_token
-from simclock._heapclock import _check_callable, callback_name
-from simclock._protocols import Callback, Handle, PeriodicStats
-from simclock._random import _check_size, normalise_label
-from simclock._recorder import (
+from simclock.core._failure import publish_callback_failure
+from simclock.core._names import check_callable
+from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._random import _check_size, normalise_label
+from simclock.core._timeint import check_positive_ns, check_time_ns
+from simclock.recording._closing import Closing
+from simclock.recording._fingerprint import RawPayload, canonical_json, topic_token
+from simclock.recording._recorder import (
     FORMAT,
     KIND_KEY,
     METADATA_NAME,
     USER_METADATA_NAME,
     draws_topic,
 )
-from simclock._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
     "RecordingError",
@@ -1054,7 +1055,7 @@ class ReplayClock(Closing):
     def schedule(self, at_ns: int, cb: Callback) -> Handle:
         """Run ``cb`` at ``at_ns`` if callbacks are enabled (C-SCH-1, C-REP-2)."""
         at = check_time_ns(at_ns, "at_ns")
-        _check_callable(cb)
+        check_callable(cb)
         if at < self._now:
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
@@ -1067,7 +1068,7 @@ class ReplayClock(Closing):
         """Run ``cb`` at ``phase + k*period`` if callbacks are enabled (C-PER-1..3, C-REP-2)."""
         period = check_positive_ns(period_ns, "period_ns")
         phase = check_time_ns(phase_ns, "phase_ns")
-        _check_callable(cb)
+        check_callable(cb)
         if not self._callbacks:
             return Handle(cancel=_noop)
         now = self._now
@@ -1166,18 +1167,7 @@ class ReplayClock(Closing):
             entry.cb()
         except Exception as exc:  # C-ERR-1
             entry.failed += 1
-            self.bus.publish(
-                "/simclock/events",
-                Event(
-                    EventKind.SCHEDULER_CALLBACK_FAILED,
-                    at,
-                    {
-                        "callback": callback_name(entry.cb),
-                        "error_type": type(exc).__qualname__,
-                        "error_message": str(exc),
-                    },
-                ),
-            )
+            publish_callback_failure(self.bus, at, entry.cb, exc)
         finally:
             entry.fired += 1
             if entry.period == 0 or entry.state == _CANCELLED_RUNNING:

@@ -54,7 +54,7 @@ File layout (C-MCAP-1):
 * on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
   ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
   ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
-  see :mod:`simclock._fingerprint`), ``fingerprint_algorithm``,
+  see :mod:`simclock.recording._fingerprint`), ``fingerprint_algorithm``,
   ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
   ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
   message counts per topic) and ``error`` (empty
@@ -89,17 +89,18 @@ from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
-from simclock._bus import Bus, Message
-from simclock._closing import Closing
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._fingerprint import (
+from simclock.core._bus import Bus, Message
+from simclock.core._contract import CONTRACT_VERSION
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._random import DrawObserver, _check_seed
+from simclock.core._timeint import check_positive_ns, check_time_ns
+from simclock.recording._closing import Closing
+from simclock.recording._fingerprint import (
     FINGERPRINT_ALGORITHM,
     canonical_json,
     payload_kind_and_json,
     topic_token,
 )
-from simclock._random import DrawObserver, _check_seed
-from simclock._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
     "CLOCK_SCHEMA_NAME",
@@ -484,7 +485,6 @@ class Recorder(Closing):
             self._error = text
 
     def _metadata(self, end: int, clock: Any) -> dict[str, str]:
-        from simclock import CONTRACT_VERSION
 
         step = clock.step_ns() if clock is not None else 1
         fingerprint = "" if self._error is not None else self._hash.hexdigest()

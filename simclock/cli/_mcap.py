@@ -27,10 +27,10 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from simclock._bus import Message
-from simclock._errors import SimclockError
-from simclock._fingerprint import payload_kind_and_json
-from simclock._replay import RecordingInfo, RecordingReader, ReplayClock
+from simclock.core._bus import Message
+from simclock.core._errors import SimclockError
+from simclock.recording._fingerprint import payload_kind_and_json
+from simclock.recording._replay import RecordingInfo, RecordingReader, ReplayClock
 
 __all__ = ["handler_diff", "handler_info", "handler_replay", "register"]
 
@@ -85,7 +85,7 @@ def _fail(exc: SimclockError) -> int:
 
 
 def _progress(label: str, enabled: bool) -> Any:
-    from simclock._cli_run import _Progress
+    from simclock.cli._run import _Progress
 
     return _Progress(label, enabled)
 

@@ -32,9 +32,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._protocols import Handle, SimClock
-from simclock._timeint import check_time_ns
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import callback_name
+from simclock.core._protocols import Handle, SimClock
+from simclock.core._timeint import check_time_ns
 
 __all__ = ["EVENTS_TOPIC", "Bus", "Event", "EventKind", "Message", "Subscriber"]
 
@@ -105,9 +106,6 @@ def _check_topic(topic: object) -> str:
 
 def _subscriber_name(sub: Subscriber) -> str:
     """A deterministic name for ``sub`` (C-DET-1): never a repr carrying a memory address."""
-    # Imported here: _heapclock imports this module.
-    from simclock._heapclock import callback_name
-
     return callback_name(sub)
 
 

@@ -24,10 +24,10 @@ import os
 from types import ModuleType
 from typing import Any
 
-from simclock._bus import Bus
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._grid import GridClock, Policy
-from simclock._timeint import seconds_to_ns
+from simclock.core._bus import Bus
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._timeint import seconds_to_ns
+from simclock.sim._grid import GridClock, Policy
 
 __all__ = ["MujocoClock", "import_mujoco", "load_model"]
 

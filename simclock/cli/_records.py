@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from simclock._records import SamplingEvents
+from simclock.records._sampling import SamplingEvents
 
 __all__ = ["FIXTURE", "fixture_report", "handler", "register"]
 

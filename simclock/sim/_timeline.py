@@ -14,9 +14,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from simclock._devices import Sample
-from simclock._errors import SimclockValueError
-from simclock._grid import format_ns
+from simclock.core._errors import SimclockValueError
+from simclock.sim._devices import Sample
+from simclock.sim._grid import format_ns
 
 __all__ = ["Recording", "load_samples", "plot_timeline"]
 

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from simclock._errors import SimclockError
-from simclock._grid import format_ns
-from simclock._pacing import PacingMode
+from simclock.core._errors import SimclockError
+from simclock.realtime._pacing import PacingMode
+from simclock.sim._grid import format_ns
 
 __all__ = ["register"]
 
@@ -130,7 +130,8 @@ class _Progress:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from simclock._scenario import load_scenario, run_scenario
+    from simclock.sim._scenario import run_scenario
+    from simclock.sim._scenario_file import load_scenario
 
     try:
         scenario = load_scenario(args.scenario)
@@ -175,8 +176,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _timeline(args: argparse.Namespace) -> int:
-    from simclock._scenario import parse_duration
-    from simclock._timeline import load_samples, plot_timeline
+    from simclock.sim._scenario_file import parse_duration
+    from simclock.sim._timeline import load_samples, plot_timeline
 
     try:
         start = parse_duration(args.start, "--start")

@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from simclock._bus import Event, Message
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._bus import Event, Message
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 
 __all__ = [
     "FINGERPRINT_ALGORITHM",

@@ -16,9 +16,9 @@ __all__ = ["main"]
 
 # Modules that contribute sub-commands, in the order their help is listed.
 _COMMAND_MODULES: tuple[str, ...] = (
-    "simclock._cli_records",
-    "simclock._cli_run",
-    "simclock._cli_mcap",
+    "simclock.cli._records",
+    "simclock.cli._run",
+    "simclock.cli._mcap",
 )
 
 

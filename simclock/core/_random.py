@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from simclock._errors import SimclockTypeError, SimclockValueError
+from simclock.core._errors import SimclockTypeError, SimclockValueError
 
 __all__ = ["DrawObserver", "SeededRandomSource", "derive_spawn_key", "normalise_label"]
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from simclock._errors import SimclockTypeError, SimclockValueError
+from simclock.core._errors import SimclockTypeError, SimclockValueError
 
 __all__ = ["check_positive_ns", "check_time_ns", "seconds_to_ns"]
 

@@ -34,7 +34,7 @@ import heapq
 import re
 from typing import TypedDict
 
-from simclock._errors import SimclockValueError
+from simclock.core._errors import SimclockValueError
 
 __all__ = [
     "MILLIVOLTS_MAX",

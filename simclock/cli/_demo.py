@@ -21,7 +21,7 @@ import io
 from pathlib import Path
 
 import simclock
-from simclock._cli import main as cli
+from simclock.cli._main import main as cli
 
 __all__ = ["main"]
 

@@ -28,8 +28,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
-from simclock._devices import (
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._failure import publish_callback_failure
+from simclock.core._protocols import PeriodicStats
+from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
+from simclock.core._timeint import check_positive_ns, check_time_ns
+from simclock.sim._devices import (
     ControllerSpec,
     ControllerStep,
     DeviceRead,
@@ -37,12 +42,7 @@ from simclock._devices import (
     SensorSpec,
     check_component_segment,
 )
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._grid import GridClock, Policy, quantise
-from simclock._heapclock import callback_name
-from simclock._protocols import PeriodicStats
-from simclock._random import DrawObserver, SeededRandomSource, _check_seed
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.sim._grid import GridClock, Policy, quantise
 
 __all__ = [
     "CLOCK_TOPIC",
@@ -497,18 +497,12 @@ class Session:
             run(*args)
         except Exception as exc:
             comp.failed += 1
-            self.bus.publish(
-                EVENTS_TOPIC,
-                Event(
-                    EventKind.SCHEDULER_CALLBACK_FAILED,
-                    self._clock.now_ns(),
-                    {
-                        "callback": callback_name(comp.fn),
-                        "component": comp.component_id,
-                        "error_type": type(exc).__qualname__,
-                        "error_message": str(exc),
-                    },
-                ),
+            publish_callback_failure(
+                self.bus,
+                self._clock.now_ns(),
+                comp.fn,
+                exc,
+                {"component": comp.component_id},
             )
 
     def _acquire(self, comp: _Component, now: int) -> None:

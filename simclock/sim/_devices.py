@@ -26,11 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock._bus import _check_topic
-from simclock._errors import SimclockTypeError, SimclockValueError
-from simclock._grid import Policy, check_policy, check_schedule_on_grid
-from simclock._protocols import RandomSource
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.core._bus import _check_topic
+from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._protocols import RandomSource
+from simclock.core._timeint import check_positive_ns, check_time_ns
+from simclock.sim._grid import Policy, check_policy, check_schedule_on_grid
 
 __all__ = [
     "ControllerSpec",

@@ -12,15 +12,16 @@ from __future__ import annotations
 import heapq
 import itertools
 from fractions import Fraction
-from functools import partial
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._protocols import Callback, Handle, PeriodicStats
-from simclock._random import DrawObserver, SeededRandomSource
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.core._bus import Bus
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._failure import publish_callback_failure
+from simclock.core._names import check_callable
+from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._random import DrawObserver, SeededRandomSource
+from simclock.core._timeint import check_positive_ns, check_time_ns
 
-__all__ = ["HeapSimClock", "callback_name", "check_rate_hz", "rate_offset_ns"]
+__all__ = ["HeapSimClock", "check_rate_hz", "rate_offset_ns"]
 
 # Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
 _PENDING = 0  # in the heap, will fire
@@ -35,16 +36,6 @@ _PERIODIC = 1
 _RATE = 2
 
 _NS_PER_S = 1_000_000_000
-
-
-def callback_name(cb: object) -> str:
-    """A deterministic name for ``cb``: its ``__qualname__``, never a repr with an address."""
-    if isinstance(cb, partial):
-        return f"partial({callback_name(cb.func)})"
-    name = getattr(cb, "__qualname__", None)
-    if isinstance(name, str):
-        return name
-    return type(cb).__qualname__
 
 
 def check_rate_hz(rate_hz: object) -> Fraction:
@@ -265,7 +256,7 @@ class HeapSimClock:
                 f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
             )
         if not callable(cb):
-            _check_callable(cb)
+            check_callable(cb)
         entry = _Entry(self, cb)
         heapq.heappush(self._heap, (at, next(self._seq), entry))  # inlined for speed
         handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
@@ -282,7 +273,7 @@ class HeapSimClock:
         """
         period = check_positive_ns(period_ns, "period_ns")
         phase = check_time_ns(phase_ns, "phase_ns")
-        _check_callable(cb)
+        check_callable(cb)
         now = self._now
         k0 = 0 if phase >= now else -((phase - now) // period)
         entry = _Entry(self, cb, _PERIODIC)
@@ -298,7 +289,7 @@ class HeapSimClock:
         """
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
-        _check_callable(cb)
+        check_callable(cb)
         entry = _Entry(self, cb, _RATE)
         k0 = _first_rate_index(self._now - phase, rate)
         return self._push(entry.repeating(phase, k0, rate=rate), entry)
@@ -396,16 +387,7 @@ class HeapSimClock:
 
     def _report_failure(self, at: int, cb: Callback, exc: Exception) -> None:
         """Publish ``Event(SCHEDULER_CALLBACK_FAILED)`` for a raising callback (C-ERR-1)."""
-        event = Event(
-            EventKind.SCHEDULER_CALLBACK_FAILED,
-            at,
-            {
-                "callback": callback_name(cb),
-                "error_type": type(exc).__qualname__,
-                "error_message": str(exc),
-            },
-        )
-        self.bus.publish(EVENTS_TOPIC, event)
+        publish_callback_failure(self.bus, at, cb, exc)
 
     # -- checking -------------------------------------------------------------
 
@@ -429,8 +411,3 @@ class HeapSimClock:
                 assert at >= self._now, "live entry in the past"
             if entry.kind != _ONESHOT:
                 assert at == entry.at_k(), "periodic entry off its grid"
-
-
-def _check_callable(cb: object) -> None:
-    if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")

@@ -1,12 +1,12 @@
-"""Scenario files (TOML) and the scenario runner behind ``simclock run`` (SPEC §7-§11).
+"""Scenario files (TOML): parsing and validation behind ``simclock run`` (SPEC §7-§11).
 
 A scenario is a plan: physics grid, sensor devices, controllers, seed, mode
 and duration. :func:`load_scenario` parses and validates it completely before
 anything runs; every error is a :class:`ScenarioError` whose message starts
 with the exact key (``devices.imu0.period: 7 ms is not on the 2 ms grid
-(policy strict); ...``). :func:`build_session` makes a fresh instance of the
-plan for a seed (C-SEED-2) and :func:`run_scenario` runs it, fingerprints the
-bus trace (C-X-FP) and optionally records it with :class:`~simclock.Recorder`.
+(policy strict); ...``). :func:`simclock.build_session` (module ``_scenario``) makes a fresh
+instance of the plan for a seed (C-SEED-2) and :func:`simclock.run_scenario`
+runs it.
 
 Format (times are strings with a unit, ``ns``/``us``/``ms``/``s``, converted
 exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
@@ -60,42 +60,35 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from simclock._bus import Bus
-from simclock._devices import ControllerSpec, ControllerStep, Sample, SensorSpec
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._fingerprint import Fingerprinter
-from simclock._grid import GridClock, Policy, format_ns
-from simclock._mujoco import MujocoClock
-from simclock._pacing import PacingMode, run_paced
-from simclock._protocols import PeriodicStats, RandomSource
-from simclock._random import DrawObserver, _check_seed
-from simclock._session import Session
-from simclock._timeint import check_positive_ns
+from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.realtime._pacing import PacingMode
+from simclock.sim._devices import ControllerSpec, SensorSpec
+from simclock.sim._grid import Policy, format_ns
+from simclock.sim._mujoco import MujocoClock
 
 __all__ = [
+    "MODES",
     "ControllerConfig",
     "DeviceConfig",
     "PhysicsConfig",
-    "RunResult",
     "Scenario",
     "ScenarioError",
-    "build_session",
+    "choice",
     "load_scenario",
     "parse_duration",
-    "run_scenario",
 ]
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
 _SCALE = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
-_MODES = tuple(m.value for m in PacingMode)
+MODES = tuple(m.value for m in PacingMode)
 
 
 class ScenarioError(SimclockValueError):
@@ -157,7 +150,7 @@ def _str(value: object, key: str) -> str:
     return value
 
 
-def _choice(value: object, key: str, choices: Sequence[str]) -> str:
+def choice(value: object, key: str, choices: Sequence[str]) -> str:
     text = _str(value, key)
     if text not in choices:
         listed = ", ".join(f'"{c}"' for c in choices)
@@ -282,7 +275,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     _check_keys(data, "", _TOP_KEYS)
     name = _str(data.get("name", file.stem), "name")
     seed = _int(data.get("seed", 0), "seed")
-    mode = _choice(data.get("mode", PacingMode.UNBOUNDED.value), "mode", _MODES)
+    mode = choice(data.get("mode", PacingMode.UNBOUNDED.value), "mode", MODES)
     rtf = _number(data.get("rtf", 1), "rtf")
     if rtf <= 0:
         raise ScenarioError("rtf", f"must be > 0, got {data['rtf']!r}")
@@ -352,7 +345,7 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
         raise ScenarioError(prefix + "period", "must be > 0")
     phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
     latency = parse_duration(table.get("latency", "0 s"), prefix + "latency")
-    policy = Policy(_choice(table.get("policy", "next_boundary"), prefix + "policy", tuple(Policy)))
+    policy = Policy(choice(table.get("policy", "next_boundary"), prefix + "policy", tuple(Policy)))
     for key, value in (("period", period), ("phase", phase), ("latency", latency)):
         _check_on_grid(prefix + key, value, step, policy)
     topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
@@ -388,13 +381,13 @@ def _load_controller(
 ) -> ControllerConfig:
     prefix = f"controllers.{ctl_id}."
     _check_id(ctl_id, f"controllers.{ctl_id}")
-    kind = _choice(_require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
+    kind = choice(_require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
     _check_keys(table, prefix, _CONTROLLER_KEYS + (_PD_KEYS if kind == "pd" else ()))
     period = parse_duration(_require(table, "period", prefix), prefix + "period")
     if period == 0:
         raise ScenarioError(prefix + "period", "must be > 0")
     phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
-    policy = Policy(_choice(table.get("policy", "strict"), prefix + "policy", tuple(Policy)))
+    policy = Policy(choice(table.get("policy", "strict"), prefix + "policy", tuple(Policy)))
     for key, value in (("period", period), ("phase", phase)):
         _check_on_grid(prefix + key, value, step, policy)
     spec = ControllerSpec(ctl_id, period, phase, policy)
@@ -425,215 +418,3 @@ def _load_controller(
     for gain in ("kp", "kd", "target"):
         params[gain] = _number(table.get(gain, 0.0), prefix + gain)
     return ControllerConfig(spec=spec, kind=kind, params=params)
-
-
-# -- an instance of the plan -------------------------------------------------------------
-
-
-def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSource], Any]:
-    std = config.noise_std
-    dim = config.dim
-    sensor = config.sensor
-    physics = clock if isinstance(clock, MujocoClock) else None
-    # Invariant: load_scenario only accepts a sensor name with MuJoCo physics.
-    assert sensor is None or physics is not None
-
-    def read(noise: RandomSource) -> list[float]:
-        if sensor is not None and physics is not None:
-            values = list(physics.read_sensor(sensor))
-        else:
-            values = [0.0] * dim
-        if std > 0:
-            draws = noise.normal(0.0, std, size=dim)
-            values = [v + float(d) for v, d in zip(values, draws, strict=True)]
-        return values
-
-    return read
-
-
-def _pd_step(
-    config: ControllerConfig, clock: MujocoClock
-) -> Callable[[Mapping[str, Sample]], dict[str, float]]:
-    p = config.params
-    act, low, high = clock.actuator(p["actuator"])
-    kp, kd, target = p["kp"], p["kd"], p["target"]
-
-    def step(latest: Mapping[str, Sample]) -> dict[str, float]:
-        angle = latest.get(p["angle"])
-        rate = latest.get(p["rate"])
-        u = 0.0
-        if angle is not None and rate is not None:
-            u = kp * (target - angle.values[p["angle_index"]]) - kd * rate.values[p["rate_index"]]
-            if low is not None and high is not None:
-                u = min(max(u, low), high)
-        clock.data.ctrl[act] = u
-        return {"u": u}
-
-    return step
-
-
-def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dict[str, int]]:
-    count = [0]
-
-    def step(latest: Mapping[str, Sample]) -> dict[str, int]:
-        count[0] += 1
-        return {"tick": count[0] - 1}
-
-    return step
-
-
-def build_session(
-    scenario: Scenario,
-    seed: int | None = None,
-    *,
-    bus: Bus | None = None,
-    draw_observer: DrawObserver | None = None,
-) -> Session:
-    """A fresh instance of the plan for ``seed`` (default the scenario's) (C-SEED-2).
-
-    The clock is a :class:`~simclock.MujocoClock` (new ``MjData``, reset to the
-    keyframe at each episode start) or a :class:`~simclock.GridClock`. ``/clock``
-    is not put on the bus (the Recorder writes it from SessionTime, C-EP-2), so
-    the bus trace is the same recorded or not. ``bus`` (unbound) and
-    ``draw_observer`` let a Recorder listen from the start.
-    """
-    run_seed = scenario.seed if seed is None else seed
-    physics = scenario.physics
-    clock: GridClock
-    on_reset: Callable[[], object] | None = None
-    if physics.mujoco_model is not None:
-        mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe, bus=bus)
-        clock = mj
-        on_reset = mj.reset_physics
-    else:
-        clock = GridClock(run_seed, physics.step_ns, bus=bus)
-    session = Session(
-        clock, seed=run_seed, clock_topic=None, on_reset=on_reset, draw_observer=draw_observer
-    )
-    for device in scenario.devices:
-        session.add_sensor(device.spec, _device_reader(device, clock))
-    for ctl in scenario.controllers:
-        if ctl.kind == "pd":
-            assert isinstance(clock, MujocoClock)  # Invariant: checked by load_scenario
-            step: ControllerStep = _pd_step(ctl, clock)
-        else:
-            step = _tick_step(ctl)
-        session.add_controller(ctl.spec, step)
-    return session
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """What :func:`run_scenario` did: the trace's fingerprint and counts."""
-
-    seed: int
-    mode: str
-    fingerprint: str
-    messages: int
-    end_ns: int
-    samples: Mapping[str, int]
-    stats: Mapping[str, PeriodicStats]
-    dropped_in_flight: int
-    out: Path | None
-
-
-Progress = Callable[[int, int], object]
-"""``progress(done_ns, total_ns)``: called after each chunk of simulated time."""
-
-
-def run_scenario(
-    scenario: Scenario,
-    *,
-    seed: int | None = None,
-    mode: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    progress: Progress | None = None,
-    chunk_ns: int = 100_000_000,
-) -> RunResult:
-    """Run every episode of ``scenario``; return its fingerprint (C-X-FP).
-
-    ``seed``/``mode`` override the file's. The clock is driven by
-    :func:`simclock.run_paced` in chunks of ``chunk_ns`` simulated time (the
-    pacing of ``mode``; the trace is the same in every mode, C-MODE-1, and
-    for any chunk size, C-ADV-5). With ``out`` the run is recorded by
-    :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
-    SessionTime; every noise draw persisted per stream label, C-REP-3) with
-    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``) and
-    ``step_ns``. Episode ``n > 0`` starts with
-    ``reset_episode()`` at the end of episode ``n-1``.
-    """
-    import json
-
-    from simclock._recorder import Recorder
-
-    # Every argument is checked before the Recorder creates ``out``: a refused call
-    # leaves no file behind and runs nothing.
-    run_seed = scenario.seed if seed is None else _check_seed(seed)
-    run_mode = scenario.mode if mode is None else _choice(mode, "mode", _MODES)
-    check_positive_ns(chunk_ns, "chunk_ns")
-    if progress is not None and not callable(progress):
-        raise SimclockTypeError(
-            f"progress must be callable as progress(done_ns, total_ns) or None, got {progress!r}"
-        )
-    bus = Bus()
-    recorder = None
-    if out is not None:
-        metadata = {
-            "scenario": scenario.name,
-            "mode": run_mode,
-            "step_ns": str(scenario.physics.step_ns),
-            "devices": json.dumps({d.spec.device_id: d.spec.topic for d in scenario.devices}),
-        }
-        recorder = Recorder(
-            out,
-            bus,
-            seed=run_seed,
-            metadata=metadata,
-            record_draws=True,
-            clock_period_ns=scenario.physics.step_ns,
-        )
-    session = build_session(
-        scenario,
-        run_seed,
-        bus=bus,
-        draw_observer=None if recorder is None else recorder.draw_observer,
-    )
-    clock = session.clock
-    fingerprint = Fingerprinter()
-    bus.subscribe(None, fingerprint)
-    total = scenario.duration_ns * scenario.episodes
-    try:
-        session.start()
-        for episode in range(scenario.episodes):
-            if episode:
-                session.reset_episode()
-            end = session.episode_start_ns + scenario.duration_ns
-            while clock.now_ns() < end:
-                until = min(end, clock.now_ns() + max(chunk_ns, clock.step_ns()))
-                run_paced(clock, until, mode=run_mode, rtf=scenario.rtf)
-                if progress is not None:
-                    progress(clock.now_ns(), total)
-    finally:
-        if recorder is not None:
-            recorder.close()
-    counts: dict[str, int] = {d.spec.device_id: 0 for d in scenario.devices}
-    for sample in session.samples:
-        counts[sample.device] += 1
-    stats = {
-        comp: session.stats(comp)
-        for comp in (
-            *(d.spec.component_id for d in scenario.devices),
-            *(c.spec.component_id for c in scenario.controllers),
-        )
-    }
-    return RunResult(
-        seed=run_seed,
-        mode=run_mode,
-        fingerprint=fingerprint.hexdigest(),
-        messages=fingerprint.count,
-        end_ns=clock.now_ns(),
-        samples=counts,
-        stats=stats,
-        dropped_in_flight=session.dropped_in_flight,
-        out=None if out is None else Path(out),
-    )

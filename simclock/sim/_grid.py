@@ -35,12 +35,14 @@ from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._heapclock import HeapSimClock, callback_name, check_rate_hz, rate_offset_ns
-from simclock._protocols import Callback, Handle, PeriodicStats
-from simclock._random import SeededRandomSource
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.core._bus import Bus
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._failure import publish_callback_failure
+from simclock.core._heapclock import HeapSimClock, check_rate_hz, rate_offset_ns
+from simclock.core._names import callback_name, check_callable
+from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._random import SeededRandomSource
+from simclock.core._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
     "GridClock",
@@ -252,7 +254,7 @@ class GridClock:
         ``next_boundary`` it runs at the first boundary ``>= at_ns``. O(log n).
         """
         at = check_time_ns(at_ns, "at_ns")
-        _check_callable(cb)
+        check_callable(cb)
         pol = self._policy(policy)
         now = self.now_ns()
         if at < now:
@@ -281,7 +283,7 @@ class GridClock:
         """
         period = check_positive_ns(period_ns, "period_ns")
         phase = check_time_ns(phase_ns, "phase_ns")
-        _check_callable(cb)
+        check_callable(cb)
         pol = self._policy(policy)
         check_schedule_on_grid(_name(name, cb), self._s, pol, period=period, phase=phase)
         if period % self._s == 0 and phase % self._s == 0:
@@ -310,7 +312,7 @@ class GridClock:
         """
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
-        _check_callable(cb)
+        check_callable(cb)
         pol = self._policy(policy)
         label = _name(name, cb)
         period = Fraction(1_000_000_000) / rate
@@ -355,18 +357,7 @@ class GridClock:
             # Reported here, not by the inner clock, so the event names the user's
             # callback rather than this wrapper (C-ERR-1).
             sched.failed += 1
-            self.bus.publish(
-                EVENTS_TOPIC,
-                Event(
-                    EventKind.SCHEDULER_CALLBACK_FAILED,
-                    now,
-                    {
-                        "callback": callback_name(sched.cb),
-                        "error_type": type(exc).__qualname__,
-                        "error_message": str(exc),
-                    },
-                ),
-            )
+            publish_callback_failure(self.bus, now, sched.cb, exc)
         finally:
             if not sched.cancelled:
                 sched.k += 1
@@ -444,8 +435,3 @@ def _name(name: str | None, cb: Callback) -> str:
     if not isinstance(name, str):
         raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
     return name
-
-
-def _check_callable(cb: object) -> None:
-    if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")

@@ -41,12 +41,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from simclock._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock._heapclock import callback_name
-from simclock._protocols import Callback, Handle, PeriodicStats, SystemClock
-from simclock._random import SeededRandomSource
-from simclock._timeint import check_positive_ns, check_time_ns
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._failure import callback_failure_event
+from simclock.core._names import callback_name
+from simclock.core._protocols import Callback, Handle, PeriodicStats, SystemClock
+from simclock.core._random import SeededRandomSource
+from simclock.core._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
     "JitterStats",
@@ -451,16 +452,10 @@ class _PeriodicThread:
                     },
                 )
             if failure is not None:
-                self._publish(
-                    EventKind.SCHEDULER_CALLBACK_FAILED,
-                    deadline,
-                    {
-                        "callback": callback_name(self._cb),
-                        "error_type": type(failure).__qualname__,
-                        "error_message": str(failure),
-                        "thread": self.thread.name,
-                    },
+                event = callback_failure_event(
+                    deadline, self._cb, failure, {"thread": self.thread.name}
                 )
+                self._publish(event.kind, event.at_ns, dict(event.details))
             k = latest + 1
 
     def _publish(self, kind: EventKind, at_ns: int, details: dict[str, object]) -> None:

@@ -1,0 +1,63 @@
+"""The one place a callback failure becomes an event (C-ERR-1).
+
+Every scheduler in simclock (and any third-party backend, through the public
+``simclock.callback_failure_event`` / ``simclock.publish_callback_failure``)
+reports a raising callback with these two functions, so the event's details
+are the same everywhere and no exception object, however hostile, escapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock.core._names import callback_name
+
+__all__ = ["callback_failure_event", "exception_message", "publish_callback_failure"]
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or a fixed placeholder naming the type when ``str`` raises (C-ERR-1).
+
+    Also used when ``str(exc)`` returns something that is not a ``str``
+    (``__str__`` returning a non-string raises ``TypeError`` inside ``str``).
+    """
+    try:
+        return str(exc)
+    except Exception:
+        return f"<str() of {type(exc).__qualname__} raised>"
+    except BaseException:
+        # A __str__ raising KeyboardInterrupt or SystemExit is still the
+        # callback's failure, not the clock's: report it with the placeholder.
+        return f"<str() of {type(exc).__qualname__} raised>"
+
+
+def callback_failure_event(
+    at_ns: int, cb: object, exc: BaseException, extra: Mapping[str, object] | None = None
+) -> Event:
+    """The ``Event(SCHEDULER_CALLBACK_FAILED)`` of C-ERR-1 for ``cb`` raising ``exc`` at ``at_ns``.
+
+    Details are exactly ``callback`` (:func:`simclock.callback_name`),
+    ``error_type`` (``type(exc).__qualname__``) and ``error_message``
+    (:func:`exception_message`), then ``extra`` (a ``Session`` adds the
+    component id, a periodic thread its name). Never raises for any ``exc``.
+    """
+    details: dict[str, object] = {
+        "callback": callback_name(cb),
+        "error_type": type(exc).__qualname__,
+        "error_message": exception_message(exc),
+    }
+    if extra:
+        details.update(extra)
+    return Event(EventKind.SCHEDULER_CALLBACK_FAILED, at_ns, details)
+
+
+def publish_callback_failure(
+    bus: Bus, at_ns: int, cb: object, exc: BaseException, extra: Mapping[str, object] | None = None
+) -> None:
+    """Publish :func:`callback_failure_event` on ``bus`` at topic ``EVENTS_TOPIC`` (C-ERR-1).
+
+    The event is stamped ``at_ns`` (the failing entry's time, which is the
+    clock's ``now`` while it is reported).
+    """
+    bus.publish(EVENTS_TOPIC, callback_failure_event(at_ns, cb, exc, extra))
