@@ -62,9 +62,11 @@ def _root(exc: BaseException) -> str:
     if current is None or _is_verdict(current):
         return ""
     if isinstance(current, ConformanceTimeout):
-        where = str(current).split("the backend was running ", 1)
-        func = where[1].rsplit(" in ", 1)[-1] if len(where) == 2 else "?"
-        return f"the backend hung (C-CONF-2 time limit) in {func}"
+        parts = str(current).split("the backend was running ", 1)
+        if len(parts) < 2:
+            return "the backend hung (C-CONF-2 time limit)"
+        place, _, func = parts[1].rpartition(" in ")
+        return f"the backend hung (C-CONF-2 time limit) in {place.rsplit(':', 1)[0]} ({func})"
     tb = current.__traceback__
     frame = None
     while tb is not None:
@@ -99,7 +101,9 @@ def explain(exc: BaseException, clause: str) -> dict[str, Any]:
     """The report fields of a failed test of ``clause`` whose exception is ``exc``."""
     if isinstance(exc, BaseExceptionGroup):
         parts = [_one(e, clause) for e in exc.exceptions]
-        listing = "\n".join(f"  {i}. {p['message'].splitlines()[0]}" for i, p in enumerate(parts, 1))
+        listing = "\n".join(
+            f"  {i}. {p['message'].splitlines()[0]}" for i, p in enumerate(parts, 1)
+        )
         message = f"{clause}: {len(parts)} distinct failures:\n{listing}"
         roots = {p["root"] for p in parts}
         root = roots.pop() if len(roots) == 1 else ""

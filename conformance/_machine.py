@@ -26,10 +26,12 @@ change); below it, refusing a valid time is a C-TIME-4 failure.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from hypothesis import settings
@@ -159,23 +161,32 @@ def _refused_beyond(clock: Any, what: str, value: int, call: Callable[[], object
     return False
 
 
+def _hypothesis_dir() -> Path:
+    """The suite's own Hypothesis storage: under the system temp dir, one per user."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"simclock-conformance-hypothesis-{uid}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
 @contextlib.contextmanager
 def private_hypothesis_home() -> Iterator[None]:
-    """Point Hypothesis's storage at a temporary directory (C-CONF-5).
+    """Point Hypothesis's storage away from the working directory (C-CONF-5).
 
-    Hypothesis caches data under ``.hypothesis/`` in the working directory even
-    without an example database; the suite runs inside other projects and
-    must write nothing there.
+    Hypothesis caches data (e.g. the constants it found in source files) under
+    ``.hypothesis/`` in the working directory even without an example
+    database; the suite runs inside other projects and must write nothing
+    there. The cache is kept in a per-user temporary directory, so later runs
+    stay fast; the caller's own setting is restored afterwards.
     """
     from hypothesis import configuration
 
     previous = vars(configuration).get("__hypothesis_home_directory")
-    with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
-        configuration.set_hypothesis_home_dir(tmp)
-        try:
-            yield
-        finally:
-            configuration.set_hypothesis_home_dir(previous)
+    configuration.set_hypothesis_home_dir(_hypothesis_dir())
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
 
 
 def _failures_of_rig(rig: Rig) -> list[tuple[int, str, str]]:

@@ -142,13 +142,13 @@ def _overridden(cls: type, base: type) -> list[str]:
 
 def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
     from conformance._harness import NOT_APPLICABLE
-    from conformance._report import FAILED, NOT_APPLICABLE as NA_STATUS, PASSED, SKIPPED
-    from conformance._report import Outcome, falsifying_program
+    from conformance._report import FAILED, PASSED, SKIPPED, Outcome, falsifying_program
+    from conformance._report import NOT_APPLICABLE as NA_STATUS
 
     name = report.nodeid.rsplit("::", 1)[-1]
     extra: dict[str, Any] = {}
     for key, value in report.user_properties:
-        if key == "simclock":
+        if key == "simclock" and isinstance(value, dict):
             extra = value
     if report.failed or hasattr(report, "wasxfail"):
         text = report.longreprtext
@@ -270,7 +270,7 @@ class ResultCollector:
             clause = _clause_of_item(item) or ""
             try:
                 extra = explain(call.excinfo.value, clause)
-            except Exception as exc:  # noqa: BLE001  (a hostile exception must not end the run)
+            except Exception as exc:
                 extra = {"message": f"{clause}: (could not describe the failure: {exc!r})"}
             if extra.get("timeout"):
                 self.timed_out = True

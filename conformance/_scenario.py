@@ -89,7 +89,7 @@ def ship_factory(factory: object) -> bytes | None:
     """
     try:
         return pickle.dumps(("pickle", pickle.dumps(factory)))
-    except Exception:  # noqa: BLE001  (pickle raises several types; the fallback decides)
+    except Exception:
         pass
     if not isinstance(factory, types.FunctionType):
         return None
@@ -104,14 +104,14 @@ def ship_factory(factory: object) -> bytes | None:
                 (module, marshal.dumps(factory.__code__), factory.__defaults__, cells),
             )
         )
-    except Exception:  # noqa: BLE001  (a closure value that cannot be pickled)
+    except Exception:
         return None
 
 
 def _unship(data: bytes) -> Factory:
-    kind, body = pickle.loads(data)  # noqa: S301  (written by this process's parent)
+    kind, body = pickle.loads(data)
     if kind == "pickle":
-        factory: Factory = pickle.loads(body)  # noqa: S301
+        factory: Factory = pickle.loads(body)
         return factory
     module, code, defaults, cells = body
     fn = types.FunctionType(

@@ -104,7 +104,7 @@ class _Halt(BaseException):
     """A BaseException that is not an Exception, owned by the suite (C-ERR-2)."""
 
 
-class _Hostile(Exception):
+class _Hostile(Exception):  # noqa: N818  (its name is what the event reports)
     """An exception whose ``str()`` raises (C-ERR-1: nothing may escape the report)."""
 
     def __str__(self) -> str:
@@ -292,9 +292,7 @@ class ClockConformance:
         clock.schedule_periodic(period, rig.rec("p"), phase)
         grid = [phase + k * period for k in range(4) if phase + k * period <= MAX_NS]
         expected = sorted(
-            [(f"t{at}", at) for at in times]
-            + [("tie", 2**60 + 1)]
-            + [("p", t) for t in grid],
+            [(f"t{at}", at) for at in times] + [("tie", 2**60 + 1)] + [("p", t) for t in grid],
             key=lambda x: x[1],
         )
         stops = sorted({*times, *grid})
@@ -554,6 +552,25 @@ class ClockConformance:
             ("pushed-at-3", 5),
         ]
         assert trace == expected, f"C-TIE-1: equal times fired as {trace}, push order {expected}"
+
+    def test_C_TIE_1_far_ties_reached_by_long_advances(self, rig: Rig) -> None:
+        """Ties far ahead (past a timer wheel's first levels) still fire in push order."""
+        clock = rig.clock
+        instants = [5_000, 70_001, 2**40 + 3, 2**63 + 1]
+        for round_ in range(3):
+            for at in instants:
+                clock.schedule(at, rig.rec(f"{at}:{round_}"))
+        clock.schedule(5_000, rig.rec("late-5000"))  # pushed after the rounds: fires last
+        for at in instants:
+            clock.advance(at - clock.now_ns())
+        expected = []
+        for at in instants:
+            expected += [(f"{at}:{r}", at) for r in range(3)]
+            if at == 5_000:
+                expected.append(("late-5000", at))
+        assert rig.trace == expected, (
+            f"C-TIE-1: far ties fired as {rig.trace}, expected push order {expected}"
+        )
 
     # -- C-PER ---------------------------------------------------------------
 
@@ -845,7 +862,7 @@ class ClockConformance:
         clock.schedule(2, rig.rec("still-fires"))
         try:
             clock.advance(3)
-        except BaseException as exc:  # noqa: BLE001  (anything escaping is the failure)
+        except BaseException as exc:
             pytest.fail(
                 f"C-ERR-1: {type(exc).__name__} escaped advance while reporting a callback "
                 "whose exception's __str__ raises; no exception object may escape this path"
@@ -1134,6 +1151,21 @@ class ClockConformance:
         seen.append(peek())
         assert seen == [3, 10, 10, 15, 15, None], f"C-X-PEEK: next_event_ns() gave {seen}"
         assert rig.trace == [("p", 3), ("p", 10), ("fifteen", 15)], f"C-X-PEEK: {rig.trace}"
+
+    def test_C_X_PEEK_exact_for_far_entries(self, rig: Rig) -> None:
+        """The earliest entry's exact time, however far (not a bucket's bound)."""
+        clock = rig.clock
+        peek: Callable[[], int | None] = _optional_method(clock, "next_event_ns")
+        seen = []
+        for at in (MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003):
+            clock.schedule(at, rig.rec(str(at)))
+            seen.append(peek())
+        for _ in range(5):
+            clock.advance(cast(int, peek()) - clock.now_ns())
+            seen.append(peek())
+        want = [MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003]
+        want += [70_001, 2**40 + 12_345, 2**63 + 7, MAX_NS, None]
+        assert seen == want, f"C-X-PEEK: next_event_ns() gave {seen}, expected {want}"
 
     def test_C_X_RATE_exact_ceil_grid(self, rig: Rig) -> None:
         clock = rig.clock

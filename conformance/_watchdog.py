@@ -25,7 +25,7 @@ _SUITE_DIR = str(Path(__file__).resolve().parent)
 _FOREIGN = ("/_pytest/", "/pluggy/", "/hypothesis/", "/contextlib.py", "/threading.py")
 
 
-class ConformanceTimeout(BaseException):  # noqa: N818  (named for what the user sees)
+class ConformanceTimeout(BaseException):
     """A suite test exceeded its time limit (C-CONF-2)."""
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from simclock import Bus, SimclockValueError
+from simclock import Bus, Callback, SimclockValueError
 
 from .sorted_list import _GIGA, Item, SortedListClock, Timer
 from .streams import PathStream, join_label
@@ -287,6 +287,12 @@ class _UncheckedLabels(SortedListClock):
         return _UncheckedLabel(seed)
 
 
+class _FailurePathNameError(SortedListClock):
+    def _report(self, at: int, cb: Callback, exc: Exception) -> None:
+        # defect: an import mistake in the failure path (the helper was never imported)
+        publish_failure(self.bus, at, cb, exc)  # type: ignore[name-defined]  # noqa: F821
+
+
 class _Float64Times(SortedListClock):
     def _key(self, at: int, seq: int) -> tuple[int, int]:
         return (-int(float(at)), -seq)  # defect: times stored as float64 (exact only to 2**53)
@@ -429,6 +435,11 @@ BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
         "malformed child labels (spaces, '//', '*') are accepted",
         _UncheckedLabels,
     ),
+    "failure_path_name_error": (
+        "C-ERR-1",
+        "a NameError (import mistake) in the callback-failure path",
+        _FailurePathNameError,
+    ),
     "float64_times": (
         "C-TIME-4",
         "times stored as float64: 2**60+1 fires at 2**60",
@@ -457,6 +468,6 @@ for _name, (_clause, _defect, _cls) in BROKEN.items():
 
 # The salted-hash random tree of ``hash_keyed_children``, handed over as a lambda
 # (no MODULE:FACTORY of its own: the suite must ship it to the other process).
-hash_keyed_lambda: Callable[[int, Bus], SortedListClock] = lambda seed, bus: _HashKeyedChildren(  # noqa: E731
-    seed, bus
+hash_keyed_lambda: Callable[[int, Bus], SortedListClock] = (  # noqa: E731  (a lambda on purpose)
+    lambda seed, bus: _HashKeyedChildren(seed, bus)  # noqa: PLW0108
 )
