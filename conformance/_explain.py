@@ -85,7 +85,7 @@ def _one(exc: BaseException, clause: str) -> dict[str, str]:
     # pytest's assertion rewriting appends "assert ... == ..." and a diff: the
     # suite's own message says what differs, so that is dropped.
     text = str(exc).split("\nassert ", 1)[0].strip()
-    if not _is_verdict(exc):
+    if not _is_verdict(exc) and not isinstance(exc, ConformanceTimeout):
         text = f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__
     if not text.startswith(clause):
         text = f"{clause}: {text}"

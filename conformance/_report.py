@@ -140,7 +140,7 @@ class BackendReport:
             return INCOMPLETE_STATUS
         if NOT_APPLICABLE in kinds and not self._optional(clause_id):
             return INCOMPLETE_STATUS
-        ran = {t.name for t in outcomes}
+        ran = {t.name.split("[", 1)[0] for t in outcomes}  # parametrised: test[case]
         if not outcomes or any(n not in ran for n in self.expected.get(clause_id, [])):
             return NOT_RUN
         if PASSED in kinds:
@@ -164,7 +164,12 @@ class BackendReport:
                 if t.outcome in (SKIPPED, OVERRIDDEN) or (
                     t.outcome == NOT_APPLICABLE and not optional
                 ):
-                    out.append(f"{t.name} ({t.outcome}: {t.message})" if t.message else t.name)
+                    why = (
+                        t.message
+                        if t.message.startswith(t.outcome)
+                        else f"{t.outcome}: {t.message}"
+                    )
+                    out.append(f"{t.name} ({why})")
         return out
 
     @property

@@ -1163,7 +1163,7 @@ class ClockConformance:
         for _ in range(5):
             clock.advance(cast(int, peek()) - clock.now_ns())
             seen.append(peek())
-        want = [MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003]
+        want: list[int | None] = [MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003]
         want += [70_001, 2**40 + 12_345, 2**63 + 7, MAX_NS, None]
         assert seen == want, f"C-X-PEEK: next_event_ns() gave {seen}, expected {want}"
 

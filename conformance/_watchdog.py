@@ -1,13 +1,17 @@
 """A per-test time limit without extra dependencies (C-CONF-2).
 
-``with watchdog(seconds, clause):`` arms ``SIGALRM``; when the limit passes,
-:class:`ConformanceTimeout` is raised in the main thread wherever the backend
-is running, so a hung backend fails the clause it hung in and the run goes on
-to its report. The timeout is a ``BaseException`` (not an ``Exception``), so a
-backend that catches callback ``Exception``\\ s (C-ERR-1) lets it through; it
-fires again every second until the test ends, so one swallowed timeout is
-not enough to hang the run. Where ``SIGALRM`` does not exist (Windows), or
-off the main thread, there is no limit.
+``with watchdog(seconds, clause):`` arms two timers: ``seconds`` of this
+process's CPU time (``ITIMER_PROF``: a busy machine does not make a correct
+backend time out) and, as a backstop for a backend that blocks without
+computing (a sleep, a lock), four times as much wall-clock time
+(``ITIMER_REAL``). When one expires, :class:`ConformanceTimeout` is raised in
+the main thread wherever the backend is running, so a hung backend fails the
+clause it hung in and the run goes on to its report. The timeout is a
+``BaseException`` (not an ``Exception``), so a backend that catches callback
+``Exception``\\ s (C-ERR-1) lets it through; it fires again every second
+until the test ends, so one swallowed timeout is not enough to hang the run.
+Where these timers do not exist (Windows), or off the main thread, there is
+no limit.
 """
 
 from __future__ import annotations
@@ -63,17 +67,23 @@ def watchdog(seconds: float, clause: str) -> Iterator[None]:
         yield
         return
 
+    wall = 4 * seconds
+
     def expire(signum: int, frame: FrameType | None) -> None:
         where = backend_frame(frame)
+        spent = f"{seconds:g} s of CPU time" if signum == signal.SIGPROF else f"{wall:g} s"
         raise ConformanceTimeout(
-            f"{clause}: timed out after {seconds:g} s (C-CONF-2 time limit per test)"
+            f"{clause}: timed out after {spent} (C-CONF-2 time limit per test)"
             + (f"; the backend was running {where}" if where else "")
         )
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, seconds, 1.0)
+    signal.setitimer(signal.ITIMER_REAL, wall, 1.0)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -164,7 +164,10 @@ _NO_CANCEL = (
 )
 _PROCESS_DIES = "a BaseException kills the periodic's SimPy process, so it is not re-armed"
 _REENTRANT = "`env.run()`/`env.step()` may be called from inside a callback (re-entrant)"
-_PEEK = "`env.peek()` also sees cancelled `Timeout`s"
+_PEEK = (
+    "`env.peek()` also sees cancelled `Timeout`s and the stop event `env.run(until=t)` "
+    "leaves queued at `t`"
+)
 _INIT = (
     "a periodic is a SimPy process: its first `Timeout` is made when the process starts "
     "(an Initialize event), after entries pushed later at the same instant"
