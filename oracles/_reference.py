@@ -36,7 +36,8 @@ class FailureRecord:
     """One callback that raised ``Exception`` (C-ERR-1).
 
     ``callback`` is the callable's ``__qualname__``; ``error_type`` the
-    exception class name; ``error_message`` is ``str(exc)``.
+    exception class's ``__qualname__``; ``error_message`` is ``str(exc)``, or
+    ``<str() of TYPE raised>`` when that raises.
     """
 
     at_ns: int
@@ -107,8 +108,19 @@ def _name(cb: object) -> str:
     # as HeapSimClock).
     if isinstance(cb, partial):
         return f"partial({_name(cb.func)})"
-    qualname = getattr(cb, "__qualname__", None)
+    try:
+        qualname = getattr(cb, "__qualname__", None)
+    except Exception:
+        qualname = None  # a raising __qualname__ property counts as absent
     return qualname if isinstance(qualname, str) else type(cb).__qualname__
+
+
+def _message(exc: BaseException) -> str:
+    """``str(exc)``; when ``__str__`` raises (anything), the SPEC's fixed placeholder (C-ERR-1)."""
+    try:
+        return str(exc)
+    except BaseException:
+        return f"<str() of {type(exc).__qualname__} raised>"
 
 
 class _Schedule:
@@ -262,7 +274,9 @@ class ReferenceClock:
         except Exception as exc:
             schedule.failed += 1
             self.failures.append(
-                FailureRecord(entry.at_ns, _name(schedule.cb), type(exc).__name__, str(exc))
+                FailureRecord(
+                    entry.at_ns, _name(schedule.cb), type(exc).__qualname__, _message(exc)
+                )
             )
         finally:
             # C-PER-2: the next firing is pushed only now, also after a raise,

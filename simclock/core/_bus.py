@@ -33,14 +33,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, exception_message, type_name
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
-__all__ = ["EVENTS_TOPIC", "Bus", "Event", "EventKind", "Message", "Subscriber"]
+__all__ = [
+    "EVENTS_TOPIC",
+    "RESERVED_TOPICS",
+    "Bus",
+    "Event",
+    "EventKind",
+    "Message",
+    "Subscriber",
+    "is_reserved_topic",
+]
 
 EVENTS_TOPIC = "/simclock/events"
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
+
+RESERVED_TOPICS = ("/clock", "/simclock/...")
+"""Topics only the library publishes on (C-BUS-5): ``/clock`` and all of ``/simclock/``."""
+
+
+def is_reserved_topic(topic: str) -> bool:
+    """True for ``/clock`` and every topic under ``/simclock/`` (C-BUS-5)."""
+    return topic in ("/clock", "/simclock") or topic.startswith("/simclock/")
 
 
 class EventKind(enum.StrEnum):
@@ -280,8 +297,8 @@ class Bus:
                 "subscriber": _subscriber_name(sub),
                 "topic": message.topic,
                 "sequence": message.sequence,
-                "error_type": type(exc).__qualname__,
-                "error_message": str(exc),
+                "error_type": type_name(exc),
+                "error_message": exception_message(exc),
             },
         )
         # Bound: now (== the message's stamp); unbound: never below the last stamp.

@@ -11,25 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, exception_message, type_name
 
 __all__ = ["callback_failure_event", "exception_message", "publish_callback_failure"]
-
-
-def exception_message(exc: BaseException) -> str:
-    """``str(exc)``, or a fixed placeholder naming the type when ``str`` raises (C-ERR-1).
-
-    Also used when ``str(exc)`` returns something that is not a ``str``
-    (``__str__`` returning a non-string raises ``TypeError`` inside ``str``).
-    """
-    try:
-        return str(exc)
-    except Exception:
-        return f"<str() of {type(exc).__qualname__} raised>"
-    except BaseException:
-        # A __str__ raising KeyboardInterrupt or SystemExit is still the
-        # callback's failure, not the clock's: report it with the placeholder.
-        return f"<str() of {type(exc).__qualname__} raised>"
 
 
 def callback_failure_event(
@@ -44,7 +28,7 @@ def callback_failure_event(
     """
     details: dict[str, object] = {
         "callback": callback_name(cb),
-        "error_type": type(exc).__qualname__,
+        "error_type": type_name(exc),
         "error_message": exception_message(exc),
     }
     if extra:

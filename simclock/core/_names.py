@@ -1,7 +1,8 @@
 """Deterministic names for callables, and the callable check every scheduler shares.
 
 Lowest floor of the core (only ``_errors`` below it), so the bus, the clocks
-and the real-time threads all name callbacks the same way (C-ERR-1, C-DET-1).
+and the real-time threads all name callbacks and describe exceptions the same
+way (C-ERR-1, C-BUS-4, C-DET-1), whatever the exception object does.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from functools import partial
 
 from simclock.core._errors import SimclockTypeError
 
-__all__ = ["callback_name", "check_callable"]
+__all__ = ["callback_name", "check_callable", "exception_message", "type_name"]
 
 
 def callback_name(cb: object) -> str:
@@ -29,6 +30,30 @@ def callback_name(cb: object) -> str:
     if isinstance(name, str):
         return name
     return type(cb).__qualname__
+
+
+def type_name(exc: BaseException) -> str:
+    """``type(exc).__qualname__``; never raises, even for a hostile metaclass (C-ERR-1)."""
+    try:
+        name = type(exc).__qualname__
+    except Exception:
+        name = None
+    return name if isinstance(name, str) else "<exception type without a name>"
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or a fixed placeholder naming the type when ``str`` raises (C-ERR-1).
+
+    Also used when ``str(exc)`` returns something that is not a ``str``
+    (``__str__`` returning a non-string raises ``TypeError`` inside ``str``).
+    The placeholder is ``<str() of TYPE raised>``.
+    """
+    try:
+        return str(exc)
+    except BaseException:
+        # Any failure of __str__, even one raising KeyboardInterrupt or SystemExit,
+        # is the callback's failure, not the clock's: report the placeholder.
+        return f"<str() of {type_name(exc)} raised>"
 
 
 def check_callable(cb: object, name: str = "cb") -> None:

@@ -30,7 +30,7 @@ from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._protocols import SimClock
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
-__all__ = ["PacingControl", "PacingMode", "PacingReport", "run_paced"]
+__all__ = ["PacingControl", "PacingMode", "PacingReference", "PacingReport", "run_paced"]
 
 _DEFAULT_STEP_NS = 1_000_000
 _DEFAULT_LAG_THRESHOLD_NS = 20_000_000
@@ -145,6 +145,35 @@ class PacingControl:
             return self._version, self._rtf, self._paused
 
 
+class PacingReference:
+    """One wall-clock reference shared by several :func:`run_paced` calls.
+
+    A run driven in chunks (``run_paced(clock, t1, reference=ref)``, then
+    ``t2``, ...) keeps the anchor of its first call: sim time ``t`` is due at
+    ``wall_start + (t - sim_start) / rtf`` for the whole run, so a stall in
+    one chunk is caught up in the next ones (``realtime_paced``) instead of
+    shifting every later chunk, and a lag episode spans chunks (one
+    ``PACING_LAG`` per episode). Every call must use the first call's
+    ``mode`` and ``rtf`` (``ValueError`` otherwise, nothing run); its report
+    covers the whole run so far. Not thread-safe: one run, one thread.
+    """
+
+    def __init__(self) -> None:
+        self._pacer: _Pacer | None = None
+        self._mode: PacingMode | None = None
+        self._rtf: Fraction | None = None
+        self._sim_start = 0
+        self._wall_start: int | None = None
+        self._read_wall: Callable[[], int] | None = None
+        self._advances = 0
+        self._frames = 0
+
+    @property
+    def started(self) -> bool:
+        """Whether a first ``run_paced`` call has taken the reference."""
+        return self._mode is not None
+
+
 @dataclass(frozen=True, slots=True)
 class PacingReport:
     """What :func:`run_paced` did.
@@ -157,11 +186,17 @@ class PacingReport:
     re-anchoring (``operator_training``); ``unreported``: lag events an
     unbound ``events`` bus refused (its last stamp was later, e.g. the bus is
     reused after a run that reached a later sim time); they are still in
-    ``lag_events``.
+    ``lag_events``. ``rtf``: the real-time factor in force when the run ended
+    (a :class:`PacingControl`'s, which may differ from the argument), ``None``
+    in the modes that do not pace (``unbounded``, ``deterministic_ci``).
+
+    With a :class:`PacingReference` every field covers all the calls made
+    with that reference so far (one run split into chunks): ``sim_start_ns``
+    and ``wall_ns`` from its first call, counters and lag events summed.
     """
 
     mode: PacingMode
-    rtf: Fraction
+    rtf: Fraction | None
     sim_start_ns: int
     sim_end_ns: int
     advances: int
@@ -308,6 +343,7 @@ def run_paced(
     events: Bus | None = None,
     source: Callable[[], int] | None = None,
     sleep: Callable[[int], object] | None = None,
+    reference: PacingReference | None = None,
 ) -> PacingReport:
     """Advance ``clock`` to ``until_ns`` with sim time following wall time (C-SYS-4, C-MODE-1..2).
 
@@ -328,7 +364,11 @@ def run_paced(
     forbids. ``source()`` (int ns, ``time.monotonic_ns``) and
     ``sleep(duration_ns)`` are the wall-clock pair; ``deterministic_ci`` calls
     neither. ``on_frame`` is only for ``rendered`` and must not change the
-    simulation; ``control`` only for the wall-paced modes.
+    simulation; ``control`` only for the wall-paced modes. ``reference``
+    (a :class:`PacingReference`) keeps one wall-clock reference across
+    calls: a later call neither re-anchors nor forgets a lag, and its report
+    covers the run so far; it must be given the first call's ``mode`` and
+    ``rtf``.
 
     Errors: wrong types ``TypeError`` (also a ``clock`` that is not a
     ``SimClock``, e.g. a ``MonotonicClock``); ``until_ns`` before now, a bad ``mode``,
@@ -382,12 +422,30 @@ def run_paced(
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
             raise SimclockTypeError(f"{label} must be callable, got {fn!r}")
+    if reference is not None:
+        if not isinstance(reference, PacingReference):
+            raise SimclockTypeError(
+                f"reference must be a simclock.PacingReference or None, got {reference!r}"
+            )
+        first_mode = reference._mode
+        if first_mode is not None and (first_mode, reference._rtf) != (run_mode, rate):
+            raise SimclockValueError(
+                f"mode {run_mode.value!r} and rtf {rate} differ from the reference's first call "
+                f"(mode {first_mode.value!r}, rtf {reference._rtf}); one reference is one run: "
+                "pass the same mode and rtf, or a new PacingReference"
+            )
 
     sim_start = now
     pacer: _Pacer | None = None
     wall_start: int | None = None
     read_wall: Callable[[], int] | None = None
-    if run_mode is not PacingMode.DETERMINISTIC_CI:
+    if reference is not None and reference.started:
+        # Continue the run: same anchor, same lag episode, same counters.
+        pacer = reference._pacer
+        sim_start = reference._sim_start
+        wall_start = reference._wall_start
+        read_wall = reference._read_wall
+    elif run_mode is not PacingMode.DETERMINISTIC_CI:
         # Resolved here, not as a default argument: deterministic_ci must not even
         # hold a reference to the wall clock, and tests replace time.monotonic_ns.
         read_wall = source if source is not None else time.monotonic_ns
@@ -406,6 +464,13 @@ def run_paced(
         else:
             wall_start = read_wall()
 
+    if reference is not None and not reference.started:
+        reference._pacer = pacer
+        reference._mode = run_mode
+        reference._rtf = rate
+        reference._sim_start = sim_start
+        reference._wall_start = wall_start
+        reference._read_wall = read_wall
     peek = getattr(clock, "next_event_ns", None)
     advances = 0
     frames = 0
@@ -443,9 +508,13 @@ def run_paced(
     wall_ns: int | None = None
     if read_wall is not None and wall_start is not None:
         wall_ns = read_wall() - wall_start
+    if reference is not None:
+        reference._advances += advances
+        reference._frames += frames
+        advances, frames = reference._advances, reference._frames
     return PacingReport(
         mode=run_mode,
-        rtf=rate,
+        rtf=pacer.rtf if pacer is not None else None,
         sim_start_ns=sim_start,
         sim_end_ns=now,
         advances=advances,

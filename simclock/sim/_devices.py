@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock.core._bus import _check_topic
+from simclock.core._bus import _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._protocols import RandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -69,10 +69,21 @@ def check_component_segment(value: object, name: str) -> str:
 
 
 def _check_spec_topic(topic: object, default: str) -> str:
-    """``topic`` checked now, not at the first delivery inside a run; ``""`` is ``default``."""
+    """``topic`` checked now, not at the first delivery inside a run; ``""`` is ``default``.
+
+    A reserved topic (``/clock``, ``/simclock/...``) is refused (C-BUS-5): the
+    recorder writes those itself and a component publishing there would break
+    the recording only when it closes.
+    """
     if isinstance(topic, str) and not topic:
         return default
-    return _check_topic(topic)
+    checked = _check_topic(topic)
+    if is_reserved_topic(checked):
+        raise SimclockValueError(
+            f"topic {checked!r} is reserved for the library (/clock and /simclock/...); "
+            f"publish on another topic, e.g. the default {default!r}"
+        )
+    return checked
 
 
 def _set_fields(spec: object, **values: object) -> None:

@@ -66,6 +66,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from simclock.core._bus import is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockValueError
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
@@ -352,6 +353,13 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
     if not _TOPIC.fullmatch(topic):
         raise ScenarioError(
             prefix + "topic", f"must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+        )
+    if is_reserved_topic(topic):
+        # C-BUS-5: refused at load time, not when the recorder closes the file.
+        raise ScenarioError(
+            prefix + "topic",
+            f"{topic!r} is reserved for the library (/clock and /simclock/...); "
+            f"use another topic, e.g. the default '/sensors/{dev_id}'",
         )
     noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
     sensor: str | None = None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._protocols import PeriodicStats
@@ -42,7 +42,7 @@ from simclock.sim._devices import (
     SensorSpec,
     check_component_segment,
 )
-from simclock.sim._grid import GridClock, Policy, quantise
+from simclock.sim._grid import GridClock, quantise
 
 __all__ = [
     "CLOCK_TOPIC",
@@ -219,7 +219,14 @@ class Session:
                 f"draw_observer must be callable or None, got {draw_observer!r}"
             )
         # Checked here: a bad topic would otherwise fail the first tick inside the run.
-        self._clock_topic = None if clock_topic is None else _check_topic(clock_topic)
+        topic = None if clock_topic is None else _check_topic(clock_topic)
+        if topic is not None and topic != CLOCK_TOPIC and is_reserved_topic(topic):
+            # C-BUS-5: /clock is the session's to publish; /simclock/... is not.
+            raise SimclockValueError(
+                f"clock_topic {clock_topic!r} is reserved for the library's own messages; "
+                "use '/clock' (the default) or None"
+            )
+        self._clock_topic = topic
         self._on_reset = on_reset
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
@@ -237,6 +244,11 @@ class Session:
         """Every delivered sample, in delivery order (C-DEV-2)."""
         self.dropped_in_flight = 0
         """Samples acquired but not yet delivered when an episode was reset."""
+        # Invariant: once started, _due is the first boundary at which _tick has work
+        # (a /clock message, an acquisition, a delivery or a controller), or None.
+        self._due: int | None = None
+        # Last: a clock that already runs a session refuses, and nothing above leaked.
+        clock.attach_source(_Phases(self))
 
     # -- the plan -----------------------------------------------------------
 
@@ -387,9 +399,7 @@ class Session:
         self._begin(0, chosen)  # first: an on_reset that raises leaves the session unstarted
         self._started = True
         self._next_clock_ns = now
-        self._clock.schedule_periodic(
-            self._clock.step_ns(), self._tick, now, policy=Policy.STRICT, name="session"
-        )
+        self._refresh_due()
 
     def reset_episode(self, seed: int | None = None) -> None:
         """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
@@ -408,10 +418,10 @@ class Session:
         self._check_can_begin()
         self.start()
         index = self._episode + 1
+        # This boundary's phases already ran for the old episode; the restarted
+        # components are due now, so the next advance runs them again for the new
+        # one. _tick is idempotent per boundary, so nothing fires twice.
         self._begin(index, episode_seed(self._seed, index) if chosen is None else chosen)
-        # This boundary's tick already ran for the old episode; run it again for
-        # the new one. _tick is idempotent per boundary, so nothing fires twice.
-        self._clock.schedule(self._clock.now_ns(), self._tick, policy=Policy.STRICT)
 
     def advance(self, dt_ns: int) -> None:
         """Advance the clock by ``dt_ns`` (starting the session first if needed)."""
@@ -471,8 +481,18 @@ class Session:
             comp.restart(now)
         for comp in self._controllers.values():
             comp.restart(now)
+        self._refresh_due()
 
     # -- the per-boundary phases ---------------------------------------------------
+
+    def _refresh_due(self) -> None:
+        """Recompute the first boundary with work: O(components)."""
+        due = [comp.next_at for comp in (*self._sensors.values(), *self._controllers.values())]
+        if self._deliveries:
+            due.append(self._deliveries[0][0])
+        if self._clock_topic is not None:
+            due.append(self._next_clock_ns)
+        self._due = min(due) if due else None
 
     def _tick(self) -> None:
         """Run the phases due at this boundary (see the class docstring); idempotent."""
@@ -490,6 +510,7 @@ class Session:
             while comp.next_at <= now:
                 comp.take(now)
                 self._call(comp, self._control, comp)
+        self._refresh_due()
 
     def _call(self, comp: _Component, run: Callable[..., None], *args: Any) -> None:
         """Run one component firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
@@ -551,3 +572,28 @@ class Session:
         command = comp.fn(MappingProxyType(self._latest))
         if command is not None:
             self.bus.publish(spec.topic, dict(command))
+
+
+class _Phases:
+    """A session's phases as the :class:`~simclock.core.TimedSource` of its grid clock.
+
+    The clock runs them at every boundary where the session has work, before
+    the entries due there, so the session adds no heap entry (the clock's
+    ``next_event_ns``/``pending_count`` show the user's entries only) and an idle
+    stretch costs nothing. Kept apart from :class:`Session` so its public API
+    stays the session's.
+    """
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def next_ns(self) -> int | None:
+        """The next boundary with work, or ``None`` before the session starts."""
+        session = self._session
+        return session._due if session._started else None
+
+    def fire(self, at_ns: int) -> None:
+        """Run the phases due at ``at_ns`` (the clock's ``now``)."""
+        self._session._tick()
