@@ -62,7 +62,7 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
     ("C-CAN-1", "§1", "cancel never raises, from anywhere; repeating it does nothing"),
     ("C-CAN-2", "§1", "once cancel returns the entry never fires; a periodic stops"),
     ("C-CAN-3", "§1", "cancelling an entry that already fired is a no-op"),
-    ("C-CAN-4", "§1", "tombstones bounded: schedule/cancel churn cannot grow memory"),
+    ("C-CAN-4", "§1", "tombstones <= 2*live + 1024: schedule/cancel churn cannot grow memory"),
     ("C-ERR-1", "§1", "a raising callback is reported on the bus; the others still fire"),
     ("C-ERR-2", "§1", "BaseException propagates; the clock stays consistent"),
     ("C-DET-1", "§1", "same seed and calls give the same run in any process"),

@@ -3,8 +3,9 @@
 ``with watchdog(seconds, clause):`` arms two timers: ``seconds`` of this
 process's CPU time (``ITIMER_PROF``: a busy machine does not make a correct
 backend time out) and, as a backstop for a backend that blocks without
-computing (a sleep, a lock), four times as much wall-clock time
-(``ITIMER_REAL``). When one expires, :class:`ConformanceTimeout` is raised in
+computing (a sleep, a lock), ten times as much wall-clock time, at least a
+minute more (``ITIMER_REAL``: on a machine shared by many processes a busy
+test gets a small share of a core). When one expires, :class:`ConformanceTimeout` is raised in
 the main thread wherever the backend is running, so a hung backend fails the
 clause it hung in and the run goes on to its report. The timeout is a
 ``BaseException`` (not an ``Exception``), so a backend that catches callback
@@ -67,7 +68,7 @@ def watchdog(seconds: float, clause: str) -> Iterator[None]:
         yield
         return
 
-    wall = 4 * seconds
+    wall = max(10 * seconds, seconds + 60)
 
     def expire(signum: int, frame: FrameType | None) -> None:
         where = backend_frame(frame)
