@@ -32,8 +32,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, exact_str, safe_repr
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
@@ -65,6 +67,16 @@ class Event:
     at_ns: int
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Checked at construction, not when the event is first hashed or recorded.
+        if type(self.at_ns) is not int or self.at_ns < 0:
+            object.__setattr__(self, "at_ns", check_time_ns(self.at_ns, "at_ns"))
+        if not isinstance(self.details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping of str to JSON values, got "
+                f"{type(self.details).__name__} {safe_repr(self.details)}"
+            )
+
     def to_json(self) -> dict[str, Any]:
         """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
         return {"kind": str(self.kind), "at_ns": self.at_ns, "details": dict(self.details)}
@@ -72,13 +84,24 @@ class Event:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Event:
         """Inverse of :meth:`to_json` (used by replay); ``ValueError`` for an unknown kind."""
+        if not isinstance(data, Mapping):
+            raise SimclockTypeError(
+                f"data must be a mapping as made by Event.to_json(), got "
+                f"{type(data).__name__} {safe_repr(data)}"
+            )
         try:
             kind = EventKind(data["kind"])
         except (KeyError, ValueError, TypeError):
             raise SimclockValueError(
-                f"event must have a 'kind' among {[str(k) for k in EventKind]}, got {data!r}"
+                f"event must have a 'kind' among {[str(k) for k in EventKind]}, "
+                f"got {safe_repr(data)}"
             ) from None
-        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(data.get("details", {})))
+        details = data.get("details", {})
+        if not isinstance(details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping, got {type(details).__name__} {safe_repr(details)}"
+            )
+        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(details))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,18 +113,43 @@ class Message:
     sequence: int
     payload: Any
 
+    def __post_init__(self) -> None:
+        # Fast path first: the bus makes one Message per publish. Any topic str is
+        # allowed (a replayed foreign file may have any); the bus checks its own.
+        if type(self.topic) is not str:
+            if not isinstance(self.topic, str):
+                raise SimclockTypeError(
+                    f"topic must be a str, got {type(self.topic).__name__} {safe_repr(self.topic)}"
+                )
+            object.__setattr__(self, "topic", exact_str(self.topic))
+        if type(self.stamp_ns) is not int or self.stamp_ns < 0:
+            object.__setattr__(self, "stamp_ns", check_time_ns(self.stamp_ns, "stamp_ns"))
+        sequence = self.sequence
+        if type(sequence) is not int or sequence < 0:
+            if isinstance(sequence, bool) or not isinstance(sequence, int | np.integer):
+                raise SimclockTypeError(
+                    f"sequence must be an int >= 0, got {type(sequence).__name__} "
+                    f"{safe_repr(sequence)}"
+                )
+            if sequence < 0:
+                raise SimclockValueError(f"sequence must be >= 0, got {safe_repr(sequence)}")
+            object.__setattr__(self, "sequence", int(sequence))
+
 
 Subscriber = Callable[[Message], object]
 
 
 def _check_topic(topic: object) -> str:
+    """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
     if not isinstance(topic, str):
-        raise SimclockTypeError(f"topic must be a str, got {type(topic).__name__} {topic!r}")
+        raise SimclockTypeError(
+            f"topic must be a str, got {type(topic).__name__} {safe_repr(topic)}"
+        )
     if not _TOPIC.fullmatch(topic):
         raise SimclockValueError(
-            f"topic must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+            f"topic must start with '/' and use only [A-Za-z0-9_./-], got {safe_repr(topic)}"
         )
-    return topic
+    return exact_str(topic)
 
 
 def _subscriber_name(sub: Subscriber) -> str:
@@ -144,7 +192,19 @@ class Bus:
         return self._next_sequence
 
     def bind(self, clock: SimClock) -> None:
-        """Take time from ``clock``; binding twice to different clocks is refused."""
+        """Take time from ``clock``; binding twice to different clocks is refused.
+
+        ``clock`` needs ``now_ns()`` and ``schedule(at_ns, cb)`` (a
+        :class:`~simclock.SimClock`); anything else is a ``TypeError`` here,
+        not at the first publish.
+        """
+        if not (
+            callable(getattr(clock, "now_ns", None)) and callable(getattr(clock, "schedule", None))
+        ):
+            raise SimclockTypeError(
+                f"clock must be a SimClock (with now_ns() and schedule()), got "
+                f"{type(clock).__name__} {safe_repr(clock)}"
+            )
         if self._clock is not None and self._clock is not clock:
             raise SimclockRuntimeError(
                 "bus is already bound to another clock; create one Bus per clock"
@@ -157,9 +217,9 @@ class Bus:
         Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
-            _check_topic(topic)
+            topic = _check_topic(topic)
         if not callable(callback):
-            raise SimclockTypeError(f"callback must be callable, got {callback!r}")
+            raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
             self._subs.setdefault(topic, []).append(callback)
 
@@ -182,7 +242,7 @@ class Bus:
         reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
         lower than the last stamp published.
         """
-        _check_topic(topic)
+        topic = _check_topic(topic)
         clock = self._clock
         with self._lock:
             if stamp_ns is None:
@@ -254,6 +314,11 @@ class Bus:
         The caller is responsible for the total order; the bus's own sequence
         is not consumed.
         """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} "
+                f"{safe_repr(message)}"
+            )
         self._deliver(message)
 
     def _deliver(self, message: Message) -> None:

@@ -49,6 +49,7 @@ import numpy as np
 
 from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr
 
 __all__ = [
     "FINGERPRINT_ALGORITHM",
@@ -77,6 +78,22 @@ class RawPayload:
     encoding: str
     schema: str
     data: bytes
+
+    def __post_init__(self) -> None:
+        # Checked here, not when the payload is first hashed (to_json would fail there).
+        for name in ("encoding", "schema"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise SimclockTypeError(
+                    f"{name} must be a str, got {type(value).__name__} {safe_repr(value)}"
+                )
+            object.__setattr__(self, name, exact_str(value))
+        if type(self.data) is not bytes:
+            if not isinstance(self.data, bytes | bytearray | memoryview):
+                raise SimclockTypeError(
+                    f"data must be bytes, got {type(self.data).__name__} {safe_repr(self.data)}"
+                )
+            object.__setattr__(self, "data", bytes(self.data))
 
     def to_json(self) -> dict[str, str]:
         """The JSON form used in fingerprints and ``simclock replay --json``."""
@@ -185,7 +202,16 @@ class Fingerprinter:
         self.count = 0
 
     def __call__(self, message: Message) -> None:
-        """Hash ``message`` (the subscriber entry point)."""
+        """Hash ``message`` (the subscriber entry point).
+
+        ``TypeError`` for anything but a :class:`~simclock.Message`, before the
+        hash or the count changes.
+        """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} "
+                f"{safe_repr(message)}"
+            )
         try:
             kind, text = payload_kind_and_json(message.payload)
         except (SimclockTypeError, SimclockValueError) as exc:
@@ -220,7 +246,14 @@ def trace_fingerprint(messages: Iterable[Message]) -> str:
 
     Equal to a :class:`Fingerprinter` subscribed to the bus that delivered them.
     """
+    try:
+        iterator = iter(messages)
+    except TypeError:
+        raise SimclockTypeError(
+            f"messages must be an iterable of simclock.Message, got "
+            f"{type(messages).__name__} {safe_repr(messages)}"
+        ) from None
     fp = Fingerprinter()
-    for message in messages:
+    for message in iterator:
         fp(message)
     return fp.hexdigest()

@@ -39,7 +39,7 @@ from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._heapclock import HeapSimClock, check_rate_hz, rate_offset_ns
-from simclock.core._names import callback_name, check_callable
+from simclock.core._names import callback_name, check_callable, exact_str, safe_repr
 from simclock.core._protocols import Callback, Handle, PeriodicStats
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -71,13 +71,14 @@ def check_policy(policy: object, name: str = "policy") -> Policy:
         return policy
     if not isinstance(policy, str):
         raise SimclockTypeError(
-            f"{name} must be 'next_boundary' or 'strict', got {type(policy).__name__} {policy!r}"
+            f"{name} must be 'next_boundary' or 'strict', got {type(policy).__name__} "
+            f"{safe_repr(policy)}"
         )
     try:
-        return Policy(policy)
+        return Policy(exact_str(policy))  # a plain str: a subclass's __hash__ never runs
     except ValueError:
         raise SimclockValueError(
-            f"{name} must be 'next_boundary' or 'strict', got {policy!r}"
+            f"{name} must be 'next_boundary' or 'strict', got {safe_repr(policy)}"
         ) from None
 
 
@@ -375,6 +376,13 @@ class GridClock:
         ``b - 1`` (everything before ``b`` has fired, nothing at ``b`` has) and
         ``steps`` is ``k - 1``. ``advance`` from inside a callback or the
         hook raises ``RuntimeError`` and changes nothing.
+
+        A hook raising ``Exception`` is reported like a callback (C-ERR-1):
+        ``Event(SCHEDULER_CALLBACK_FAILED)`` stamped ``b - 1`` with the extra
+        detail ``step: k``; the step counts as taken (it never runs again for
+        ``b``) and the entries at ``b`` still fire. A ``BaseException``
+        propagates (C-ERR-2) with the step not taken: ``now`` is ``b - 1``,
+        ``steps`` is ``k - 1`` and the next ``advance`` runs ``on_step(k)``.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
         if self._running:
@@ -403,8 +411,14 @@ class GridClock:
                     return
                 # Non-boundary entries (future-stamped bus deliveries) fire before the step.
                 inner.advance(boundary - 1 - inner.now_ns())
-                hook(self._steps + 1)
-                self._steps += 1
+                k = self._steps + 1
+                try:
+                    hook(k)
+                except Exception as exc:
+                    # C-ERR-1 for the hook too: reported once, then the boundary is
+                    # passed, so the next advance never runs step k again.
+                    publish_callback_failure(self.bus, inner.now_ns(), hook, exc, {"step": k})
+                self._steps = k
                 inner.advance(1)
         finally:
             self._running = False
@@ -433,5 +447,7 @@ def _name(name: str | None, cb: Callback) -> str:
     if name is None:
         return callback_name(cb)
     if not isinstance(name, str):
-        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
-    return name
+        raise SimclockTypeError(
+            f"name must be a str or None, got {type(name).__name__} {safe_repr(name)}"
+        )
+    return exact_str(name)

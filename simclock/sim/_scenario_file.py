@@ -62,11 +62,12 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
@@ -85,6 +86,10 @@ __all__ = [
 ]
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
+# C-TIME-4: every time fits the MCAP log time; checked on the digits before any
+# arithmetic, so a 10**6-digit duration is refused at the cost of reading it.
+_MAX_NS = 2**64 - 1
+_MAX_DURATION_TEXT = 64
 _SCALE = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
@@ -111,16 +116,22 @@ def parse_duration(value: object, key: str = "duration") -> int:
             f'expected a duration string with a unit such as "7 ms", got '
             f"{type(value).__name__} {value!r}",
         )
-    match = _DURATION.fullmatch(value)
+    match = _DURATION.fullmatch(value) if len(value) <= _MAX_DURATION_TEXT else None
     if match is None:
         raise ScenarioError(
             key,
-            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {value!r}',
+            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {safe_repr(value)}',
         )
-    exact = Decimal(match.group(1)) * _SCALE[match.group(2)]
-    if exact != exact.to_integral_value():
+    # Fraction, not Decimal: Decimal arithmetic rounds to 28 digits, so a 29-digit
+    # value would load rounded (C-GRID-4: exact or refused).
+    exact = Fraction(match.group(1)) * _SCALE[match.group(2)]
+    if exact.denominator != 1:
         raise ScenarioError(
             key, f"{value!r} is not a whole number of nanoseconds; refusing to round it"
+        )
+    if exact > _MAX_NS:
+        raise ScenarioError(
+            key, f"{value!r} is beyond 2**64 - 1 ns (about 584 years), the largest time-int"
         )
     return int(exact)
 
@@ -151,7 +162,7 @@ def _str(value: object, key: str) -> str:
 
 
 def choice(value: object, key: str, choices: Sequence[str]) -> str:
-    text = _str(value, key)
+    text = exact_str(_str(value, key))
     if text not in choices:
         listed = ", ".join(f'"{c}"' for c in choices)
         raise ScenarioError(key, f"must be one of {listed}, got {text!r}")
@@ -272,6 +283,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError("", f"cannot read scenario {str(file)!r}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError("", f"{str(file)!r} is not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses once per nesting level: a hostile file must not be a traceback.
+        raise ScenarioError(
+            "", f"{str(file)!r} is nested too deeply to be a scenario; flatten its tables"
+        ) from None
     _check_keys(data, "", _TOP_KEYS)
     name = _str(data.get("name", file.stem), "name")
     seed = _int(data.get("seed", 0), "seed")
