@@ -43,8 +43,17 @@ def sampling_batch(
     Drops the entries whose token is in ``cancelled`` and those later than
     ``stop_us`` (the stop is inclusive), then sorts by ``(time_us, token)``.
     """
+    if type(stop_us) is not int:
+        raise TypeError(f"stop_us must be an int, got {stop_us!r}")
+    checked = []
+    for e in entries:
+        if type(e) is not tuple or len(e) != 4:
+            raise TypeError(
+                f"entries must be (time_us, token, sensor_id, millivolts) tuples, got {e!r}"[:200]
+            )
+        checked.append(e)
     gone = set(cancelled)
-    due = [e for e in entries if e[1] not in gone and e[0] <= stop_us]
+    due = [e for e in checked if e[1] not in gone and e[0] <= stop_us]
     due.sort(key=lambda e: (e[0], e[1]))
     return [{"time_us": t, "token": k, "sensor_id": s, "millivolts": mv} for t, k, s, mv in due]
 

@@ -92,7 +92,8 @@ def _bounded_decimal(seconds: Decimal | str, name: str) -> Decimal:
             f"{name} = {safe_repr(seconds)} s is not a whole number of nanoseconds "
             "(it is below 1 ns); refusing to round it"
         )
-    if len(dec.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
+    # str() first: it is linear in the digits, as_tuple() builds one int object per digit.
+    if len(str(dec)) > 2 * _MAX_DECIMAL_DIGITS or len(dec.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
         raise SimclockValueError(
             f"{name} has more than {_MAX_DECIMAL_DIGITS} significant digits, "
             f"got {safe_repr(seconds)}; no time-int needs that many"

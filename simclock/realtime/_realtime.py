@@ -523,6 +523,13 @@ class _PeriodicThread:
                 self._publish(event.kind, event.at_ns, dict(event.details))
             k = latest + 1
 
+    def _stamp(self, at_ns: int) -> int:
+        """The clock's now for an unbound bus; the event's own time if the clock fails."""
+        try:
+            return check_time_ns(self._now(), "clock.now_ns()")
+        except Exception:
+            return at_ns
+
     def _publish(self, kind: EventKind, at_ns: int, details: dict[str, object]) -> None:
         bus = self._bus
         if bus is None:
@@ -535,7 +542,7 @@ class _PeriodicThread:
                 if bus.clock is not None:
                     bus.publish(EVENTS_TOPIC, event)
                 else:
-                    bus.publish(EVENTS_TOPIC, event, stamp_ns=self._now())
+                    bus.publish(EVENTS_TOPIC, event, stamp_ns=self._stamp(at_ns))
                 return
             except SimclockValueError:
                 continue  # another thread published a later stamp first; re-read now

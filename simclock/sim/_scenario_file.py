@@ -66,7 +66,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import exact_str, safe_repr
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
@@ -276,6 +276,10 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     durations, ids, C-GRID-3 (strict schedules on the grid), MJCF sensors and
     actuators that exist, and controller inputs that name real devices.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise SimclockTypeError(
+            f"path must be a str or os.PathLike, got {type(path).__name__} {safe_repr(path)}"
+        )
     file = Path(path)
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
