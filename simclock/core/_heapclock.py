@@ -16,7 +16,7 @@ from fractions import Fraction
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._names import check_callable
+from simclock.core._names import check_callable, safe_repr
 from simclock.core._protocols import Callback, Handle, PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -47,14 +47,15 @@ def check_rate_hz(rate_hz: object) -> Fraction:
     if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
         raise SimclockTypeError(
             f"rate_hz must be an int or fractions.Fraction of Hz, got "
-            f"{type(rate_hz).__name__} {rate_hz!r}; write Fraction(30000, 1001) for 29.97 Hz"
+            f"{type(rate_hz).__name__} {safe_repr(rate_hz)}; "
+            "write Fraction(30000, 1001) for 29.97 Hz"
         )
     rate = Fraction(rate_hz)
     if rate <= 0:
-        raise SimclockValueError(f"rate_hz must be > 0, got {rate_hz!r}")
+        raise SimclockValueError(f"rate_hz must be > 0, got {safe_repr(rate_hz)}")
     if rate > _NS_PER_S:
         raise SimclockValueError(
-            f"rate_hz must be <= 1e9 (one firing per ns at most), got {rate_hz!r}"
+            f"rate_hz must be <= 1e9 (one firing per ns at most), got {safe_repr(rate_hz)}"
         )
     return rate
 
@@ -179,17 +180,19 @@ class HeapSimClock:
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
-                f"draw_observer must be callable or None, got {draw_observer!r}"
+                f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         self._random = SeededRandomSource(seed, observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
-            raise SimclockTypeError(f"compact_threshold must be an int, got {compact_threshold!r}")
+            raise SimclockTypeError(
+                f"compact_threshold must be an int, got {safe_repr(compact_threshold)}"
+            )
         if compact_threshold < 0:
             raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._threshold = compact_threshold
         # Invariant: _heap is a binary heap of (at_ns, seq, entry); seqs are unique.
         # Invariant: _dead == number of heap items whose entry is not _PENDING.

@@ -189,7 +189,7 @@ class SeededRandomSource:
         return self._label
 
     def __repr__(self) -> str:
-        return f"SeededRandomSource(seed={self._seed}, label={self._label!r})"
+        return f"SeededRandomSource(seed={self._seed}, label={safe_repr(self._label)})"
 
     def child(self, label: str) -> SeededRandomSource:
         """The stream at ``self.label + '/' + label`` (C-RNG-2, C-RNG-3).
@@ -210,8 +210,12 @@ class SeededRandomSource:
         ``a``/``b`` are finite real scalars (``TypeError`` for an array-like,
         ``ValueError`` for NaN, infinities or 10**400); a refused call draws nothing.
         """
-        _check_real(a, "a")
-        _check_real(b, "b")
+        low, high = _check_real(a, "a"), _check_real(b, "b")
+        # numpy refuses b < a (and an overflowing b - a) only inside the draw call.
+        if not (low <= high and math.isfinite(high - low)):
+            raise SimclockValueError(
+                f"uniform needs a <= b with a finite b - a, got a={safe_repr(a)}, b={safe_repr(b)}"
+            )
         value = float(self._gen.uniform(a, b))
         self._emit("uniform", (a, b), value)
         return value

@@ -117,7 +117,9 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
     1e31 s and more are refused before the exact conversion.
     """
     if isinstance(seconds, bool | np.bool_):
-        raise SimclockTypeError(f"{name} must be a number of seconds, got bool {seconds!r}")
+        raise SimclockTypeError(
+            f"{name} must be a number of seconds, got bool {safe_repr(seconds)}"
+        )
     exact: Fraction
     if isinstance(seconds, int | np.integer):
         exact = Fraction(operator.index(seconds))
@@ -125,7 +127,7 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
         exact = seconds
     elif isinstance(seconds, float | np.floating):
         if not math.isfinite(float(seconds)):
-            raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
+            raise SimclockValueError(f"{name} must be finite, got {safe_repr(seconds)}")
         # The shortest decimal at the float's own precision: a float32 0.002 is
         # "0.002", whereas its float64 widening prints 0.0020000000949949026.
         if isinstance(seconds, np.floating):

@@ -97,10 +97,10 @@ class MonotonicClock:
         if source is not None and not callable(source):
             raise SimclockTypeError(
                 f"source must be a callable returning int ns, got {type(source).__name__} "
-                f"{source!r}; pass e.g. time.monotonic_ns"
+                f"{safe_repr(source)}; pass e.g. time.monotonic_ns"
             )
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._random = SeededRandomSource(seed)
         self.source: Callable[[], int] = source if source is not None else time.monotonic_ns
         self.bus = bus if bus is not None else Bus()
@@ -301,7 +301,7 @@ def _lower_timer_slack() -> None:
 def _check_priority(priority: object) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise SimclockTypeError(
-            f"priority must be an int or None, got {type(priority).__name__} {priority!r}"
+            f"priority must be an int or None, got {type(priority).__name__} {safe_repr(priority)}"
         )
     if not hasattr(os, "sched_setscheduler"):
         raise SimclockRuntimeError(
@@ -607,21 +607,23 @@ def schedule_periodic_thread(
     period = check_positive_ns(period_ns, "period_ns")
     phase = check_time_ns(phase_ns, "phase_ns")
     if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")
+        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {safe_repr(cb)}")
     if hasattr(clock, "advance") or not callable(getattr(clock, "now_ns", None)):
         raise SimclockTypeError(
             f"clock must be a free-running SystemClock such as simclock.MonotonicClock, "
             f"got {type(clock).__name__}; for a SimClock use clock.schedule_periodic(...)"
         )
     if name is not None and not isinstance(name, str):
-        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
+        raise SimclockTypeError(
+            f"name must be a str or None, got {type(name).__name__} {safe_repr(name)}"
+        )
     if bus is not None and not isinstance(bus, Bus):
-        raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+        raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
     spin = None if spin_ns is None else check_time_ns(spin_ns, "spin_ns")
     if sleep is not None and not callable(sleep):
         raise SimclockTypeError(
             f"sleep must be a callable taking a duration in ns, got {type(sleep).__name__} "
-            f"{sleep!r}"
+            f"{safe_repr(sleep)}"
         )
     if priority is not None:
         _check_priority(priority)

@@ -106,7 +106,7 @@ def _default(obj: object) -> Any:
         return obj.tolist()
     if isinstance(obj, Event | RawPayload):
         return obj.to_json()
-    raise TypeError(f"{type(obj).__name__} {obj!r}")
+    raise TypeError(f"{type(obj).__name__} {safe_repr(obj)}")
 
 
 # One encoder, built once: json.dumps with options builds a new encoder per call.
@@ -218,7 +218,7 @@ class Fingerprinter:
             with self._lock:
                 if self._error is None:
                     self._error = (
-                        f"message sequence={message.sequence} on {message.topic!r} at "
+                        f"message sequence={message.sequence} on {safe_repr(message.topic)} at "
                         f"{message.stamp_ns} ns: {exc}"
                     )
             raise
@@ -248,7 +248,7 @@ def trace_fingerprint(messages: Iterable[Message]) -> str:
     """
     try:
         iterator = iter(messages)
-    except TypeError:
+    except Exception:  # not iterable, or an __iter__ that raises
         raise SimclockTypeError(
             f"messages must be an iterable of simclock.Message, got "
             f"{type(messages).__name__} {safe_repr(messages)}"

@@ -221,7 +221,7 @@ class Sample:
         for key in _JSON_KEYS:
             if key not in data:
                 raise SimclockValueError(
-                    f"data has no {key!r}; a sample needs the keys {list(_JSON_KEYS)}"
+                    f"data has no {safe_repr(key)}; a sample needs the keys {list(_JSON_KEYS)}"
                 )
         device = data["device"]
         if not isinstance(device, str):

@@ -117,7 +117,7 @@ def check_schedule_on_grid(name: str, step_ns: int, policy: Policy, **times_ns: 
     for field, value in times_ns.items():
         if value % step_ns:
             raise SimclockValueError(
-                f"schedule {name!r}: {field} {format_ns(value)} is not on the "
+                f"schedule {safe_repr(name)}: {field} {format_ns(value)} is not on the "
                 f"{format_ns(step_ns)} grid (policy strict); use a multiple of "
                 f"{step_ns} ns or policy 'next_boundary'"
             )
@@ -179,7 +179,7 @@ class GridClock:
             )
         policy = check_policy(default_policy, "default_policy")
         if on_step is not None and not callable(on_step):
-            raise SimclockTypeError(f"on_step must be callable or None, got {on_step!r}")
+            raise SimclockTypeError(f"on_step must be callable or None, got {safe_repr(on_step)}")
         self._inner = HeapSimClock(
             seed, start_ns=start, step_ns=step, bus=bus, compact_threshold=compact_threshold
         )
@@ -322,7 +322,8 @@ class GridClock:
         off_grid = period.denominator != 1 or period.numerator % self._s
         if pol is Policy.STRICT and self._s != 1 and off_grid:
             raise SimclockValueError(
-                f"schedule {label!r}: rate {rate} Hz has period {float(period):g} ns, not a "
+                f"schedule {safe_repr(label)}: rate {rate} Hz has period {float(period):g} ns, "
+                "not a "
                 f"multiple of the {format_ns(self._s)} grid (policy strict); use policy "
                 "'next_boundary'"
             )

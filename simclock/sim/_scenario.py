@@ -193,7 +193,8 @@ def run_scenario(
     check_positive_ns(chunk_ns, "chunk_ns")
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
-            f"progress must be callable as progress(done_ns, total_ns) or None, got {progress!r}"
+            "progress must be callable as progress(done_ns, total_ns) or None, "
+            f"got {safe_repr(progress)}"
         )
     bus = Bus()
     recorder = None

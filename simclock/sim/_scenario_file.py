@@ -114,7 +114,7 @@ def parse_duration(value: object, key: str = "duration") -> int:
         raise ScenarioError(
             key,
             f'expected a duration string with a unit such as "7 ms", got '
-            f"{type(value).__name__} {value!r}",
+            f"{type(value).__name__} {safe_repr(value)}",
         )
     match = _DURATION.fullmatch(value) if len(value) <= _MAX_DURATION_TEXT else None
     if match is None:
@@ -127,18 +127,21 @@ def parse_duration(value: object, key: str = "duration") -> int:
     exact = Fraction(match.group(1)) * _SCALE[match.group(2)]
     if exact.denominator != 1:
         raise ScenarioError(
-            key, f"{value!r} is not a whole number of nanoseconds; refusing to round it"
+            key, f"{safe_repr(value)} is not a whole number of nanoseconds; refusing to round it"
         )
     if exact > _MAX_NS:
         raise ScenarioError(
-            key, f"{value!r} is beyond 2**64 - 1 ns (about 584 years), the largest time-int"
+            key,
+            f"{safe_repr(value)} is beyond 2**64 - 1 ns (about 584 years), the largest time-int",
         )
     return int(exact)
 
 
 def _int(value: object, key: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(key, f"expected an integer, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected an integer, got {type(value).__name__} {safe_repr(value)}"
+        )
     if value < minimum:
         raise ScenarioError(key, f"must be >= {minimum}, got {value}")
     return value
@@ -146,18 +149,22 @@ def _int(value: object, key: str, minimum: int = 0) -> int:
 
 def _number(value: object, key: str, minimum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(key, f"expected a number, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected a number, got {type(value).__name__} {safe_repr(value)}"
+        )
     number = float(value)
     if not math.isfinite(number):
-        raise ScenarioError(key, f"must be finite, got {value!r}")
+        raise ScenarioError(key, f"must be finite, got {safe_repr(value)}")
     if minimum is not None and number < minimum:
-        raise ScenarioError(key, f"must be >= {minimum:g}, got {value!r}")
+        raise ScenarioError(key, f"must be >= {minimum:g}, got {safe_repr(value)}")
     return number
 
 
 def _str(value: object, key: str) -> str:
     if not isinstance(value, str):
-        raise ScenarioError(key, f"expected a string, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected a string, got {type(value).__name__} {safe_repr(value)}"
+        )
     return value
 
 
@@ -165,13 +172,13 @@ def choice(value: object, key: str, choices: Sequence[str]) -> str:
     text = exact_str(_str(value, key))
     if text not in choices:
         listed = ", ".join(f'"{c}"' for c in choices)
-        raise ScenarioError(key, f"must be one of {listed}, got {text!r}")
+        raise ScenarioError(key, f"must be one of {listed}, got {safe_repr(text)}")
     return text
 
 
 def _table(value: object, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {value!r}")
+        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {safe_repr(value)}")
     return value
 
 
@@ -191,7 +198,7 @@ def _require(table: Mapping[str, Any], name: str, prefix: str) -> Any:
 def _check_id(name: str, key: str) -> str:
     if not _ID.fullmatch(name):
         raise ScenarioError(
-            key, f"id {name!r} must start with a letter and use only [A-Za-z0-9_.-]"
+            key, f"id {safe_repr(name)} must start with a letter and use only [A-Za-z0-9_.-]"
         )
     return name
 
@@ -371,7 +378,8 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
     topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
     if not _TOPIC.fullmatch(topic):
         raise ScenarioError(
-            prefix + "topic", f"must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+            prefix + "topic",
+            f"must start with '/' and use only [A-Za-z0-9_./-], got {safe_repr(topic)}",
         )
     noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
     sensor: str | None = None
@@ -425,13 +433,13 @@ def _load_controller(
         dev = _str(_require(table, role, prefix), prefix + role)
         if dev not in devices:
             raise ScenarioError(
-                prefix + role, f"{dev!r} is not a device; define [devices.{dev}] first"
+                prefix + role, f"{safe_repr(dev)} is not a device; define [devices.{dev}] first"
             )
         index = _int(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
         if index >= devices[dev].dim:
             raise ScenarioError(
                 f"{prefix}{role}_index",
-                f"{index} is out of range: device {dev!r} has {devices[dev].dim} values",
+                f"{index} is out of range: device {safe_repr(dev)} has {devices[dev].dim} values",
             )
         params[role] = dev
         params[f"{role}_index"] = index
