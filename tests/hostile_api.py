@@ -21,6 +21,7 @@ parameter in turn by each hostile value.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import tempfile
@@ -1423,7 +1424,114 @@ def _cases() -> list[Case]:
     return cases
 
 
-CASES: tuple[Case, ...] = tuple(_cases())
+def _use_clock(_ctx: Ctx, clock: Any) -> None:
+    """An accepted clock must work: schedule, advance, publish and draw."""
+    clock.schedule(clock.now_ns() + clock.step_ns(), noop)
+    clock.advance(2 * clock.step_ns())
+    clock.bus.publish("/followup", 1)
+    clock.random_source().child("f").normal(0.0, 1.0)
+
+
+def _advance_obj(ctx: Ctx, _result: object) -> None:
+    """After an accepted schedule*, the clock still advances (nothing fails later)."""
+    ctx.obj.advance(60)
+
+
+def _publish_on(ctx: Ctx, _result: object) -> None:
+    """After an accepted subscribe/bind, a publish still works."""
+    ctx.obj.publish("/t", 2)
+
+
+def _fingerprint_message(_ctx: Ctx, message: Any) -> None:
+    fp = Fingerprinter()
+    fp(message)
+    fp.hexdigest()
+
+
+def _fingerprint_payload(ctx: Ctx, payload: Any) -> None:
+    _fingerprint_message(ctx, Message("/p", 0, 0, payload))
+
+
+def _use_handle(_ctx: Ctx, handle: Any) -> None:
+    handle.cancel()
+    handle.stats()
+
+
+def _use_source(_ctx: Ctx, source: Any) -> None:
+    source.uniform(0.0, 1.0)
+    source.child("x").normal(0.0, 1.0, size=2)
+
+
+def _use_session(_ctx: Ctx, session: Any) -> None:
+    session.advance(3 * session.clock.step_ns())
+
+
+def _use_spec(_ctx: Ctx, spec: Any) -> None:
+    spec.check_grid(1)
+    session = Session(GridClock(0, 1))
+    if isinstance(spec, SensorSpec):
+        session.add_sensor(spec, lambda noise: [0.0])
+    else:
+        session.add_controller(spec, lambda latest: {"u": 1})
+    session.advance(10)  # bounded: a 10**400 ns period is valid, its second firing is not due
+
+
+def _use_histogram(ctx: Ctx, _result: object) -> None:
+    ctx.obj.percentile_ns(99)
+    ctx.obj.buckets()
+
+
+def _use_monotonic(_ctx: Ctx, clock: Any) -> None:
+    clock.now_ns()
+    clock.random_source().normal(0.0, 1.0)
+
+
+FOLLOW_UPS: dict[str, Callable[[Ctx, Any], None]] = {
+    # After an accepted call, use what it made or changed: "accepted, then failing later"
+    # (Bus(clock=5) failing at the first publish) is a defect the sweep reports.
+    "HeapSimClock": _use_clock,
+    "GridClock": _use_clock,
+    **{
+        f"{owner}.{method}": _advance_obj
+        for owner in ("HeapSimClock", "GridClock", "MujocoClock", "ReplayClock")
+        for method in ("schedule", "schedule_periodic", "schedule_rate")
+        if (owner, method) != ("ReplayClock", "schedule_rate")  # a replay has no rates
+    },
+    "Bus": lambda _c, bus: bus.publish("/f", 1, stamp_ns=bus.clock.now_ns() if bus.clock else 0),
+    "Bus.bind": _publish_on,
+    "Bus.subscribe": _publish_on,
+    "Event": _fingerprint_payload,
+    "Event.from_json": _fingerprint_payload,
+    "Message": _fingerprint_message,
+    "RawPayload": _fingerprint_payload,
+    "Handle": _use_handle,
+    "PeriodicThreadHandle": _use_handle,
+    "SeededRandomSource": _use_source,
+    "SeededRandomSource.child": _use_source,
+    "component_stream": _use_source,
+    "MonotonicClock": _use_monotonic,
+    "LatenessHistogram.add": _use_histogram,
+    "SensorSpec": _use_spec,
+    "ControllerSpec": _use_spec,
+    "Session": _use_session,
+    "Session.add_sensor": lambda c, _r: c.obj.advance(3_000_000),
+    "Session.add_controller": lambda c, _r: c.obj.advance(3_000_000),
+    "Session.reset_episode": lambda c, _r: c.obj.advance(3_000_000),
+    "Session.noise_stream": _use_source,
+    "build_session": _use_session,
+    "Sample.from_json": lambda _c, sample: _fingerprint_payload(_c, sample.to_json()),
+}
+
+
+def _with_follow_up(case: Case) -> Case:
+    follow = FOLLOW_UPS.get(case.name)
+    if follow is None:
+        return case
+    assert case.cleanup is None, case.name
+    return dataclasses.replace(case, cleanup=follow)
+
+
+CASES: tuple[Case, ...] = tuple(_with_follow_up(c) for c in _cases())
 
 NOT_CALLED: dict[str, str] = {
     # constants

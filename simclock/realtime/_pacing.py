@@ -73,6 +73,9 @@ _WALL_PACED = frozenset(
 )
 
 
+_RTF_EXPONENT = 12
+
+
 def _check_rtf(rtf: object) -> Fraction:
     """A real-time factor as an exact positive ``Fraction`` (it is a ratio, not a time)."""
     if isinstance(rtf, bool) or not isinstance(rtf, int | float | Fraction | Decimal):
@@ -85,6 +88,11 @@ def _check_rtf(rtf: object) -> Fraction:
         isinstance(rtf, Decimal) and not rtf.is_finite()
     ):
         raise SimclockValueError(f"rtf must be finite and > 0, got {safe_repr(rtf)}")
+    # Bounded before Fraction(): Decimal("1e999999") would build a million-digit int.
+    if isinstance(rtf, Decimal) and not rtf.is_zero() and abs(rtf.adjusted()) > _RTF_EXPONENT:
+        raise SimclockValueError(
+            f"rtf must be between 1e-{_RTF_EXPONENT} and 1e{_RTF_EXPONENT}, got {safe_repr(rtf)}"
+        )
     value = Fraction(rtf)
     if value <= 0:
         raise SimclockValueError(
