@@ -32,11 +32,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import (
     callback_name,
     check_str_matching,
+    exact_str,
     exception_message,
+    safe_repr,
     type_name,
 )
 from simclock.core._protocols import Handle, SimClock
@@ -87,6 +91,16 @@ class Event:
     at_ns: int
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Checked at construction, not when the event is first hashed or recorded.
+        if type(self.at_ns) is not int or self.at_ns < 0:
+            object.__setattr__(self, "at_ns", check_time_ns(self.at_ns, "at_ns"))
+        if not isinstance(self.details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping of str to JSON values, got "
+                f"{type(self.details).__name__} {safe_repr(self.details)}"
+            )
+
     def to_json(self) -> dict[str, Any]:
         """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
         return {"kind": str(self.kind), "at_ns": self.at_ns, "details": dict(self.details)}
@@ -94,13 +108,24 @@ class Event:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Event:
         """Inverse of :meth:`to_json` (used by replay); ``ValueError`` for an unknown kind."""
+        if not isinstance(data, Mapping):
+            raise SimclockTypeError(
+                f"data must be a mapping as made by Event.to_json(), got "
+                f"{type(data).__name__} {safe_repr(data)}"
+            )
         try:
             kind = EventKind(data["kind"])
         except (KeyError, ValueError, TypeError):
             raise SimclockValueError(
-                f"event must have a 'kind' among {[str(k) for k in EventKind]}, got {data!r}"
+                f"event must have a 'kind' among {[str(k) for k in EventKind]}, "
+                f"got {safe_repr(data)}"
             ) from None
-        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(data.get("details", {})))
+        details = data.get("details", {})
+        if not isinstance(details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping, got {type(details).__name__} {safe_repr(details)}"
+            )
+        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(details))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +137,38 @@ class Message:
     sequence: int
     payload: Any
 
+    def __post_init__(self) -> None:
+        # Fast path first: the bus makes one Message per publish. Any topic str is
+        # allowed (a replayed foreign file may have any); the bus checks its own.
+        if type(self.topic) is not str:
+            if not isinstance(self.topic, str):
+                raise SimclockTypeError(
+                    f"topic must be a str, got {type(self.topic).__name__} {safe_repr(self.topic)}"
+                )
+            object.__setattr__(self, "topic", exact_str(self.topic))
+        if type(self.stamp_ns) is not int or self.stamp_ns < 0:
+            object.__setattr__(self, "stamp_ns", check_time_ns(self.stamp_ns, "stamp_ns"))
+        sequence = self.sequence
+        if type(sequence) is not int or sequence < 0:
+            if isinstance(sequence, bool) or not isinstance(sequence, int | np.integer):
+                raise SimclockTypeError(
+                    f"sequence must be an int >= 0, got {type(sequence).__name__} "
+                    f"{safe_repr(sequence)}"
+                )
+            if sequence < 0:
+                raise SimclockValueError(f"sequence must be >= 0, got {safe_repr(sequence)}")
+            object.__setattr__(self, "sequence", int(sequence))
+
 
 Subscriber = Callable[[Message], object]
 
 
 def _check_topic(topic: object) -> str:
-    return check_str_matching(topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]")
+    """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
+    checked = check_str_matching(
+        topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]"
+    )
+    return exact_str(checked)
 
 
 def _subscriber_name(sub: Subscriber) -> str:
@@ -160,7 +211,19 @@ class Bus:
         return self._next_sequence
 
     def bind(self, clock: SimClock) -> None:
-        """Take time from ``clock``; binding twice to different clocks is refused."""
+        """Take time from ``clock``; binding twice to different clocks is refused.
+
+        ``clock`` needs ``now_ns()`` and ``schedule(at_ns, cb)`` (a
+        :class:`~simclock.SimClock`); anything else is a ``TypeError`` here,
+        not at the first publish.
+        """
+        if not (
+            callable(getattr(clock, "now_ns", None)) and callable(getattr(clock, "schedule", None))
+        ):
+            raise SimclockTypeError(
+                f"clock must be a SimClock (with now_ns() and schedule()), got "
+                f"{type(clock).__name__} {safe_repr(clock)}"
+            )
         if self._clock is not None and self._clock is not clock:
             raise SimclockRuntimeError(
                 "bus is already bound to another clock; create one Bus per clock"
@@ -173,9 +236,9 @@ class Bus:
         Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
-            _check_topic(topic)
+            topic = _check_topic(topic)
         if not callable(callback):
-            raise SimclockTypeError(f"callback must be callable, got {callback!r}")
+            raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
             self._subs.setdefault(topic, []).append(callback)
 
@@ -198,7 +261,7 @@ class Bus:
         reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
         lower than the last stamp published.
         """
-        _check_topic(topic)
+        topic = _check_topic(topic)
         clock = self._clock
         with self._lock:
             if stamp_ns is None:
@@ -270,6 +333,11 @@ class Bus:
         The caller is responsible for the total order; the bus's own sequence
         is not consumed.
         """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} "
+                f"{safe_repr(message)}"
+            )
         self._deliver(message)
 
     def _deliver(self, message: Message) -> None:

@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import safe_repr
 from simclock.core._protocols import Callback, PeriodicStats
 
 if TYPE_CHECKING:
@@ -45,14 +46,15 @@ def check_rate_hz(rate_hz: object) -> Fraction:
     if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
         raise SimclockTypeError(
             f"rate_hz must be an int or fractions.Fraction of Hz, got "
-            f"{type(rate_hz).__name__} {rate_hz!r}; write Fraction(30000, 1001) for 29.97 Hz"
+            f"{type(rate_hz).__name__} {safe_repr(rate_hz)}; "
+            "write Fraction(30000, 1001) for 29.97 Hz"
         )
     rate = Fraction(rate_hz)
     if rate <= 0:
-        raise SimclockValueError(f"rate_hz must be > 0, got {rate_hz!r}")
+        raise SimclockValueError(f"rate_hz must be > 0, got {safe_repr(rate_hz)}")
     if rate > _NS_PER_S:
         raise SimclockValueError(
-            f"rate_hz must be <= 1e9 (one firing per ns at most), got {rate_hz!r}"
+            f"rate_hz must be <= 1e9 (one firing per ns at most), got {safe_repr(rate_hz)}"
         )
     return rate
 

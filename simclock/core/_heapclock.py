@@ -50,7 +50,7 @@ from simclock.core._entry import (
 )
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._names import check_callable
+from simclock.core._names import check_callable, safe_repr
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -100,17 +100,19 @@ class HeapSimClock:
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
-                f"draw_observer must be callable or None, got {draw_observer!r}"
+                f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         self._random = SeededRandomSource(seed, observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
-            raise SimclockTypeError(f"compact_threshold must be an int, got {compact_threshold!r}")
+            raise SimclockTypeError(
+                f"compact_threshold must be an int, got {safe_repr(compact_threshold)}"
+            )
         if compact_threshold < 0:
             raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._threshold = compact_threshold
         # Invariant: _heap is a binary heap of (at_ns, seq, entry); seqs are unique.
         # Invariant: _dead == number of heap items whose entry is not _PENDING.

@@ -21,7 +21,9 @@ __all__ = [
     "check_callable",
     "check_str_enum",
     "check_str_matching",
+    "exact_str",
     "exception_message",
+    "safe_repr",
     "type_name",
 ]
 
@@ -71,30 +73,64 @@ def exception_message(exc: BaseException) -> str:
 def check_callable(cb: object, name: str = "cb") -> None:
     """Raise ``TypeError`` naming ``name`` when ``cb`` is not callable."""
     if not callable(cb):
-        raise SimclockTypeError(
-            f"{name} must be callable, got {type(cb).__name__} {_safe_repr(cb)}"
-        )
+        raise SimclockTypeError(f"{name} must be callable, got {type(cb).__name__} {safe_repr(cb)}")
 
 
-def _safe_repr(value: object) -> str:
-    """``repr(value)``, or a placeholder naming the type when ``repr`` itself raises."""
+# An error message quotes the refused value, but a refusal must stay cheap and
+# must not fail itself: a 10**6-character string or a 10**400 is cut short.
+_REPR_LIMIT = 120
+
+
+def safe_repr(value: object) -> str:
+    """``repr(value)`` cut to about 120 characters; a placeholder when ``repr`` raises.
+
+    Used by every error message that quotes a refused value: a hostile
+    ``__repr__`` (or an int too long for ``repr``) must not replace the
+    library's ``TypeError``/``ValueError`` with its own exception.
+    """
+    if type(value) is str and len(value) > _REPR_LIMIT:
+        value = value[:_REPR_LIMIT]
+        suffix = "...(truncated)"
+    elif type(value) is int and value.bit_length() > 4 * _REPR_LIMIT:
+        return f"<int of {value.bit_length()} bits>"
+    else:
+        suffix = ""
     try:
-        return repr(value)
+        text = repr(value)
     except Exception:
         return f"<{type(value).__qualname__} object with a failing __repr__>"
+    if not isinstance(text, str):  # pragma: no cover - repr() itself refuses non-str
+        return f"<{type(value).__qualname__} object>"
+    if len(text) > _REPR_LIMIT:
+        return text[:_REPR_LIMIT] + "...(truncated)"
+    return text + suffix
+
+
+def exact_str(value: str) -> str:
+    """``value`` as a plain ``str``: a ``str`` subclass is copied without calling its methods.
+
+    A subclass may override ``__hash__``/``__eq__`` to raise; the copy is what
+    gets stored, hashed and compared, so those overrides never run inside the
+    library. O(len(value)) for a subclass, O(1) for a plain ``str``.
+    """
+    if type(value) is str:
+        return value
+    return str.__getitem__(value, slice(None))
 
 
 def check_str_matching(value: object, name: str, pattern: re.Pattern[str], rule: str) -> str:
-    """``value`` if it is a ``str`` matching ``pattern`` in full.
+    """``value`` as a plain ``str`` (:func:`exact_str`) if it matches ``pattern`` in full.
 
     ``TypeError`` "<name> must be a str, got ..." otherwise, or ``ValueError``
     "<name> must <rule>, got ..." (topics, component ids).
     """
     if not isinstance(value, str):
-        raise SimclockTypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+        raise SimclockTypeError(
+            f"{name} must be a str, got {type(value).__name__} {safe_repr(value)}"
+        )
     if not pattern.fullmatch(value):
-        raise SimclockValueError(f"{name} must {rule}, got {value!r}")
-    return value
+        raise SimclockValueError(f"{name} must {rule}, got {safe_repr(value)}")
+    return exact_str(value)
 
 
 def check_str_enum(value: object, kind: type[_E], type_error: str, value_error: str) -> _E:
@@ -104,8 +140,8 @@ def check_str_enum(value: object, kind: type[_E], type_error: str, value_error: 
     member: ``ValueError`` "<value_error><value>" (modes, policies).
     """
     if not isinstance(value, str):
-        raise SimclockTypeError(f"{type_error}, got {type(value).__name__} {value!r}")
+        raise SimclockTypeError(f"{type_error}, got {type(value).__name__} {safe_repr(value)}")
     try:
-        return kind(value)
+        return kind(exact_str(value))  # a str subclass's __hash__ never runs
     except ValueError:
-        raise SimclockValueError(f"{value_error}{value!r}") from None
+        raise SimclockValueError(f"{value_error}{safe_repr(value)}") from None

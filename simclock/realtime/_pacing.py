@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
 from simclock.core._errors import SimclockTypeError, SimclockValueError
-from simclock.core._names import check_str_enum
+from simclock.core._names import check_str_enum, safe_repr
 from simclock.core._protocols import SimClock
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
@@ -73,22 +73,30 @@ _WALL_PACED = frozenset(
 )
 
 
+_RTF_EXPONENT = 12
+
+
 def _check_rtf(rtf: object) -> Fraction:
     """A real-time factor as an exact positive ``Fraction`` (it is a ratio, not a time)."""
     if isinstance(rtf, bool) or not isinstance(rtf, int | float | Fraction | Decimal):
         raise SimclockTypeError(
             f"rtf must be a positive number (int, float, Fraction or Decimal), "
-            f"got {type(rtf).__name__} {rtf!r}"
+            f"got {type(rtf).__name__} {safe_repr(rtf)}"
         )
     # Decimal's own test: math.isfinite(Decimal("sNaN")) raises instead of answering.
     if (isinstance(rtf, float) and not math.isfinite(rtf)) or (
         isinstance(rtf, Decimal) and not rtf.is_finite()
     ):
-        raise SimclockValueError(f"rtf must be finite and > 0, got {rtf!r}")
+        raise SimclockValueError(f"rtf must be finite and > 0, got {safe_repr(rtf)}")
+    # Bounded before Fraction(): Decimal("1e999999") would build a million-digit int.
+    if isinstance(rtf, Decimal) and not rtf.is_zero() and abs(rtf.adjusted()) > _RTF_EXPONENT:
+        raise SimclockValueError(
+            f"rtf must be between 1e-{_RTF_EXPONENT} and 1e{_RTF_EXPONENT}, got {safe_repr(rtf)}"
+        )
     value = Fraction(rtf)
     if value <= 0:
         raise SimclockValueError(
-            f"rtf must be > 0 (1.0 is real time, 2.0 twice as fast), got {rtf!r}"
+            f"rtf must be > 0 (1.0 is real time, 2.0 twice as fast), got {safe_repr(rtf)}"
         )
     return value
 
@@ -407,29 +415,32 @@ def run_paced(
     threshold = check_positive_ns(lag_threshold_ns, "lag_threshold_ns")
     if on_frame is not None:
         if not callable(on_frame):
-            raise SimclockTypeError(f"on_frame must be callable, got {on_frame!r}")
+            raise SimclockTypeError(f"on_frame must be callable, got {safe_repr(on_frame)}")
         if run_mode is not PacingMode.RENDERED:
             raise SimclockValueError(
-                f"on_frame is only called in mode 'rendered', got mode {run_mode.value!r}; "
+                f"on_frame is only called in mode 'rendered', got mode "
+                f"{safe_repr(run_mode.value)}; "
                 "drop on_frame or use mode='rendered'"
             )
     if control is not None:
         if not isinstance(control, PacingControl):
-            raise SimclockTypeError(f"control must be a simclock.PacingControl, got {control!r}")
+            raise SimclockTypeError(
+                f"control must be a simclock.PacingControl, got {safe_repr(control)}"
+            )
         if run_mode not in _WALL_PACED:
             raise SimclockValueError(
                 f"control needs a wall-paced mode (realtime_paced, rendered, "
-                f"operator_training), got mode {run_mode.value!r}"
+                f"operator_training), got mode {safe_repr(run_mode.value)}"
             )
     if events is not None and not isinstance(events, Bus):
-        raise SimclockTypeError(f"events must be a simclock.Bus or None, got {events!r}")
+        raise SimclockTypeError(f"events must be a simclock.Bus or None, got {safe_repr(events)}")
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
-            raise SimclockTypeError(f"{label} must be callable, got {fn!r}")
+            raise SimclockTypeError(f"{label} must be callable, got {safe_repr(fn)}")
     if reference is not None:
         if not isinstance(reference, PacingReference):
             raise SimclockTypeError(
-                f"reference must be a simclock.PacingReference or None, got {reference!r}"
+                f"reference must be a simclock.PacingReference or None, got {safe_repr(reference)}"
             )
         first = reference._first
         if first is not None and (first.mode, first.rtf) != (run_mode, rate):

@@ -35,8 +35,15 @@ from fractions import Fraction
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._failure import publish_callback_failure
 from simclock.core._heapclock import HeapSimClock, TimedSource, check_rate_hz
-from simclock.core._names import callback_name, check_callable, check_str_enum
+from simclock.core._names import (
+    callback_name,
+    check_callable,
+    check_str_enum,
+    exact_str,
+    safe_repr,
+)
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -103,7 +110,7 @@ def check_schedule_on_grid(name: str, step_ns: int, policy: Policy, **times_ns: 
     for field, value in times_ns.items():
         if value % step_ns:
             raise SimclockValueError(
-                f"schedule {name!r}: {field} {format_ns(value)} is not on the "
+                f"schedule {safe_repr(name)}: {field} {format_ns(value)} is not on the "
                 f"{format_ns(step_ns)} grid (policy strict); use a multiple of "
                 f"{step_ns} ns or policy 'next_boundary'"
             )
@@ -155,7 +162,7 @@ class GridClock:
             )
         policy = check_policy(default_policy, "default_policy")
         if on_step is not None and not callable(on_step):
-            raise SimclockTypeError(f"on_step must be callable or None, got {on_step!r}")
+            raise SimclockTypeError(f"on_step must be callable or None, got {safe_repr(on_step)}")
         self._inner = HeapSimClock(
             seed, start_ns=start, step_ns=step, bus=bus, compact_threshold=compact_threshold
         )
@@ -297,7 +304,8 @@ class GridClock:
         off_grid = period.denominator != 1 or period.numerator % self._s
         if pol is Policy.STRICT and self._s != 1 and off_grid:
             raise SimclockValueError(
-                f"schedule {label!r}: rate {rate} Hz has period {float(period):g} ns, not a "
+                f"schedule {safe_repr(label)}: rate {rate} Hz has period {float(period):g} ns, "
+                "not a "
                 f"multiple of the {format_ns(self._s)} grid (policy strict); use policy "
                 "'next_boundary'"
             )
@@ -332,6 +340,13 @@ class GridClock:
         ``b - 1`` (everything before ``b`` has fired, nothing at ``b`` has) and
         ``steps`` is ``k - 1``. ``advance`` from inside a callback or the
         hook raises ``RuntimeError`` and changes nothing.
+
+        A hook raising ``Exception`` is reported like a callback (C-ERR-1):
+        ``Event(SCHEDULER_CALLBACK_FAILED)`` stamped ``b - 1`` with the extra
+        detail ``step: k``; the step counts as taken (it never runs again for
+        ``b``) and the entries at ``b`` still fire. A ``BaseException``
+        propagates (C-ERR-2) with the step not taken: ``now`` is ``b - 1``,
+        ``steps`` is ``k - 1`` and the next ``advance`` runs ``on_step(k)``.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
         if self._running:
@@ -361,8 +376,14 @@ class GridClock:
                     return
                 # Non-boundary entries (future-stamped bus deliveries) fire before the step.
                 inner.run_until(boundary - 1, source)
-                hook(self._steps + 1)
-                self._steps += 1
+                k = self._steps + 1
+                try:
+                    hook(k)
+                except Exception as exc:
+                    # C-ERR-1 for the hook too: reported once, then the boundary is
+                    # passed, so the next advance never runs step k again.
+                    publish_callback_failure(self.bus, inner.now_ns(), hook, exc, {"step": k})
+                self._steps = k
                 inner.run_until(boundary, source)
         finally:
             self._running = False
@@ -372,5 +393,7 @@ def _name(name: str | None, cb: Callback) -> str:
     if name is None:
         return callback_name(cb)
     if not isinstance(name, str):
-        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
-    return name
+        raise SimclockTypeError(
+            f"name must be a str or None, got {type(name).__name__} {safe_repr(name)}"
+        )
+    return exact_str(name)

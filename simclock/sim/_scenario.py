@@ -16,6 +16,7 @@ from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockTypeError
+from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats, RandomSource
 from simclock.core._random import DrawObserver, _check_seed
 from simclock.core._timeint import check_positive_ns
@@ -92,6 +93,14 @@ def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dic
     return step
 
 
+def _check_scenario(scenario: object) -> None:
+    if not isinstance(scenario, Scenario):
+        raise SimclockTypeError(
+            f"scenario must be a simclock.Scenario (from load_scenario), got "
+            f"{type(scenario).__name__} {safe_repr(scenario)}"
+        )
+
+
 def build_session(
     scenario: Scenario,
     seed: int | None = None,
@@ -107,6 +116,7 @@ def build_session(
     the bus trace is the same recorded or not. ``bus`` (unbound) and
     ``draw_observer`` let a Recorder listen from the start.
     """
+    _check_scenario(scenario)
     run_seed = scenario.seed if seed is None else seed
     physics = scenario.physics
     clock: GridClock
@@ -196,6 +206,7 @@ def run_scenario(
 
     # Every argument is checked before the Recorder creates ``out``: a refused call
     # leaves no file behind and runs nothing.
+    _check_scenario(scenario)
     run_seed = scenario.seed if seed is None else _check_seed(seed)
     run_mode = scenario.mode if mode is None else choice(mode, "mode", MODES)
     check_positive_ns(chunk_ns, "chunk_ns")
@@ -204,7 +215,8 @@ def run_scenario(
             raise SimclockTypeError(f"{label} must be callable or None, got {fn!r}")
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
-            f"progress must be callable as progress(done_ns, total_ns) or None, got {progress!r}"
+            "progress must be callable as progress(done_ns, total_ns) or None, "
+            f"got {safe_repr(progress)}"
         )
     bus = Bus()
     recorder = None

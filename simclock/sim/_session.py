@@ -31,6 +31,7 @@ from typing import Any
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
+from simclock.core._names import exact_str, safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -74,10 +75,11 @@ def component_stream(
     seed = _check_seed(seed)
     if not isinstance(component_id, str):
         raise SimclockTypeError(
-            f"component_id must be a str, got {type(component_id).__name__} {component_id!r}"
+            f"component_id must be a str, got {type(component_id).__name__} "
+            f"{safe_repr(component_id)}"
         )
     for segment in component_id.split("/"):
-        check_component_segment(segment, f"component_id {component_id!r} segment")
+        check_component_segment(segment, f"component_id {safe_repr(component_id)} segment")
     check_component_segment(stream, "stream")
     path = f"/{component_id}/{stream}"
     # The one audited dynamic label of the library: the path is a pure function of
@@ -96,11 +98,11 @@ def episode_seed(session_seed: int, episode: int) -> int:
     seed = _check_seed(session_seed)
     if isinstance(episode, bool) or not isinstance(episode, int):
         raise SimclockTypeError(
-            f"episode must be an int, got {type(episode).__name__} {episode!r}; "
+            f"episode must be an int, got {type(episode).__name__} {safe_repr(episode)}; "
             "pass the episode index, e.g. 1"
         )
     if episode < 0:
-        raise SimclockValueError(f"episode must be >= 0, got {episode!r}")
+        raise SimclockValueError(f"episode must be >= 0, got {safe_repr(episode)}")
     if episode == 0:
         return seed
     digest = hashlib.blake2b(
@@ -205,7 +207,7 @@ class Session:
         draw_observer: DrawObserver | None = None,
     ) -> None:
         if not isinstance(clock, GridClock):
-            raise SimclockTypeError(f"clock must be a simclock.GridClock, got {clock!r}")
+            raise SimclockTypeError(f"clock must be a simclock.GridClock, got {safe_repr(clock)}")
         self._clock = clock
         self._seed = clock.random_source().seed if seed is None else _check_seed(seed)
         period = clock.step_ns() if clock_period_ns is None else clock_period_ns
@@ -216,10 +218,10 @@ class Session:
                 f"({clock.step_ns()} ns); publish /clock on boundaries only"
             )
         if on_reset is not None and not callable(on_reset):
-            raise SimclockTypeError(f"on_reset must be callable or None, got {on_reset!r}")
+            raise SimclockTypeError(f"on_reset must be callable or None, got {safe_repr(on_reset)}")
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
-                f"draw_observer must be callable or None, got {draw_observer!r}"
+                f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         # Checked here: a bad topic would otherwise fail the first tick inside the run.
         topic = None if clock_topic is None else _check_topic(clock_topic)
@@ -279,13 +281,13 @@ class Session:
     def add_sensor(self, spec: SensorSpec, read: DeviceRead) -> None:
         """Add a sensor device (C-DEV-1); refused under ``strict`` if off the grid (C-GRID-3)."""
         if not isinstance(spec, SensorSpec):
-            raise SimclockTypeError(f"spec must be a SensorSpec, got {spec!r}")
+            raise SimclockTypeError(f"spec must be a SensorSpec, got {safe_repr(spec)}")
         self._add("sensor", spec.device_id, self._sensors, spec, "read", read, sensor=spec)
 
     def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
         if not isinstance(spec, ControllerSpec):
-            raise SimclockTypeError(f"spec must be a ControllerSpec, got {spec!r}")
+            raise SimclockTypeError(f"spec must be a ControllerSpec, got {safe_repr(spec)}")
         self._add(
             "controller", spec.controller_id, self._controllers, spec, "step", step, controller=spec
         )
@@ -304,11 +306,11 @@ class Session:
     ) -> None:
         """Check then register one component; every check runs before anything is stored."""
         if not callable(fn):
-            raise SimclockTypeError(f"{fn_name} must be callable, got {fn!r}")
-        self._check_plan_open(f"{what} {ident!r}")
+            raise SimclockTypeError(f"{fn_name} must be callable, got {safe_repr(fn)}")
+        self._check_plan_open(f"{what} {safe_repr(ident)}")
         if ident in registry:
             raise SimclockValueError(
-                f"{what} {ident!r} is already in the session; give each {what} its own id"
+                f"{what} {safe_repr(ident)} is already in the session; give each {what} its own id"
             )
         step = self._clock.step_ns()
         spec.check_grid(step)
@@ -363,15 +365,16 @@ class Session:
         if not isinstance(component_id, str):
             raise SimclockTypeError(
                 f"component_id must be a str such as 'sensors/imu0', got "
-                f"{type(component_id).__name__} {component_id!r}"
+                f"{type(component_id).__name__} {safe_repr(component_id)}"
             )
+        component_id = exact_str(component_id)  # a str subclass's __eq__ never runs
         for comp in (*self._sensors.values(), *self._controllers.values()):
             if comp.component_id == component_id:
                 return PeriodicStats(
                     fired=comp.fired, failed=comp.failed, skipped=0, overrun=comp.overrun
                 )
         raise SimclockValueError(
-            f"no component {component_id!r} in the session; use 'sensors/<id>' or "
+            f"no component {safe_repr(component_id)} in the session; use 'sensors/<id>' or "
             "'controllers/<id>'"
         )
 
