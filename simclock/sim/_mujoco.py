@@ -49,13 +49,22 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     """Load an MJCF file into an ``MjModel``; ``ValueError`` naming the file if it fails."""
     if not isinstance(path, str | os.PathLike):
         raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
+    text = os.fspath(path)
+    # Checked before MuJoCo sees it: its loader takes seconds to refuse a 100 kB path.
+    if not isinstance(text, str) or len(text) > _MAX_PATH:
+        raise SimclockValueError(
+            f"path must be a str of at most {_MAX_PATH} characters, got {safe_repr(text)}"
+        )
     mujoco = import_mujoco()
     try:
-        return mujoco.MjModel.from_xml_path(os.fspath(path))
+        return mujoco.MjModel.from_xml_path(text)
     except (ValueError, OSError) as exc:
         raise SimclockValueError(
-            f"cannot load MuJoCo model {os.fspath(path)!r}: {str(exc).strip()}"
+            f"cannot load MuJoCo model {safe_repr(text)}: {str(exc).strip()}"
         ) from None
+
+
+_MAX_PATH = 4096  # PATH_MAX on Linux
 
 
 class MujocoClock(GridClock):
