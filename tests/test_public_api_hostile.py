@@ -38,13 +38,16 @@ from hostile_api import (
     MODULES,
     NOT_CALLED,
     BadHash,
+    BadRepr,
     Case,
     FakeSource,
     HostileStr,
+    ListSource,
     is_huge_int,
     public_names,
     recording,
     rng_state,
+    scenario_file,
     scenario_recording,
 )
 from hypothesis import given
@@ -1016,3 +1019,174 @@ def test_coverage_of_hostile_values_includes_the_issue_list() -> None:
     assert {bool, float, int, str, bytes, Decimal, Fraction, type(None), np.ndarray} <= kinds
     assert {"BadIndex()", "BadEq()", "BadHash()", "BadStr()", "BadRepr()", "10**400"} <= labels
     assert BadHash in kinds
+
+
+# -- entry points merged after issue 14: the core's library API, sweeps, pacing ----------
+
+
+def _clock_view(clock: HeapSimClock) -> tuple[object, ...]:
+    return (clock.now_ns(), clock.pending_count(), clock.next_event_ns(), clock.heap_size())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {},
+            SimclockValueError,
+            r"^schedule_repeating needs period= \(ns, > 0\) or rate= \(Hz\), got period=0 and "
+            r"rate=None$",
+        ),
+        (
+            {"period": 6, "rate": 50},
+            SimclockValueError,
+            r"^pass period= or rate=, not both, got period=6 and rate=50$",
+        ),
+        (
+            {"period": 6.0, "rate": 50},
+            SimclockTypeError,
+            r"^period must be an int of nanoseconds, got float 6\.0; convert seconds "
+            r"explicitly, e\.g\. simclock\.seconds_to_ns\(\.\.\.\)$",
+        ),
+        (
+            {"rate": 1.5},
+            SimclockTypeError,
+            r"^rate must be an int or fractions\.Fraction of Hz, got float 1\.5; "
+            r"write Fraction\(30000, 1001\) for 29\.97 Hz$",
+        ),
+        ({"period": 6, "quantum": 0}, SimclockValueError, r"^quantum must be > 0 ns, got 0$"),
+        ({"period": -6}, SimclockValueError, r"^period must be > 0 ns, got -6$"),
+    ],
+    ids=["neither", "both", "float-period-with-rate", "float-rate", "quantum-0", "period<0"],
+)
+def test_schedule_repeating_checks_its_arguments_and_changes_nothing(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    clock = HeapSimClock(0)
+    clock.schedule(10, lambda: None)
+    before = _clock_view(clock)
+    with pytest.raises(error, match=message):
+        clock.schedule_repeating(lambda: None, 4, **kwargs)
+    assert _clock_view(clock) == before
+
+
+def test_schedule_repeating_accepts_numpy_ints_and_fires_on_its_quantum() -> None:
+    clock = HeapSimClock(0)
+    fired: list[int] = []
+    clock.schedule_repeating(
+        lambda: fired.append(clock.now_ns()), np.int64(4), period=np.int64(6), quantum=np.int64(5)
+    )
+    clock.advance(30)
+    # Nominal 4, 10, 16, 22, 28 moved up to the 5 ns grid.
+    assert fired == [5, 10, 20, 25, 30]
+
+
+class _NotASource:
+    def next_ns(self) -> int:
+        return 3
+
+    fire = 5  # not callable
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        (5, r"int 5"),
+        (_NotASource(), r"_NotASource <.+>"),
+        (
+            BadRepr(),
+            r"BadRepr <BadRepr object "
+            r"with a failing __repr__>",
+        ),
+    ],
+    ids=["int", "fire-not-callable", "BadRepr"],
+)
+def test_run_until_refuses_a_source_that_is_not_one_before_firing(
+    source: object, shown: str
+) -> None:
+    clock = HeapSimClock(0)
+    clock.schedule(3, lambda: None)
+    before = _clock_view(clock)
+    with pytest.raises(
+        SimclockTypeError,
+        match=rf"^source must be a TimedSource \(with next_ns\(\) and fire\(at_ns\) methods\), "
+        rf"got {shown}$",
+    ):
+        clock.run_until(10, source)  # type: ignore[arg-type]
+    assert _clock_view(clock) == before
+
+
+def test_attach_source_refuses_a_non_source_at_once_and_stays_free() -> None:
+    clock = GridClock(0, 2)
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^source must be a TimedSource \(with next_ns\(\) and fire\(at_ns\) methods\), "
+        r"got str 'x'$",
+    ):
+        clock.attach_source("x")  # type: ignore[arg-type]
+    clock.advance(4)  # the refused source is not found broken here
+    source = ListSource(6, 8)
+    clock.attach_source(source)  # still free for the one source a clock takes
+    clock.advance(4)
+    assert (clock.now_ns(), source.fired, source.times) == (8, [6, 8], [])
+
+
+def test_run_scenario_quotes_a_hostile_sleep_safely() -> None:
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^sleep must be callable or None, got <BadRepr object with a failing __repr__>$",
+    ):
+        simclock.run_scenario(simclock.load_scenario(scenario_file()), sleep=BadRepr())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"progress": BadRepr()},
+            SimclockTypeError,
+            r"^progress must be callable as progress\(done, total\) or None, got <BadRepr object "
+            r"with a failing __repr__>$",
+        ),
+        (
+            {"out": BadRepr()},
+            SimclockTypeError,
+            r"^out must be a directory path or None, got <BadRepr object with a failing "
+            r"__repr__>$",
+        ),
+        (
+            {"record": HostileStr("/x")},
+            SimclockValueError,
+            r"^record must be one of \"none\", \"failing\", \"all\", got '/x'$",
+        ),
+        (
+            {"seeds": "/a" * 50_000},
+            SimclockValueError,
+            r"^seeds must be \"A:B\" with integers 0 <= A < B \(B excluded\), got '(/a){59}/"
+            r"\.\.\.\(truncated\)$",
+        ),
+        (
+            {"seeds": BadRepr()},
+            SimclockTypeError,
+            r"^seeds must be \"A:B\" or a range, got BadRepr <BadRepr object with a failing "
+            r"__repr__>$",
+        ),
+    ],
+    ids=["progress", "out", "record-HostileStr", "seeds-long", "seeds-BadRepr"],
+)
+def test_sweep_quotes_refused_values_safely(
+    kwargs: dict[str, Any], error: type[Exception], message: str, tmp_path: Path
+) -> None:
+    args: dict[str, Any] = {"seeds": "0:2", "out": tmp_path / "sweep", **kwargs}
+    with pytest.raises(error, match=message):
+        simclock.sweep(simclock.load_scenario(scenario_file()), **args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hostile_str_record_is_used_as_a_plain_str() -> None:
+    from simclock.sweeps._sweep import _check_args
+
+    record, scheduler = _check_args(
+        None, None, HostileStr("tcp://h:1"), HostileStr("none"), 0, None
+    )
+    assert (type(record), record, type(scheduler), scheduler) == (str, "none", str, "tcp://h:1")

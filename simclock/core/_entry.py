@@ -18,7 +18,13 @@ from simclock.core._protocols import Callback, PeriodicStats
 if TYPE_CHECKING:
     from simclock.core._heapclock import HeapSimClock
 
-__all__ = ["TimedSource", "check_rate_hz", "first_rate_index", "rate_offset_ns"]
+__all__ = [
+    "TimedSource",
+    "check_rate_hz",
+    "check_timed_source",
+    "first_rate_index",
+    "rate_offset_ns",
+]
 
 # Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
 _PENDING = 0  # in the heap, will fire
@@ -37,24 +43,25 @@ _QUANTISED = 3  # either grid, each firing moved up to the next multiple of quan
 _NS_PER_S = 1_000_000_000
 
 
-def check_rate_hz(rate_hz: object) -> Fraction:
+def check_rate_hz(rate_hz: object, name: str = "rate_hz") -> Fraction:
     """Validate a rate in Hz given as ``int`` or ``Fraction`` (C-X-RATE).
 
     ``bool`` and ``float`` are ``TypeError`` (a float rate is not exact);
     rates <= 0 or above 1 GHz (a period under 1 ns) are ``ValueError``.
+    ``name`` is the argument's name in the messages.
     """
     if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
         raise SimclockTypeError(
-            f"rate_hz must be an int or fractions.Fraction of Hz, got "
+            f"{name} must be an int or fractions.Fraction of Hz, got "
             f"{type(rate_hz).__name__} {safe_repr(rate_hz)}; "
             "write Fraction(30000, 1001) for 29.97 Hz"
         )
     rate = Fraction(rate_hz)
     if rate <= 0:
-        raise SimclockValueError(f"rate_hz must be > 0, got {safe_repr(rate_hz)}")
+        raise SimclockValueError(f"{name} must be > 0, got {safe_repr(rate_hz)}")
     if rate > _NS_PER_S:
         raise SimclockValueError(
-            f"rate_hz must be <= 1e9 (one firing per ns at most), got {safe_repr(rate_hz)}"
+            f"{name} must be <= 1e9 (one firing per ns at most), got {safe_repr(rate_hz)}"
         )
     return rate
 
@@ -208,3 +215,24 @@ class TimedSource(Protocol):
     def fire(self, at_ns: int) -> None:
         """Run the items due at ``at_ns``."""
         ...
+
+
+def check_timed_source(source: object, name: str = "source") -> None:
+    """Raise ``TypeError`` unless ``source`` has callable ``next_ns`` and ``fire``.
+
+    Checked where a :class:`TimedSource` is handed over (``run_until``,
+    ``attach_source``), so a wrong object is refused at once and not found
+    broken later, half-way through an ``advance``.
+    """
+    try:
+        usable = callable(getattr(source, "next_ns", None)) and callable(
+            getattr(source, "fire", None)
+        )
+    except Exception:
+        # A __getattr__ that raises is as unusable as a missing method.
+        usable = False
+    if not usable:
+        raise SimclockTypeError(
+            f"{name} must be a TimedSource (with next_ns() and fire(at_ns) methods), got "
+            f"{type(source).__name__} {safe_repr(source)}"
+        )

@@ -45,6 +45,7 @@ from simclock.core._entry import (
     TimedSource,
     _Entry,
     check_rate_hz,
+    check_timed_source,
     first_rate_index,
     rate_offset_ns,
 )
@@ -55,7 +56,13 @@ from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
-__all__ = ["HeapSimClock", "TimedSource", "check_rate_hz", "rate_offset_ns"]
+__all__ = [
+    "HeapSimClock",
+    "TimedSource",
+    "check_rate_hz",
+    "check_timed_source",
+    "rate_offset_ns",
+]
 
 # The frozen dataclass __init__ of Handle sets each field through
 # object.__setattr__; schedule() is hot, so it fills the two slots directly.
@@ -197,7 +204,7 @@ class HeapSimClock:
         period = check_positive_ns(period_ns, "period_ns")
         phase = check_time_ns(phase_ns, "phase_ns")
         check_callable(cb)
-        return self.schedule_repeating(cb, phase, period=period)
+        return self._repeating(cb, phase, period, None, 1)
 
     def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
@@ -210,7 +217,7 @@ class HeapSimClock:
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
         check_callable(cb)
-        return self.schedule_repeating(cb, phase, rate=rate)
+        return self._repeating(cb, phase, 0, rate, 1)
 
     def schedule_repeating(
         self,
@@ -223,16 +230,46 @@ class HeapSimClock:
     ) -> Handle:
         """Library API: a periodic (``period``) or rate (``rate``) schedule on a quantum.
 
-        Arguments are already checked by the caller (``period > 0`` or a rate
-        from :func:`check_rate_hz`, ``phase >= 0``, ``quantum > 0``). Firing
-        ``k`` is at the first multiple of ``quantum`` at or after the nominal
-        ``phase + k*period`` (or ``phase + ceil(k*1e9/rate)``), and the first
-        ``k`` is the first nominal time ``>= now``; the next nominal time comes
-        from the original grid, never from a quantised one (C-GRID-2). A
-        firing whose time is at or after the next nominal time counts as an
-        ``overrun``. With ``quantum == 1`` this is ``schedule_periodic`` /
-        ``schedule_rate`` (C-PER-1..3, C-X-RATE). O(log n).
+        Exactly one of ``period`` (ns, ``> 0``) and ``rate`` (Hz, ``int`` or
+        ``Fraction`` as for :meth:`schedule_rate`) is given; ``phase`` is a
+        time-int and ``quantum`` a positive one. Firing ``k`` is at the first
+        multiple of ``quantum`` at or after the nominal ``phase + k*period``
+        (or ``phase + ceil(k*1e9/rate)``), and the first ``k`` is the first
+        nominal time ``>= now``; the next nominal time comes from the original
+        grid, never from a quantised one (C-GRID-2). A firing whose time is at
+        or after the next nominal time counts as an ``overrun``. With
+        ``quantum == 1`` this is ``schedule_periodic`` / ``schedule_rate``
+        (C-PER-1..3, C-X-RATE).
+
+        Errors: wrong types ``TypeError``, bad values (neither or both of
+        ``period``/``rate``) ``ValueError``, checked before anything is pushed:
+        a refused call changes nothing. A public method of a public class, so it
+        checks its arguments like ``schedule_periodic`` does: O(1) per call,
+        never per firing. O(log n).
         """
+        check_callable(cb)
+        start = check_time_ns(phase, "phase")
+        grid = check_positive_ns(quantum, "quantum")
+        if rate is None:
+            if type(period) is int and period == 0:
+                raise SimclockValueError(
+                    "schedule_repeating needs period= (ns, > 0) or rate= (Hz), got period=0 "
+                    "and rate=None"
+                )
+            return self._repeating(cb, start, check_positive_ns(period, "period"), None, grid)
+        hz = check_rate_hz(rate, "rate")
+        if not (type(period) is int and period == 0):
+            check_time_ns(period, "period")  # a wrong type is a TypeError before "both"
+            raise SimclockValueError(
+                f"pass period= or rate=, not both, got period={safe_repr(period)} and "
+                f"rate={safe_repr(rate)}"
+            )
+        return self._repeating(cb, start, 0, hz, grid)
+
+    def _repeating(
+        self, cb: Callback, phase: int, period: int, rate: Fraction | None, quantum: int
+    ) -> Handle:
+        """:meth:`schedule_repeating` with arguments already checked by the caller."""
         now = self._now
         if rate is None:
             kind = _PERIODIC if quantum == 1 else _QUANTISED
@@ -307,6 +344,8 @@ class HeapSimClock:
         from inside a callback or the source a ``RuntimeError``; a source whose
         next item lies in the past is a ``RuntimeError`` (its bug, not the
         clock's). A ``BaseException`` leaves ``now`` at the failing item.
+        A ``source`` without callable ``next_ns`` and ``fire`` is a
+        ``TypeError`` before anything runs (O(1): two attribute lookups).
         """
         self._check_idle("run_until")
         target = check_time_ns(target_ns, "target_ns")
@@ -314,6 +353,8 @@ class HeapSimClock:
             raise SimclockValueError(
                 f"target_ns={target} is in the past (now is {self._now} ns); pass a time >= now"
             )
+        if source is not None:
+            check_timed_source(source)
         if source is not None:
             while True:
                 at = source.next_ns()

@@ -36,7 +36,12 @@ from fractions import Fraction
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._heapclock import HeapSimClock, TimedSource, check_rate_hz
+from simclock.core._heapclock import (
+    HeapSimClock,
+    TimedSource,
+    check_rate_hz,
+    check_timed_source,
+)
 from simclock.core._names import (
     callback_name,
     check_callable,
@@ -320,8 +325,11 @@ class GridClock:
 
         At an instant shared with entries the source runs first, after the
         ``on_step`` hook of that boundary (see :meth:`advance`). One source per
-        clock: a second is a ``RuntimeError`` and changes nothing.
+        clock: a second is a ``RuntimeError`` and changes nothing. A ``source``
+        without callable ``next_ns`` and ``fire`` is a ``TypeError`` here, not a
+        failure at the next ``advance``.
         """
+        check_timed_source(source)
         if self._source is not None:
             raise SimclockRuntimeError(
                 "this GridClock already runs a Session; create one GridClock per Session"

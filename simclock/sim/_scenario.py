@@ -212,7 +212,7 @@ def run_scenario(
     check_positive_ns(chunk_ns, "chunk_ns")
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
-            raise SimclockTypeError(f"{label} must be callable or None, got {fn!r}")
+            raise SimclockTypeError(f"{label} must be callable or None, got {safe_repr(fn)}")
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
             "progress must be callable as progress(done_ns, total_ns) or None, "

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
 from simclock.sweeps._task import Outcome, Runner, Shipped, audit_seed, run_seed, ship
@@ -63,22 +64,22 @@ def parse_seeds(value: object) -> range:
     if isinstance(value, range):
         seeds = value
         if seeds.step != 1:
-            raise SimclockValueError(f"seeds must be a range with step 1, got {value!r}")
+            raise SimclockValueError(f"seeds must be a range with step 1, got {safe_repr(value)}")
     elif isinstance(value, str):
         match = _SEEDS.fullmatch(value.strip())
         if match is None:
             raise SimclockValueError(
-                f'seeds must be "A:B" with integers 0 <= A < B (B excluded), got {value!r}'
+                f'seeds must be "A:B" with integers 0 <= A < B (B excluded), got {safe_repr(value)}'
             )
         seeds = range(int(match.group(1)), int(match.group(2)))
     else:
         raise SimclockTypeError(
-            f'seeds must be "A:B" or a range, got {type(value).__name__} {value!r}'
+            f'seeds must be "A:B" or a range, got {type(value).__name__} {safe_repr(value)}'
         )
     if seeds.start < 0:
-        raise SimclockValueError(f"seeds must be >= 0, got {value!r}")
+        raise SimclockValueError(f"seeds must be >= 0, got {safe_repr(value)}")
     if len(seeds) == 0:
-        raise SimclockValueError(f"seeds is empty: {value!r}; use A:B with A < B")
+        raise SimclockValueError(f"seeds is empty: {safe_repr(value)}; use A:B with A < B")
     return seeds
 
 
@@ -120,31 +121,44 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
 
 def _check_args(
     out: object, workers: object, scheduler: object, record: object, audit: object, runner: object
-) -> None:
+) -> tuple[str, str | None]:
+    """Refuse bad arguments; return ``record`` and ``scheduler`` as plain ``str``.
+
+    A ``str`` subclass is copied (``exact_str``): its own ``__eq__``/``__hash__``
+    never run inside the sweep or Dask.
+    """
     if out is not None and not isinstance(out, str | os.PathLike):
-        raise SimclockTypeError(f"out must be a directory path or None, got {out!r}")
+        raise SimclockTypeError(f"out must be a directory path or None, got {safe_repr(out)}")
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, int):
-            raise SimclockTypeError(f"workers must be an int or None, got {workers!r}")
+            raise SimclockTypeError(f"workers must be an int or None, got {safe_repr(workers)}")
         if workers < 1:
-            raise SimclockValueError(f"workers must be >= 1, got {workers!r}")
+            raise SimclockValueError(f"workers must be >= 1, got {safe_repr(workers)}")
         if scheduler is not None:
             raise SimclockValueError(
-                f"workers={workers!r} applies to the local cluster only; an existing cluster "
-                "at scheduler has the workers it has"
+                f"workers={safe_repr(workers)} applies to the local cluster only; an existing "
+                "cluster at scheduler has the workers it has"
             )
     if scheduler is not None and not isinstance(scheduler, str):
-        raise SimclockTypeError(f"scheduler must be an address str or None, got {scheduler!r}")
-    if not isinstance(record, str) or record not in RECORD_CHOICES:
-        raise SimclockValueError(f'record must be one of "none", "failing", "all", got {record!r}')
+        raise SimclockTypeError(
+            f"scheduler must be an address str or None, got {safe_repr(scheduler)}"
+        )
+    if not isinstance(record, str) or exact_str(record) not in RECORD_CHOICES:
+        raise SimclockValueError(
+            f'record must be one of "none", "failing", "all", got {safe_repr(record)}'
+        )
+    record = exact_str(record)
     if record != "none" and out is None:
-        raise SimclockValueError(f"record={record!r} needs out: a directory for the recordings")
+        raise SimclockValueError(
+            f"record={safe_repr(record)} needs out: a directory for the recordings"
+        )
     if isinstance(audit, bool) or not isinstance(audit, int):
-        raise SimclockTypeError(f"audit must be an int, got {audit!r}")
+        raise SimclockTypeError(f"audit must be an int, got {safe_repr(audit)}")
     if audit < 0:
-        raise SimclockValueError(f"audit must be >= 0, got {audit!r}")
+        raise SimclockValueError(f"audit must be >= 0, got {safe_repr(audit)}")
     if runner is not None and not callable(runner):
-        raise SimclockTypeError(f"runner must be callable or None, got {runner!r}")
+        raise SimclockTypeError(f"runner must be callable or None, got {safe_repr(runner)}")
+    return record, None if scheduler is None else exact_str(scheduler)
 
 
 def sweep(
@@ -176,15 +190,15 @@ def sweep(
     The returned table holds every row of ``out`` (earlier ones too), sorted
     by seed. Worker crashes (not a run raising) propagate as Dask's error.
     """
-    _check_args(out, workers, scheduler, record, audit, runner)
+    record, scheduler = _check_args(out, workers, scheduler, record, audit, runner)
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
-            f"progress must be callable as progress(done, total) or None, got {progress!r}"
+            f"progress must be callable as progress(done, total) or None, got {safe_repr(progress)}"
         )
     if not isinstance(scenario, Scenario | str | os.PathLike):
         raise SimclockTypeError(
             "scenario must be a scenario file path or a simclock.Scenario, got "
-            f"{type(scenario).__name__} {scenario!r}"
+            f"{type(scenario).__name__} {safe_repr(scenario)}"
         )
     seed_range = parse_seeds(seeds)
     plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
