@@ -795,17 +795,23 @@ class ClockConformance:
                 handle.cancel()
             del probe
             pairs(allowed)
-            gc.collect()
-            base = tracemalloc.get_traced_memory()[0]
-            pairs(churn)
-            gc.collect()
-            grown = tracemalloc.get_traced_memory()[0] - base
+            # Two windows: a leak grows memory in both; a one-off allocation of
+            # the process (a cache, a list's over-allocation) shows in one only.
+            growth = []
+            for _ in range(2):
+                gc.collect()
+                base = tracemalloc.get_traced_memory()[0]
+                pairs(churn)
+                gc.collect()
+                growth.append(tracemalloc.get_traced_memory()[0] - base)
+            grown = min(growth)
         finally:
             if started:
                 tracemalloc.stop()
         budget = allowed * per_entry + 64 * 1024
         assert grown <= budget, (
-            f"C-CAN-4: memory grew by {grown} bytes over {churn} schedule/cancel pairs with "
+            f"C-CAN-4: memory grew by {growth} bytes over two windows of {churn} "
+            f"schedule/cancel pairs with "
             f"{len(live)} live entries; {allowed} tombstones (2*live + 1024) of about "
             f"{per_entry} bytes each allow {budget}: tombstones are not compacted"
         )

