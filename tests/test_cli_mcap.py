@@ -232,7 +232,9 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
     for argv in (["info", str(bad)], ["replay", str(bad)], ["diff", str(bad), str(bad)]):
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "")
-        assert err == f"simclock: error: {bad}: not an MCAP file (no MCAP magic at offset 0)\n"
+        assert err == (
+            f"simclock: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the start)\n"
+        )
 
 
 def test_replay_until_before_the_start_prints_nothing(

@@ -132,7 +132,10 @@ def test_C_MCAP_2_metadata_seed_versions_fingerprint(tmp_path: Path) -> None:
         clock.advance(10)
     _, meta = _read(path)
     sim = meta["simclock"]
-    assert sim["format"] == "simclock-recording/1"
+    assert sim["format"] == "simclock-recording/2"
+    assert sim["library"].startswith(f"simclock/{simclock.__version__} mcap")
+    assert sim["recovered"] == ""
+    assert len(sim["digest"]) == 64
     assert sim["seed"] == "11"
     assert sim["contract_version"] == simclock.CONTRACT_VERSION
     assert sim["simclock"] == simclock.__version__
@@ -551,7 +554,9 @@ def test_C_MCAP_3_clock_past_int32_seconds_never_breaks_the_run_or_the_file(
         r"builtin_interfaces/Time; /clock cannot carry it$",
     ):
         rec.close()
-    with pytest.raises(simclock.RecordingError, match=r"^.*far.mcap: the recording is incomplete"):
+    with pytest.raises(
+        simclock.RecordingError, match=r"^.*far.mcap: offset \d+: the recording is incomplete"
+    ):
         simclock.ReplayClock(path)
     bus = Bus()
     rec = Recorder(tmp_path / "far2.mcap", bus, seed=0, record_draws=True)

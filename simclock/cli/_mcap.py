@@ -29,8 +29,9 @@ from typing import Any, TextIO
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockError
+from simclock.recording._clock import ReplayClock
 from simclock.recording._fingerprint import payload_kind_and_json
-from simclock.recording._replay import RecordingInfo, RecordingReader, ReplayClock
+from simclock.recording._reader import RecordingInfo, RecordingReader
 
 __all__ = ["handler_diff", "handler_info", "handler_replay", "register"]
 

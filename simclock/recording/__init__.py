@@ -1,14 +1,11 @@
 """Recording runs to MCAP, fingerprints, and replaying recordings (SPEC §5, §8)."""
 
+from simclock.recording._checks import RecordingError
+from simclock.recording._clock import ReplayClock
+from simclock.recording._draws import ReplayRandomSource
 from simclock.recording._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
+from simclock.recording._reader import RecordingInfo, RecordingReader, open_recording
 from simclock.recording._recorder import Recorder
-from simclock.recording._replay import (
-    RecordingError,
-    RecordingInfo,
-    RecordingReader,
-    ReplayClock,
-    ReplayRandomSource,
-)
 
 __all__ = [
     "Fingerprinter",
@@ -19,5 +16,6 @@ __all__ = [
     "RecordingReader",
     "ReplayClock",
     "ReplayRandomSource",
+    "open_recording",
     "trace_fingerprint",
 ]

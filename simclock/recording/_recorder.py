@@ -75,19 +75,15 @@ Thread-safe: one lock around each write.
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
 import platform
 import threading
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO, Any, Final
+from typing import IO, Any
 
 import numpy as np
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
-from mcap_ros2._cdr import CdrWriter
-from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock.core._bus import Bus, Message
 from simclock.core._contract import CONTRACT_VERSION
@@ -97,9 +93,34 @@ from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
 from simclock.recording._fingerprint import (
     FINGERPRINT_ALGORITHM,
+    FINGERPRINT_LINE,
     canonical_json,
+    line_infix,
     payload_kind_and_json,
-    topic_token,
+)
+from simclock.recording._format import (
+    CLOCK_SCHEMA_NAME,
+    CLOCK_SCHEMA_TEXT,
+    CLOCK_TOPIC,
+    DRAW_SCHEMA,
+    DRAWS_TOPIC_PREFIX,
+    EVENT_SCHEMA,
+    FORMAT,
+    KIND_KEY,
+    LABEL_KEY,
+    LIBRARY_PREFIX,
+    MESSAGE_SCHEMA,
+    METADATA_NAME,
+    PROFILE,
+    RAW_SCHEMA,
+    U32,
+    USER_METADATA_NAME,
+    RecordingMetadata,
+    clock_encoder,
+    draws_topic,
+    encode_clock,
+    encode_draw_value,
+    encode_envelope,
 )
 
 __all__ = [
@@ -115,141 +136,11 @@ __all__ = [
     "encode_clock",
 ]
 
-FORMAT: Final = "simclock-recording/1"
-METADATA_NAME: Final = "simclock"
-USER_METADATA_NAME: Final = "simclock.user"
-KIND_KEY: Final = "simclock.kind"
-LABEL_KEY: Final = "simclock.label"
-CLOCK_TOPIC: Final = "/clock"
-DRAWS_TOPIC_PREFIX: Final = "/simclock/draws"
-CLOCK_SCHEMA_NAME: Final = "rosgraph_msgs/msg/Clock"
-CLOCK_SCHEMA_TEXT: Final = (
-    "builtin_interfaces/Time clock\n"
-    "================================================================================\n"
-    "MSG: builtin_interfaces/Time\n"
-    "int32 sec\n"
-    "uint32 nanosec\n"
-)
-_NS_PER_S = 1_000_000_000
-_U32 = 0xFFFFFFFF
 _COMPRESSION = {
     "zstd": CompressionType.ZSTD,
     "lz4": CompressionType.LZ4,
     "none": CompressionType.NONE,
 }
-
-_SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
-
-
-def _envelope_schema(title: str, description: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The ``jsonschema`` of a bus message envelope ``{"payload", "sequence"}``."""
-    return {
-        "$schema": _SCHEMA_URI,
-        "title": title,
-        "description": description,
-        "type": "object",
-        "properties": {"payload": payload, "sequence": {"type": "integer", "minimum": 0}},
-        "required": ["payload", "sequence"],
-        "additionalProperties": False,
-    }
-
-
-def _object_schema(properties: dict[str, Any]) -> dict[str, Any]:
-    """A closed JSON object with every one of ``properties`` required."""
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-_MESSAGE_SCHEMA = _envelope_schema(
-    "simclock/Message", "A bus message: any JSON payload and the full bus sequence.", {}
-)
-_EVENT_SCHEMA = _envelope_schema(
-    "simclock/Event",
-    "A simclock.Event published on /simclock/events, with its bus sequence.",
-    _object_schema(
-        {
-            "kind": {"type": "string"},
-            "at_ns": {"type": "integer", "minimum": 0},
-            "details": {"type": "object"},
-        }
-    ),
-)
-_RAW_SCHEMA = _envelope_schema(
-    "simclock/RawPayload",
-    "A simclock.RawPayload (bytes of an encoding simclock does not decode).",
-    _object_schema(
-        {
-            "data": {"type": "string", "pattern": "^([0-9a-f]{2})*$"},
-            "encoding": {"type": "string"},
-            "schema": {"type": "string"},
-        }
-    ),
-)
-_DRAW_SCHEMA = {
-    "$schema": _SCHEMA_URI,
-    "title": "simclock/Draw",
-    "description": "One draw of a simclock random stream, in draw order per label.",
-    "type": "object",
-    "properties": {
-        "index": {"type": "integer", "minimum": 0},
-        "method": {"enum": ["uniform", "normal", "integers"]},
-        "args": {"type": "array"},
-        "value": {
-            "oneOf": [
-                {"type": "number"},
-                {
-                    "type": "object",
-                    "properties": {
-                        "dtype": {"type": "string"},
-                        "shape": {"type": "array", "items": {"type": "integer"}},
-                        "data": {"type": "array"},
-                    },
-                    "required": ["dtype", "shape", "data"],
-                },
-            ]
-        },
-    },
-    "required": ["index", "method", "args", "value"],
-    "additionalProperties": False,
-}
-
-
-def draws_topic(label: str) -> str:
-    """The channel topic of the draws of stream ``label`` (``/`` → ``/simclock/draws``)."""
-    return DRAWS_TOPIC_PREFIX if label == "/" else DRAWS_TOPIC_PREFIX + label
-
-
-def clock_encoder() -> Any:
-    """mcap-ros2-support's schema-driven CDR encoder of ``rosgraph_msgs/msg/Clock``."""
-    return serialize_dynamic(CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT)[CLOCK_SCHEMA_NAME]
-
-
-_INT32_MAX = 2**31 - 1
-
-
-def encode_clock(session_ns: int) -> bytes:
-    """CDR bytes of ``rosgraph_msgs/msg/Clock`` carrying ``session_ns`` (C-MCAP-3).
-
-    Clock is ``builtin_interfaces/Time clock`` = ``int32 sec, uint32 nanosec``;
-    the fields are written with mcap-ros2-support's ``CdrWriter``, which gives
-    the same bytes as :func:`clock_encoder` (tested) at a third of the cost,
-    and this runs once per recorded instant. ``ValueError`` past int32 seconds.
-    """
-    sec, nanosec = divmod(session_ns, _NS_PER_S)
-    if sec > _INT32_MAX:
-        raise SimclockValueError(
-            f"session time {session_ns} ns is past the int32 seconds of "
-            "builtin_interfaces/Time; /clock cannot carry it"
-        )
-    out = io.BytesIO()
-    writer = CdrWriter(out)
-    writer.write_int32(sec)
-    writer.write_uint32(nanosec)
-    return out.getvalue()
 
 
 def _package_version(name: str) -> str:
@@ -257,13 +148,6 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "unknown"
-
-
-def encode_draw_value(value: Any) -> Any:
-    """JSON form of a drawn value: scalars as is, arrays as ``{"data", "dtype", "shape"}``."""
-    if isinstance(value, np.ndarray):
-        return {"data": value.tolist(), "dtype": str(value.dtype), "shape": list(value.shape)}
-    return value
 
 
 def _check_metadata(metadata: object) -> dict[str, str]:
@@ -364,7 +248,7 @@ class Recorder(Closing):
         # Invariant: one channel per topic (C-MCAP-1); the kind of payload it carries.
         self._topic_kind: dict[str, str] = {CLOCK_TOPIC: "clock"}
         # " <topic> <kind> " per channel: the middle of a fingerprint line (C-X-FP).
-        self._line_infix: dict[int, str] = {}
+        self._line_infix: dict[int, bytes] = {}
         try:
             self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -378,14 +262,14 @@ class Recorder(Closing):
             compression=_COMPRESSION[compression],
             enable_data_crcs=True,
         )
-        simclock_version = _package_version("simclock")
-        self._writer.start(profile="", library=f"simclock/{simclock_version} {LIBRARY_IDENTIFIER}")
+        self._library = f"{LIBRARY_PREFIX}{_package_version('simclock')} {LIBRARY_IDENTIFIER}"
+        self._write(self._writer.start, profile=PROFILE, library=self._library)
         self._schemas = {
             "json": self._writer.register_schema(
-                "simclock/Message", "jsonschema", canonical_json(_MESSAGE_SCHEMA).encode()
+                "simclock/Message", "jsonschema", canonical_json(MESSAGE_SCHEMA).encode()
             ),
             "event": self._writer.register_schema(
-                "simclock/Event", "jsonschema", canonical_json(_EVENT_SCHEMA).encode()
+                "simclock/Event", "jsonschema", canonical_json(EVENT_SCHEMA).encode()
             ),
         }
         self._clock_schema = self._writer.register_schema(
@@ -396,7 +280,7 @@ class Recorder(Closing):
         )
         self._draw_schema = (
             self._writer.register_schema(
-                "simclock/Draw", "jsonschema", canonical_json(_DRAW_SCHEMA).encode()
+                "simclock/Draw", "jsonschema", canonical_json(DRAW_SCHEMA).encode()
             )
             if record_draws
             else 0
@@ -463,12 +347,16 @@ class Recorder(Closing):
                 clock = self._bus.clock
                 end = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
                 self._clock_to(end)
-                self._writer.add_metadata(METADATA_NAME, self._metadata(end, clock))
+                meta = self._metadata(end, clock)
+                self._write(self._writer.add_metadata, METADATA_NAME, meta.to_mcap())
                 if self._user_metadata:
-                    self._writer.add_metadata(USER_METADATA_NAME, self._user_metadata)
-                self._writer.finish()  # type: ignore[no-untyped-call]
+                    self._write(self._writer.add_metadata, USER_METADATA_NAME, self._user_metadata)
+                self._write(self._writer.finish)
             finally:
-                self._stream.close()
+                try:
+                    self._stream.close()
+                except OSError as exc:  # the buffered tail is written here (e.g. a full disk)
+                    self._fail(f"the file could not be written ({type(exc).__name__}: {exc})")
             if self._error is not None:
                 raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {self._error}")
 
@@ -484,32 +372,48 @@ class Recorder(Closing):
         if self._error is None:
             self._error = text
 
-    def _metadata(self, end: int, clock: Any) -> dict[str, str]:
+    def _write(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """One call into the MCAP writer; a write error becomes the recording's error.
 
+        C-MCAP-4: nothing is dropped silently. After an ``OSError`` (a
+        transient error, a full disk) the file is known to be incomplete:
+        the error is kept, ``fingerprint()`` and ``close()`` raise naming the
+        file, and the caller (a delivery) gets ``SimclockRuntimeError``.
+        """
+        try:
+            return call(*args, **kwargs)
+        except OSError as exc:
+            text = f"the file could not be written ({type(exc).__name__}: {exc})"
+            self._fail(text)
+            raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {text}") from None
+
+    def _metadata(self, end: int, clock: Any) -> RecordingMetadata:
         step = clock.step_ns() if clock is not None else 1
-        fingerprint = "" if self._error is not None else self._hash.hexdigest()
-        return {
-            "format": FORMAT,
-            "seed": str(self._seed),
-            "contract_version": CONTRACT_VERSION,
-            "simclock": _package_version("simclock"),
-            "mcap": _package_version("mcap"),
-            "mcap_ros2_support": _package_version("mcap-ros2-support"),
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-            "fingerprint": fingerprint,
-            "fingerprint_algorithm": FINGERPRINT_ALGORITHM,
-            "message_count": str(self._count),
-            "last_sequence": str(self._last_seq),
-            "start_ns": str(self._start),
-            "end_ns": str(end),
-            "step_ns": str(step),
-            "clock_period_ns": "" if self._period is None else str(self._period),
-            "record_draws": "true" if self.draw_observer is not None else "false",
-            "draw_labels": json.dumps(sorted(self._draw_index)),
-            "topics": canonical_json(dict(sorted(self._counts.items()))),
-            "error": self._error or "",
-        }
+        return RecordingMetadata(
+            seed=self._seed,
+            contract_version=CONTRACT_VERSION,
+            library=self._library,
+            versions={
+                "simclock": _package_version("simclock"),
+                "mcap": _package_version("mcap"),
+                "mcap_ros2_support": _package_version("mcap-ros2-support"),
+                "numpy": np.__version__,
+                "python": platform.python_version(),
+            },
+            fingerprint="" if self._error is not None else self._hash.hexdigest(),
+            fingerprint_algorithm=FINGERPRINT_ALGORITHM,
+            message_count=self._count,
+            last_sequence=self._last_seq,
+            start_ns=self._start,
+            end_ns=end,
+            step_ns=step,
+            clock_period_ns=self._period,
+            record_draws=self.draw_observer is not None,
+            draw_labels=tuple(sorted(self._draw_index)),
+            topics=dict(self._counts),
+            error=self._error or "",
+            user=self._user_metadata,
+        )
 
     def _write_clock(self, at: int) -> None:
         if at <= self._clock_last:
@@ -523,7 +427,9 @@ class Recorder(Closing):
             self._clock_last = at
             self._last_log_time = at
             return
-        self._writer.add_message(self._clock_channel, at, data, at, self._clock_seq & _U32)
+        self._write(
+            self._writer.add_message, self._clock_channel, at, data, at, self._clock_seq & U32
+        )
         self._clock_seq += 1
         self._clock_last = at
         self._last_log_time = at
@@ -565,7 +471,7 @@ class Recorder(Closing):
             metadata = {KIND_KEY: kind}
         channel = self._writer.register_channel(topic, "json", schema, metadata)
         self._channels[(topic, kind)] = channel
-        self._line_infix[channel] = f" {topic_token(topic)} {kind} "
+        self._line_infix[channel] = line_infix(topic, kind)
         self._topic_kind[topic] = kind
         return channel
 
@@ -573,7 +479,7 @@ class Recorder(Closing):
         # Only a run that records RawPayloads gets this schema: other files are unchanged.
         assert kind == "raw"
         schema: int = self._writer.register_schema(
-            "simclock/RawPayload", "jsonschema", canonical_json(_RAW_SCHEMA).encode()
+            "simclock/RawPayload", "jsonschema", canonical_json(RAW_SCHEMA).encode()
         )
         self._schemas[kind] = schema
         return schema
@@ -624,6 +530,17 @@ class Recorder(Closing):
                     f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: {exc}"
                 )
                 raise
+            except Exception as exc:  # C-MCAP-4: a payload's conversion, however it fails
+                why = f"{type(exc).__name__}: {exc}"
+                self._fail(
+                    f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: its "
+                    f"payload could not be converted ({why})"
+                )
+                raise SimclockTypeError(
+                    f"payload of message sequence={seq} on {topic!r} could not be converted to "
+                    f"JSON ({why}); publish plain values, numpy values, Event or RawPayload "
+                    "with bytes data"
+                ) from None
             channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
             if isinstance(channel, str):
                 text = f"message sequence={seq} at {stamp} ns on {topic!r}: {channel}"
@@ -631,14 +548,16 @@ class Recorder(Closing):
                 raise SimclockRuntimeError(f"cannot record {text}")
             if stamp > self._clock_last:
                 self._clock_to(stamp)
-            self._writer.add_message(
+            payload = text.encode()
+            self._write(
+                self._writer.add_message,
                 channel,
                 stamp,
-                f'{{"payload":{text},"sequence":{seq}}}'.encode(),
+                encode_envelope(payload, seq),
                 stamp,
-                seq & _U32,
+                seq & U32,
             )
-            self._hash.update(f"{stamp} {seq}{self._line_infix[channel]}{text}\n".encode())
+            self._hash.update(FINGERPRINT_LINE % (stamp, seq, self._line_infix[channel], payload))
             self._count += 1
             counts = self._counts
             counts[topic] = counts.get(topic, 0) + 1
@@ -683,13 +602,16 @@ class Recorder(Closing):
                 return
             data = canonical_json(
                 {
-                    "args": list(args),
+                    "args": encode_draw_value(list(args)),
                     "index": index,
                     "method": method,
                     "value": encode_draw_value(value),
                 },
                 "random draw",
             ).encode()
-            self._writer.add_message(channel, at, data, at, index & _U32)
+            try:
+                self._write(self._writer.add_message, channel, at, data, at, index & U32)
+            except SimclockRuntimeError:
+                return  # kept as the recording's error; the run's draw is not broken
             self._draw_index[label] = index + 1
             self._last_log_time = at
