@@ -18,7 +18,7 @@ from dataclasses import replace
 from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._heapclock import HeapSimClock
-from simclock.core._names import check_callable
+from simclock.core._names import callback_name, check_callable
 from simclock.core._protocols import Callback, Handle, PeriodicStats
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
@@ -33,14 +33,17 @@ def _noop() -> None:
 
 
 class _Gate:
-    """A control callback that ``seek`` can step over (counted as skipped, not fired)."""
+    """A control callback that ``seek`` can step over (counted as skipped, not fired).
 
-    __slots__ = ("cb", "clock", "skipped")
+    It carries the callback's own name, so a failure is reported naming the
+    callback, never the gate (C-ERR-1).
+    """
 
     def __init__(self, clock: ReplayClock, cb: Callback) -> None:
         self.clock = clock
         self.cb = cb
         self.skipped = 0
+        self.__qualname__ = callback_name(cb)
 
     def __call__(self) -> None:
         if self.clock._seeking:
