@@ -65,6 +65,23 @@ class Event:
     at_ns: int
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # An unknown kind was accepted and recorded, then replay refused the whole file.
+        if not isinstance(self.kind, EventKind):
+            if not isinstance(self.kind, str):
+                raise SimclockTypeError(
+                    f"kind must be a simclock.EventKind, got {type(self.kind).__name__} "
+                    f"{self.kind!r}"
+                )
+            try:
+                kind = EventKind(self.kind)
+            except ValueError:
+                raise SimclockValueError(
+                    f"kind must be one of {[str(k) for k in EventKind]}, got {self.kind!r}; "
+                    "publish your own records as plain payloads on a topic of your own"
+                ) from None
+            object.__setattr__(self, "kind", kind)
+
     def to_json(self) -> dict[str, Any]:
         """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
         return {"kind": str(self.kind), "at_ns": self.at_ns, "details": dict(self.details)}

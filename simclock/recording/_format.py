@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -50,10 +51,13 @@ __all__ = [
     "METADATA_NAME",
     "PROFILE",
     "RAW_SCHEMA",
+    "RECORDER_TICK",
     "U32",
     "USER_METADATA_NAME",
     "RecordingMetadata",
+    "clock_cdr_of",
     "clock_encoder",
+    "clock_payload_of",
     "decode_draw_value",
     "draws_topic",
     "encode_clock",
@@ -205,6 +209,41 @@ def encode_clock(session_ns: int) -> bytes:
     writer.write_int32(sec)
     writer.write_uint32(nanosec)
     return out.getvalue()
+
+
+RECORDER_TICK: Final = 0xFFFFFFFF
+"""MCAP ``sequence`` of the recorder's own ``/clock`` ticks.
+
+Other messages on the ``/clock`` channel are bus messages (a ``Session``'s
+SessionTime, C-BUS-5) whose MCAP sequence is their bus sequence mod 2**32;
+replay delivers those and skips the ticks.
+"""
+
+
+def clock_cdr_of(payload: object) -> bytes | None:
+    """CDR bytes of a bus ``/clock`` payload ``{"clock": {"sec", "nanosec"}}``, else None."""
+    if type(payload) is not dict or payload.keys() != {"clock"}:
+        return None
+    inner = payload["clock"]
+    if type(inner) is not dict or inner.keys() != {"sec", "nanosec"}:
+        return None
+    sec, nanosec = inner["sec"], inner["nanosec"]
+    if type(sec) is not int or type(nanosec) is not int:
+        return None
+    if not (0 <= sec <= _INT32_MAX and 0 <= nanosec < _NS_PER_S):
+        return None
+    return encode_clock(sec * _NS_PER_S + nanosec)
+
+
+def clock_payload_of(data: bytes) -> dict[str, dict[str, int]]:
+    """Inverse of :func:`clock_cdr_of`; ``ValueError`` for bytes it does not write."""
+    if len(data) != 12:
+        raise ValueError(f"a /clock message has 12 bytes, this one {len(data)}")
+    sec, nanosec = struct.unpack_from("<iI", data, 4)
+    payload = {"clock": {"sec": sec, "nanosec": nanosec}}
+    if clock_cdr_of(payload) != data:
+        raise ValueError(f"/clock bytes {data.hex()} are not a canonical rosgraph Clock")
+    return payload
 
 
 # -- persisted draws ----------------------------------------------------------------------

@@ -27,10 +27,18 @@ from mcap.summary import Summary
 from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockError, SimclockValueError
 from simclock.recording._checks import DAMAGE_ERRORS, describe, read_chunk, refuse
-from simclock.recording._fingerprint import FINGERPRINT_LINE, RawPayload, line_infix
+from simclock.recording._fingerprint import (
+    FINGERPRINT_LINE,
+    RawPayload,
+    canonical_json,
+    line_infix,
+)
 from simclock.recording._format import (
+    CLOCK_TOPIC,
+    RECORDER_TICK,
     U32,
     RecordingMetadata,
+    clock_payload_of,
     draws_topic,
     envelope_payload,
 )
@@ -160,7 +168,12 @@ class OwnSource:
         full = start is None
         fingerprint = hashlib.sha256()
         line = FINGERPRINT_LINE
-        infix = {cid: line_infix(topics_by_id[cid], kind) for cid, kind in kinds.items()}
+        # A bus message on /clock is a JSON payload in the trace (the channel is CDR).
+        infix = {
+            cid: line_infix(topics_by_id[cid], "json" if kind == "clock" else kind)
+            for cid, kind in kinds.items()
+        }
+        bus_clock = CLOCK_TOPIC in meta.topics
         # Channels whose JSON payload is decoded back to an object (the rest stay JSON).
         decode_by_channel = {
             cid: _DECODE_KIND[kind] for cid, kind in kinds.items() if kind in _DECODE_KIND
@@ -178,6 +191,8 @@ class OwnSource:
                     kind = kinds.get(record.channel_id)
                     if kind in BUS_KINDS:
                         batch.append(record)
+                    elif kind == "clock" and bus_clock and record.sequence != RECORDER_TICK:
+                        batch.append(record)  # a bus message on /clock (C-BUS-5)
                     elif kind not in OTHER_KINDS:
                         raise refuse(
                             path,
@@ -188,11 +203,12 @@ class OwnSource:
                         )
             if not batch:
                 continue
+            enveloped = [r for r in batch if kinds[r.channel_id] != "clock"] if bus_clock else batch
             try:
-                envelopes = loads(b"[" + b",".join([r.data for r in batch]) + b"]")
+                envelopes = loads(b"[" + b",".join([r.data for r in enveloped]) + b"]")
             except ValueError:
                 envelopes = []
-                for i, r in enumerate(batch):
+                for i, r in enumerate(enveloped):
                     try:
                         envelopes.append(loads(r.data))
                     except ValueError as exc:
@@ -202,10 +218,17 @@ class OwnSource:
                             f"message {i} of the chunk (log_time {r.log_time}) is not valid "
                             f"JSON ({exc})",
                         ) from None
+            if enveloped is not batch:
+                it = iter(envelopes)
+                envelopes = [None if kinds[r.channel_id] == "clock" else next(it) for r in batch]
             out: list[Message] = []
             lines: list[bytes] = []
-            for record, envelope in zip(batch, envelopes, strict=True):
+            for record, decoded in zip(batch, envelopes, strict=True):
                 stamp = record.log_time
+                clock_text = None
+                envelope = decoded
+                if envelope is None:
+                    envelope, clock_text = self._bus_clock(record, last_seq, where)
                 if type(envelope) is not dict or envelope.keys() != {"payload", "sequence"}:
                     raise refuse(
                         path,
@@ -238,7 +261,7 @@ class OwnSource:
                 cid = record.channel_id
                 if full:
                     try:
-                        text = envelope_payload(record.data)
+                        text = clock_text or envelope_payload(record.data)
                     except ValueError as exc:
                         raise refuse(path, where, f"message at {stamp} ns: {exc}") from None
                     lines.append(line % (stamp, seq, infix[cid], text))
@@ -281,6 +304,27 @@ class OwnSource:
                     f"metadata records {meta.fingerprint}; the file was altered",
                 )
         yield from held
+
+    def _bus_clock(
+        self, record: McapMessage, last_seq: int, where: int
+    ) -> tuple[dict[str, Any], bytes]:
+        """The envelope and canonical payload text of a bus message on ``/clock``.
+
+        Its MCAP sequence is the bus sequence mod 2**32; the full one is the value
+        with those low bits nearest the previous message's (the fingerprint
+        check at the end refuses a file where that guess is wrong).
+        """
+        try:
+            payload = clock_payload_of(record.data)
+        except ValueError as exc:
+            raise refuse(self.path, where, f"/clock at {record.log_time} ns: {exc}") from None
+        base = max(last_seq, 0)
+        step = (record.sequence - base) % (U32 + 1)
+        if step > U32 // 2:
+            step -= U32 + 1
+        seq = base + step if base + step >= 0 else base + step + U32 + 1
+        text = canonical_json(payload).encode()
+        return {"payload": payload, "sequence": seq}, text
 
     # -- draws ----------------------------------------------------------------------
 

@@ -113,9 +113,11 @@ from simclock.recording._format import (
     METADATA_NAME,
     PROFILE,
     RAW_SCHEMA,
+    RECORDER_TICK,
     U32,
     USER_METADATA_NAME,
     RecordingMetadata,
+    clock_cdr_of,
     clock_encoder,
     draws_topic,
     encode_clock,
@@ -241,6 +243,9 @@ class Recorder(Closing):
         self._last_log_time = start
         self._clock_last = -1  # time of the last /clock written, -1 before the first
         self._clock_seq = 0
+        # True once a bus message on /clock was recorded (a Session publishes it).
+        self._bus_clock = False
+        self._bus_clock_infix = line_infix(CLOCK_TOPIC, "json")
         # Messages written per topic, and the (topic, kind) -> channel id map.
         self._counts: dict[str, int] = {}
         self._draw_index: dict[str, int] = {}
@@ -427,15 +432,15 @@ class Recorder(Closing):
             self._clock_last = at
             self._last_log_time = at
             return
-        self._write(
-            self._writer.add_message, self._clock_channel, at, data, at, self._clock_seq & U32
-        )
+        self._write(self._writer.add_message, self._clock_channel, at, data, at, RECORDER_TICK)
         self._clock_seq += 1
         self._clock_last = at
         self._last_log_time = at
 
     def _clock_to(self, at: int) -> None:
         """Emit the ``/clock`` messages due up to ``at`` (see the module docstring)."""
+        if self._bus_clock:
+            return  # the bus publishes /clock itself (a Session): one producer
         period = self._period
         if period is None:
             if self._clock_last < 0 and at > self._start:
@@ -450,6 +455,24 @@ class Recorder(Closing):
         while t <= at:
             self._write_clock(t)
             t += period
+
+    def _bus_clock_channel(self, payload: object, kind: str) -> int | str:
+        """The ``/clock`` channel for a bus message on ``/clock`` (C-BUS-5), or why not.
+
+        A ``Session`` publishes SessionTime there as ``{"clock": {"sec", "nanosec"}}``
+        (the shape of ``rosgraph_msgs/msg/Clock``); the message is written on the
+        recorder's ``rosgraph_msgs/msg/Clock`` channel with its bus sequence as the
+        MCAP sequence (the recorder's own ticks carry :data:`RECORDER_TICK`), and the
+        recorder stops adding ticks of its own: ``/clock`` has one producer.
+        """
+        if kind != "json" or clock_cdr_of(payload) is None:
+            return (
+                f"a bus message on {CLOCK_TOPIC!r} must carry rosgraph_msgs/msg/Clock "
+                '({"clock": {"sec": int, "nanosec": int}}, as a Session publishes); publish '
+                "other payloads on a topic of their own"
+            )
+        self._bus_clock = True
+        return self._clock_channel
 
     def _new_channel(self, topic: str, kind: str, label: str = "") -> int | str:
         """Register the channel of ``topic`` for payloads of ``kind``.
@@ -541,7 +564,15 @@ class Recorder(Closing):
                     f"JSON ({why}); publish plain values, numpy values, Event or RawPayload "
                     "with bytes data"
                 ) from None
-            channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
+            if topic == CLOCK_TOPIC:
+                channel = self._bus_clock_channel(message.payload, kind)
+                if channel == self._clock_channel and seq & U32 == RECORDER_TICK:
+                    channel = (
+                        f"its sequence is {RECORDER_TICK} modulo 2**32, the mark of the "
+                        "recorder's own /clock ticks"
+                    )
+            else:
+                channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
             if isinstance(channel, str):
                 text = f"message sequence={seq} at {stamp} ns on {topic!r}: {channel}"
                 self._fail(text)
@@ -549,15 +580,14 @@ class Recorder(Closing):
             if stamp > self._clock_last:
                 self._clock_to(stamp)
             payload = text.encode()
-            self._write(
-                self._writer.add_message,
-                channel,
-                stamp,
-                encode_envelope(payload, seq),
-                stamp,
-                seq & U32,
-            )
-            self._hash.update(FINGERPRINT_LINE % (stamp, seq, self._line_infix[channel], payload))
+            if channel == self._clock_channel:
+                data = clock_cdr_of(message.payload)
+                infix = self._bus_clock_infix
+            else:
+                data = encode_envelope(payload, seq)
+                infix = self._line_infix[channel]
+            self._write(self._writer.add_message, channel, stamp, data, stamp, seq & U32)
+            self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, payload))
             self._count += 1
             counts = self._counts
             counts[topic] = counts.get(topic, 0) + 1
