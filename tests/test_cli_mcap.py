@@ -83,6 +83,7 @@ def test_info_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "fingerprint": fp,
             "fingerprint_algorithm": "simclock-trace-v1/sha256",
             "metadata": {"who": "test"},
+            "recovered": "",
         },
     )
 

@@ -114,6 +114,7 @@ def info_dict(info: RecordingInfo) -> dict[str, Any]:
         "fingerprint": info.fingerprint,
         "fingerprint_algorithm": info.metadata.get("fingerprint_algorithm"),
         "metadata": dict(info.user_metadata),
+        "recovered": info.recovered,
     }
 
 
@@ -154,6 +155,8 @@ def handler_info(args: argparse.Namespace) -> int:
         out.write("fingerprint: none stored (simclock diff computes one)\n")
     for key, value in sorted(info.user_metadata.items()):
         out.write(f"metadata:    {key} = {value}\n")
+    if info.recovered:
+        out.write(f"recovered:   {info.recovered}\n")
     return 0
 
 

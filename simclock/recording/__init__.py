@@ -6,6 +6,7 @@ from simclock.recording._draws import ReplayRandomSource
 from simclock.recording._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
 from simclock.recording._reader import RecordingInfo, RecordingReader, open_recording
 from simclock.recording._recorder import Recorder
+from simclock.recording._recover import RecoveryReport, recover
 
 __all__ = [
     "Fingerprinter",
@@ -14,8 +15,10 @@ __all__ = [
     "RecordingError",
     "RecordingInfo",
     "RecordingReader",
+    "RecoveryReport",
     "ReplayClock",
     "ReplayRandomSource",
     "open_recording",
+    "recover",
     "trace_fingerprint",
 ]

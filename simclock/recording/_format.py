@@ -15,6 +15,57 @@ their layout from here, so a change of layout is a one-file edit tied to
   and over the user metadata record, so a changed byte there is refused
   (C-REP-6) instead of silently changing the seed, the end time or the
   fingerprint replay checks against.
+
+File layout (C-MCAP-1):
+
+* one channel per topic, message encoding ``json``, a ``jsonschema`` schema
+  per message type: ``simclock/Message`` (any JSON payload),
+  ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
+  on replay) and ``simclock/RawPayload`` (:class:`~simclock.RawPayload`, e.g.
+  a foreign file's replay recorded again; registered only when one is
+  recorded). A channel carries one kind: a message of another kind on its
+  topic, or a bus message on ``/clock``, is refused like an unserialisable
+  payload (see Errors).
+* every message: ``log_time = publish_time = stamp_ns``; the MCAP
+  ``sequence`` is the bus sequence mod 2**32 and the data is the canonical
+  JSON envelope ``{"payload": ..., "sequence": <full bus sequence>}``, so the
+  order survives past 2**32 messages. Messages are written in total order;
+  MCAP readers break ``log_time`` ties by file position, so they see the same
+  order.
+* ``/clock`` as ``rosgraph_msgs/msg/Clock`` (``ros2msg`` schema, ``cdr``
+  encoding, encoded with mcap-ros2-support) carrying session time, always with
+  an explicit ``log_time`` equal to that time (C-MCAP-3, C-EP-2). Default: one
+  ``/clock`` message at ``start_ns`` and each time the stamp of delivered
+  messages moves forward, plus one at the end time on ``close()``. With
+  ``clock_period_ns=P`` instead: one at every grid point ``k*P`` from
+  ``start_ns`` to the end, emitted lazily as stamps pass them (no clock entry
+  is scheduled, so the run itself is untouched). ``clock_tick(session_ns)``
+  adds one explicitly. ``/clock`` is not part of the bus trace.
+* with ``record_draws=True``, every draw of a random stream created with
+  ``draw_observer=rec.draw_observer`` goes to channel
+  ``/simclock/draws<label>`` (``/simclock/draws`` for the root ``/``) as
+  ``simclock/Draw`` JSON ``{"args", "index", "method", "value"}``; arrays are
+  ``{"data", "dtype", "shape"}``. ``ReplayClock.random_source()`` hands them
+  back per label (C-REP-3).
+* chunked (``chunk_size``) and compressed (``zstd`` by default, ``lz4`` or
+  ``none``), with chunk and data-section CRCs and the full summary/indexes.
+* on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
+  ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
+  ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
+  see :mod:`simclock.recording._fingerprint`), ``fingerprint_algorithm``,
+  ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
+  ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
+  message counts per topic) and ``error`` (empty
+  unless something could not be recorded); and a metadata record
+  ``simclock.user`` with ``metadata`` if given. The file contains no
+  wall-clock time: the same run gives a byte-identical file.
+* when recording begins: a metadata record ``simclock.start`` (the same
+  fields, sealed, with the user metadata under ``user``), flushed at once, so
+  ``simclock recover`` can rebuild a run killed before ``close()`` (C-REP-7);
+* a bus message on ``/clock`` (a ``Session``'s SessionTime, C-BUS-5) is
+  written on the ``/clock`` channel with its bus sequence as MCAP sequence;
+  the recorder's own ticks carry :data:`RECORDER_TICK` and stop once the bus
+  publishes ``/clock`` itself.
 """
 
 from __future__ import annotations
@@ -52,6 +103,7 @@ __all__ = [
     "PROFILE",
     "RAW_SCHEMA",
     "RECORDER_TICK",
+    "START_METADATA_NAME",
     "U32",
     "USER_METADATA_NAME",
     "RecordingMetadata",
@@ -70,6 +122,8 @@ __all__ = [
 FORMAT: Final = "simclock-recording/2"
 METADATA_NAME: Final = "simclock"
 USER_METADATA_NAME: Final = "simclock.user"
+START_METADATA_NAME: Final = "simclock.start"
+"""Written (and flushed) when recording begins: what ``simclock recover`` needs (C-REP-7)."""
 KIND_KEY: Final = "simclock.kind"
 LABEL_KEY: Final = "simclock.label"
 CLOCK_TOPIC: Final = "/clock"

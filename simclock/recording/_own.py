@@ -43,7 +43,7 @@ from simclock.recording._format import (
     envelope_payload,
 )
 
-__all__ = ["BUS_KINDS", "OTHER_KINDS", "OwnSource"]
+__all__ = ["BUS_KINDS", "OTHER_KINDS", "OwnSource", "raw_from_json"]
 
 BUS_KINDS = ("json", "event", "raw")
 OTHER_KINDS = ("clock", "draws")  # written by the Recorder, not bus messages
@@ -52,7 +52,7 @@ _UNCHUNKED_GROUP = 4096
 """Messages per group when a simclock recording without chunks is streamed."""
 
 
-def _raw_from_json(data: Any) -> RawPayload:
+def raw_from_json(data: Any) -> RawPayload:
     """Inverse of :meth:`RawPayload.to_json` (a ``raw`` channel of a simclock recording)."""
     if not isinstance(data, dict) or set(data) != {"data", "encoding", "schema"}:
         raise SimclockValueError(f"not a RawPayload: {data!r}")
@@ -62,7 +62,7 @@ def _raw_from_json(data: Any) -> RawPayload:
     return RawPayload(encoding, schema, bytes.fromhex(hexdata))
 
 
-_DECODE_KIND: dict[str, Callable[[Any], Any]] = {"event": Event.from_json, "raw": _raw_from_json}
+_DECODE_KIND: dict[str, Callable[[Any], Any]] = {"event": Event.from_json, "raw": raw_from_json}
 
 Group = tuple[int, list[Any]]  # (byte offset of the group, its records)
 

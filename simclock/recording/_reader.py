@@ -47,6 +47,7 @@ from simclock.recording._format import (
     KIND_KEY,
     METADATA_NAME,
     PROFILE,
+    START_METADATA_NAME,
     USER_METADATA_NAME,
     RecordingMetadata,
 )
@@ -236,10 +237,12 @@ class RecordingReader(Closing):
         by_name: dict[str, list[tuple[int, Metadata]]] = {}
         for offset, record in records:
             by_name.setdefault(record.name, []).append((offset, record))
-        unknown = sorted(set(by_name) - {METADATA_NAME, USER_METADATA_NAME})
-        counts = [len(by_name.get(METADATA_NAME, ())), len(by_name.get(USER_METADATA_NAME, ()))]
+        # The start record (for simclock recover) is superseded by the final one: not read.
+        unknown = sorted(set(by_name) - {METADATA_NAME, USER_METADATA_NAME, START_METADATA_NAME})
+        counts = [len(by_name.get(name, ())) for name in (METADATA_NAME, USER_METADATA_NAME)]
+        counts.append(len(by_name.get(START_METADATA_NAME, ())))
         first = records[0][0]
-        if unknown or counts[0] != 1 or counts[1] > 1:
+        if unknown or counts[0] != 1 or counts[1] > 1 or counts[2] > 1:
             raise refuse(
                 path, first, f"metadata records {sorted(by_name)}: a simclock recording has one "
                 f"{METADATA_NAME!r} and at most one {USER_METADATA_NAME!r}; damaged",

@@ -18,49 +18,7 @@ arrives, so the file holds the bus total order ``(stamp_ns, sequence)``
 construction of the clock. ``rec.record(message)`` is the subscriber itself,
 for messages that do not go through that bus (still in total order).
 
-File layout (C-MCAP-1):
-
-* one channel per topic, message encoding ``json``, a ``jsonschema`` schema
-  per message type: ``simclock/Message`` (any JSON payload),
-  ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
-  on replay) and ``simclock/RawPayload`` (:class:`~simclock.RawPayload`, e.g.
-  a foreign file's replay recorded again; registered only when one is
-  recorded). A channel carries one kind: a message of another kind on its
-  topic, or a bus message on ``/clock``, is refused like an unserialisable
-  payload (see Errors).
-* every message: ``log_time = publish_time = stamp_ns``; the MCAP
-  ``sequence`` is the bus sequence mod 2**32 and the data is the canonical
-  JSON envelope ``{"payload": ..., "sequence": <full bus sequence>}``, so the
-  order survives past 2**32 messages. Messages are written in total order;
-  MCAP readers break ``log_time`` ties by file position, so they see the same
-  order.
-* ``/clock`` as ``rosgraph_msgs/msg/Clock`` (``ros2msg`` schema, ``cdr``
-  encoding, encoded with mcap-ros2-support) carrying session time, always with
-  an explicit ``log_time`` equal to that time (C-MCAP-3, C-EP-2). Default: one
-  ``/clock`` message at ``start_ns`` and each time the stamp of delivered
-  messages moves forward, plus one at the end time on ``close()``. With
-  ``clock_period_ns=P`` instead: one at every grid point ``k*P`` from
-  ``start_ns`` to the end, emitted lazily as stamps pass them (no clock entry
-  is scheduled, so the run itself is untouched). ``clock_tick(session_ns)``
-  adds one explicitly. ``/clock`` is not part of the bus trace.
-* with ``record_draws=True``, every draw of a random stream created with
-  ``draw_observer=rec.draw_observer`` goes to channel
-  ``/simclock/draws<label>`` (``/simclock/draws`` for the root ``/``) as
-  ``simclock/Draw`` JSON ``{"args", "index", "method", "value"}``; arrays are
-  ``{"data", "dtype", "shape"}``. ``ReplayClock.random_source()`` hands them
-  back per label (C-REP-3).
-* chunked (``chunk_size``) and compressed (``zstd`` by default, ``lz4`` or
-  ``none``), with chunk and data-section CRCs and the full summary/indexes.
-* on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
-  ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
-  ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
-  see :mod:`simclock.recording._fingerprint`), ``fingerprint_algorithm``,
-  ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
-  ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
-  message counts per topic) and ``error`` (empty
-  unless something could not be recorded); and a metadata record
-  ``simclock.user`` with ``metadata`` if given. The file contains no
-  wall-clock time: the same run gives a byte-identical file.
+File layout (C-MCAP-1): see :mod:`simclock.recording._format`.
 
 Errors: bad arguments are refused before the file is created. A payload with
 no canonical JSON form is not dropped silently: the subscriber raises (so the
@@ -74,6 +32,7 @@ Thread-safe: one lock around each write.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -114,6 +73,7 @@ from simclock.recording._format import (
     PROFILE,
     RAW_SCHEMA,
     RECORDER_TICK,
+    START_METADATA_NAME,
     U32,
     USER_METADATA_NAME,
     RecordingMetadata,
@@ -292,6 +252,21 @@ class Recorder(Closing):
         )
         self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
         """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
+        # What the run is, written now and flushed: a crash leaves it for simclock recover.
+        self._origin: RecordingMetadata | None = None
+        self._recovered = ""
+        start_record = self._metadata(start, bus.clock).to_mcap()
+        start_record["user"] = canonical_json(self._user_metadata)
+        try:
+            self._write(self._writer.add_metadata, START_METADATA_NAME, start_record)
+            self._write(self._stream.flush)
+        except SimclockRuntimeError:
+            # Nothing recorded yet and nothing subscribed: the caller gets the error now.
+            self._closed = True
+            # Closing flushes the same bytes again and fails the same way: already reported.
+            with contextlib.suppress(OSError):
+                self._stream.close()
+            raise
         self._handle = bus.subscribe(None, self.record)
 
     # -- public ---------------------------------------------------------------
@@ -394,7 +369,7 @@ class Recorder(Closing):
 
     def _metadata(self, end: int, clock: Any) -> RecordingMetadata:
         step = clock.step_ns() if clock is not None else 1
-        return RecordingMetadata(
+        meta = RecordingMetadata(
             seed=self._seed,
             contract_version=CONTRACT_VERSION,
             library=self._library,
@@ -417,8 +392,18 @@ class Recorder(Closing):
             draw_labels=tuple(sorted(self._draw_index)),
             topics=dict(self._counts),
             error=self._error or "",
+            recovered=self._recovered,
             user=self._user_metadata,
         )
+        origin = self._origin
+        if origin is not None:  # simclock recover: the run's own versions, library and step
+            meta = meta.with_changes(
+                contract_version=origin.contract_version,
+                library=origin.library,
+                versions=origin.versions,
+                step_ns=origin.step_ns,
+            )
+        return meta
 
     def _write_clock(self, at: int) -> None:
         if at <= self._clock_last:
