@@ -125,6 +125,7 @@ class ReplayClock(Closing):
         self._failure: BaseException | None = None
         self._running = False
         self._seeking = False
+        self._pushes = 0  # schedule calls so far: advance re-reads the inner clock on change
         self._random: ReplayRandomSource | None = None
         # Bound last: a refused construction leaves the caller's bus free.
         self.bus = bus if bus is not None else Bus()
@@ -212,6 +213,7 @@ class ReplayClock(Closing):
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {now} ns); schedule at or after now"
             )
+        self._pushes += 1
         if self._is_bus_delivery(cb):
             return self._inner.schedule(at, cb)
         if not self._callbacks:
@@ -228,6 +230,7 @@ class ReplayClock(Closing):
         check_callable(cb)
         if not self._callbacks:
             return Handle(cancel=_noop)
+        self._pushes += 1
         now = self.now_ns()
         # The inner clock may be behind now (while messages at now are delivered): start
         # the grid at its first point >= now, which is the same grid.
@@ -275,24 +278,38 @@ class ReplayClock(Closing):
         dt = check_time_ns(dt_ns, "dt_ns")
         self._check_idle(f"advance(dt_ns={dt})")
         target = self.now_ns() + dt
+        # Local bindings: this loop runs once per recorded message.
         deliver = self.bus.deliver
         peek = self._inner.next_event_ns
+        it = self._it
         self._running = True
         try:
             self._prime()
             nxt = self._next
+            # The inner clock's next entry, re-read only when something was scheduled
+            # (a subscriber, a deferred delivery) or the inner clock ran.
+            pushes = self._pushes
+            due = peek()
             while nxt is not None and nxt.stamp_ns <= target:
                 stamp = nxt.stamp_ns
-                due = peek()
+                if self._pushes != pushes:
+                    pushes = self._pushes
+                    due = peek()
                 if due is not None and due < stamp:
                     self._run_inner_to(stamp - 1)
+                    due = peek()
                 self._floor = stamp
                 try:
                     deliver(nxt)
                 finally:
                     # Also after a BaseException from a subscriber (C-ERR-2): that
                     # message counts as delivered, the rest stays pending.
-                    nxt = self._next = self._pull()
+                    try:
+                        nxt = self._next = next(it, None)
+                    except BaseException as exc:
+                        self._failure = exc
+                        self._next = None
+                        raise
             self._run_inner_to(target)
             self._floor = target
         finally:

@@ -92,6 +92,7 @@ __all__ = [
     "CLOCK_TOPIC",
     "DRAWS_TOPIC_PREFIX",
     "DRAW_SCHEMA",
+    "ENVELOPE",
     "ENVELOPE_PREFIX",
     "EVENT_SCHEMA",
     "FORMAT",
@@ -350,13 +351,17 @@ ENVELOPE_PREFIX: Final = b'{"payload":'
 _ENVELOPE_SEQUENCE: Final = b',"sequence":'
 
 
+ENVELOPE: Final = ENVELOPE_PREFIX + b"%s" + _ENVELOPE_SEQUENCE + b"%d}"
+"""``ENVELOPE % (payload_json, sequence)`` is :func:`encode_envelope` (for hot loops)."""
+
+
 def encode_envelope(payload_json: bytes, sequence: int) -> bytes:
     """The data of one bus message: canonical payload text and the full bus sequence.
 
     Keys sorted, no spaces: the envelope is itself canonical JSON, and the
     payload text inside it is byte-for-byte the one the fingerprint hashes.
     """
-    return b"%s%s%s%d}" % (ENVELOPE_PREFIX, payload_json, _ENVELOPE_SEQUENCE, sequence)
+    return ENVELOPE % (payload_json, sequence)
 
 
 def envelope_payload(data: bytes) -> bytes:

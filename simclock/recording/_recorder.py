@@ -63,6 +63,7 @@ from simclock.recording._format import (
     CLOCK_TOPIC,
     DRAW_SCHEMA,
     DRAWS_TOPIC_PREFIX,
+    ENVELOPE,
     EVENT_SCHEMA,
     FORMAT,
     KIND_KEY,
@@ -82,7 +83,6 @@ from simclock.recording._format import (
     draws_topic,
     encode_clock,
     encode_draw_value,
-    encode_envelope,
 )
 
 __all__ = [
@@ -363,9 +363,12 @@ class Recorder(Closing):
         try:
             return call(*args, **kwargs)
         except OSError as exc:
-            text = f"the file could not be written ({type(exc).__name__}: {exc})"
-            self._fail(text)
-            raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {text}") from None
+            raise self._write_failed(exc) from None
+
+    def _write_failed(self, exc: OSError) -> SimclockRuntimeError:
+        text = f"the file could not be written ({type(exc).__name__}: {exc})"
+        self._fail(text)
+        return SimclockRuntimeError(f"recording {self.path!r} is incomplete: {text}")
 
     def _metadata(self, end: int, clock: Any) -> RecordingMetadata:
         step = clock.step_ns() if clock is not None else 1
@@ -566,12 +569,17 @@ class Recorder(Closing):
                 self._clock_to(stamp)
             payload = text.encode()
             if channel == self._clock_channel:
-                data = clock_cdr_of(message.payload)
+                cdr = clock_cdr_of(message.payload)
+                assert cdr is not None  # _bus_clock_channel accepted this payload
+                data = cdr
                 infix = self._bus_clock_infix
             else:
-                data = encode_envelope(payload, seq)
+                data = ENVELOPE % (payload, seq)  # encode_envelope, inlined: once per message
                 infix = self._line_infix[channel]
-            self._write(self._writer.add_message, channel, stamp, data, stamp, seq & U32)
+            try:  # self._write, inlined: once per message
+                self._writer.add_message(channel, stamp, data, stamp, seq & U32)
+            except OSError as exc:
+                raise self._write_failed(exc) from None
             self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, payload))
             self._count += 1
             counts = self._counts
