@@ -77,13 +77,14 @@ import math
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 import numpy as np
 from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
-from simclock.core._errors import SimclockValueError
+from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.recording._fingerprint import canonical_json
 
 __all__ = [
@@ -108,6 +109,7 @@ __all__ = [
     "U32",
     "USER_METADATA_NAME",
     "RecordingMetadata",
+    "check_user_metadata",
     "clock_cdr_of",
     "clock_encoder",
     "clock_payload_of",
@@ -117,6 +119,7 @@ __all__ = [
     "encode_draw_value",
     "encode_envelope",
     "envelope_payload",
+    "package_version",
     "seal_metadata",
 ]
 
@@ -343,6 +346,37 @@ def decode_draw_value(value: Any) -> Any:
         data = _plain_floats(value["data"])
         return np.asarray(data, dtype=value["dtype"]).reshape(value["shape"])
     return _plain_floats(value)
+
+
+# -- run metadata -----------------------------------------------------------------------
+
+
+def package_version(name: str) -> str:
+    """The installed version of distribution ``name``, or ``"unknown"``."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def check_user_metadata(metadata: object) -> dict[str, str]:
+    """The Recorder's ``metadata=`` argument as a dict of str (MCAP metadata is text)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise SimclockTypeError(
+            f"metadata must be a mapping of str to str or None, got {type(metadata).__name__} "
+            f"{metadata!r}"
+        )
+    out: dict[str, str] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SimclockTypeError(
+                f"metadata must map str to str (MCAP metadata is text), got {key!r}: {value!r}; "
+                "convert values with str() or json.dumps()"
+            )
+        out[key] = value
+    return out
 
 
 # -- the envelope of a bus message ------------------------------------------------------

@@ -38,7 +38,6 @@ import os
 import platform
 import threading
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any
 
 import numpy as np
@@ -78,11 +77,13 @@ from simclock.recording._format import (
     U32,
     USER_METADATA_NAME,
     RecordingMetadata,
+    check_user_metadata,
     clock_cdr_of,
     clock_encoder,
     draws_topic,
     encode_clock,
     encode_draw_value,
+    package_version,
 )
 
 __all__ = [
@@ -103,32 +104,6 @@ _COMPRESSION = {
     "lz4": CompressionType.LZ4,
     "none": CompressionType.NONE,
 }
-
-
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _check_metadata(metadata: object) -> dict[str, str]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise SimclockTypeError(
-            f"metadata must be a mapping of str to str or None, got {type(metadata).__name__} "
-            f"{metadata!r}"
-        )
-    out: dict[str, str] = {}
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise SimclockTypeError(
-                f"metadata must map str to str (MCAP metadata is text), got {key!r}: {value!r}; "
-                "convert values with str() or json.dumps()"
-            )
-        out[key] = value
-    return out
 
 
 class Recorder(Closing):
@@ -158,7 +133,7 @@ class Recorder(Closing):
         if not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus, got {bus!r}")
         self._seed = _check_seed(seed)
-        self._user_metadata = _check_metadata(metadata)
+        self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
             raise SimclockTypeError(f"record_draws must be a bool, got {record_draws!r}")
         self._period = (
@@ -227,7 +202,7 @@ class Recorder(Closing):
             compression=_COMPRESSION[compression],
             enable_data_crcs=True,
         )
-        self._library = f"{LIBRARY_PREFIX}{_package_version('simclock')} {LIBRARY_IDENTIFIER}"
+        self._library = f"{LIBRARY_PREFIX}{package_version('simclock')} {LIBRARY_IDENTIFIER}"
         self._write(self._writer.start, profile=PROFILE, library=self._library)
         self._schemas = {
             "json": self._writer.register_schema(
@@ -377,9 +352,9 @@ class Recorder(Closing):
             contract_version=CONTRACT_VERSION,
             library=self._library,
             versions={
-                "simclock": _package_version("simclock"),
-                "mcap": _package_version("mcap"),
-                "mcap_ros2_support": _package_version("mcap-ros2-support"),
+                "simclock": package_version("simclock"),
+                "mcap": package_version("mcap"),
+                "mcap_ros2_support": package_version("mcap-ros2-support"),
                 "numpy": np.__version__,
                 "python": platform.python_version(),
             },
