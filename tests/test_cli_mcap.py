@@ -187,8 +187,8 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
     # One chunk, held until B's end-of-file checks: B is refused before the compare.
     assert (code, out) == (2, "")
     assert re.fullmatch(
-        rf"simclock: error: .*b\.mcap: the replayed trace has fingerprint [0-9a-f]{{64}} but "
-        rf"the metadata records {fa}; the file was altered\n",
+        rf"simclock: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
+        rf"[0-9a-f]{{64}} but the metadata records {fa}; the file was altered\n",
         err,
     ), err
     # Several chunks: the edited message is in the first one and is reported.

@@ -391,8 +391,8 @@ def test_C_REP_3_a_listed_label_without_its_channel_is_a_damaged_file(
         ghost = clock.random_source().child("ghost")
         with pytest.raises(
             RecordingError,
-            match=r"^.*ghost.mcap: the metadata lists persisted draws of label '/ghost' but the "
-            r"file has no channel '/simclock/draws/ghost'; the file is damaged$",
+            match=r"^.*ghost.mcap: offset \d+: the metadata lists persisted draws of label "
+            r"'/ghost' but the file has no channel '/simclock/draws/ghost'; the file is damaged$",
         ):
             ghost.uniform(0.0, 1.0)
 
@@ -449,8 +449,8 @@ def test_C_REP_3_malformed_or_missing_draws_are_a_damaged_file(
         assert [wheel.integers(0, 100) for _ in range(6)] == odom[:6]
         with pytest.raises(
             RecordingError,
-            match=r"^.*lost.mcap: 6 draws of label '/odom' in the file but the summary counts "
-            r"7; the file is damaged$",
+            match=r"^.*lost.mcap: offset \d+: 6 draws of label '/odom' in the file but the "
+            r"summary counts 7; the file is damaged$",
         ):
             wheel.integers(0, 100)
 
@@ -690,8 +690,8 @@ def test_altered_payload_fails_the_fingerprint_check(
         ReplayClock(bad) as clock,
         pytest.raises(
             RecordingError,
-            match=rf"^.*alter.mcap: the replayed trace has fingerprint [0-9a-f]{{64}} but the "
-            rf"metadata records {fingerprint}; the file was altered$",
+            match=rf"^.*alter.mcap: offset \d+: the replayed trace has fingerprint "
+            rf"[0-9a-f]{{64}} but the metadata records {fingerprint}; the file was altered$",
         ),
     ):
         clock.advance(40)
@@ -727,7 +727,9 @@ def test_the_last_chunk_waits_for_the_end_of_file_checks(
     got: list[Message] = []
     with ReplayClock(bad) as clock:
         clock.bus.subscribe(None, got.append)
-        with pytest.raises(RecordingError, match=r"^.*last.mcap: the replayed trace has finger"):
+        with pytest.raises(
+            RecordingError, match=r"^.*last.mcap: offset \d+: the replayed trace has finger"
+        ):
             clock.advance(clock.end_ns())
     assert got == live[: len(live) - len(in_last)]
 
@@ -777,8 +779,8 @@ def test_missing_message_fails_the_count_check(
         ReplayClock(bad) as clock,
         pytest.raises(
             RecordingError,
-            match=rf"^.*drop.mcap: {len(live) - 1} bus messages in the chunks but the metadata "
-            rf"records {len(live)}; the file is damaged$",
+            match=rf"^.*drop.mcap: offset \d+: {len(live) - 1} bus messages in the chunks but "
+            rf"the metadata records {len(live)}; the file is damaged$",
         ),
     ):
         clock.advance(40)
@@ -1042,7 +1044,7 @@ def test_C_REP_4_a_simclock_recording_rewritten_unchunked_still_replays(
         ),
         (
             False,
-            r"the replayed trace has fingerprint [0-9a-f]{64} but the metadata records "
+            r"offset \d+: the replayed trace has fingerprint [0-9a-f]{64} but the metadata records "
             rf"{fingerprint}; the file was altered",
         ),
     ]:

@@ -139,8 +139,8 @@ def test_C_REP_5_empty_files_replay_as_empty(tmp_path: Path, chunked: bool) -> N
             assert chunked and not options[3]
             with pytest.raises(
                 RecordingError,
-                match=r"^.*empty.mcap: channel 1 \('/a'\) refers to schema id 1, which no Schema "
-                r"record defines; the file is damaged$",
+                match=r"^.*empty.mcap: offset \d+: channel 1 \('/a'\) refers to schema id 1, "
+                r"which no Schema record defines; the file is damaged$",
             ):
                 _replayed(path)
             continue
@@ -176,3 +176,57 @@ def test_C_REP_5_info_names_topics_when_the_summary_does_not_repeat_channels(
     _write(path, (True, CompressionType.ZSTD, IndexType.ALL), (True, True, False, False, True))
     with RecordingReader(path) as reader:
         assert dict(reader.info.topic_counts) == {"/a": 12, "/b": 12, "/cam": 4, "/clock": 4}
+
+
+def test_C_REP_5_cli_replay_of_a_file_without_statistics_prints_every_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simclock.cli._main import main
+
+    path = tmp_path / "nostats.mcap"
+    with path.open("wb") as f:
+        w = Writer(f, use_statistics=False)
+        w.start()
+        ch = w.register_channel("/x", "json", 0)
+        for t in (5, 10, 15):
+            w.add_message(ch, t, b'{"t":%d}' % t, t)
+        w.finish()  # type: ignore[no-untyped-call]
+    assert main(["replay", str(path), "--no-progress"]) == 0
+    assert capsys.readouterr().out == '5 0 /x {"t":5}\n10 1 /x {"t":10}\n15 2 /x {"t":15}\n'
+
+
+def test_C_REP_6_an_unknown_compression_or_channel_is_refused_with_its_offset(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ok.mcap"
+    _write(path, (True, CompressionType.ZSTD, IndexType.ALL), (True, True, True, True, True))
+    data = path.read_bytes()
+    at = data.index(b"\x04\x00\x00\x00zstd")  # the first chunk's compression name
+    bad = tmp_path / "zstx.mcap"
+    bad.write_bytes(data[: at + 4] + b"zstx" + data[at + 8 :])
+    with (
+        ReplayClock(bad) as clock,
+        pytest.raises(
+            RecordingError,
+            match=r"^.*zstx\.mcap: offset \d+: chunk compression 'zstx' is unknown \(MCAP defines "
+            r"'', 'zstd' and 'lz4'\)$",
+        ),
+    ):
+        clock.advance(clock.end_ns())
+    orphan = tmp_path / "orphan.mcap"
+    with orphan.open("wb") as f:
+        w = Writer(f, use_chunking=False)
+        w.start()
+        ch = w.register_channel("/x", "json", 0)
+        w.add_message(ch, 1, b"{}", 1)
+        w.add_message(9, 2, b"{}", 2)  # no Channel record with id 9
+        w.finish()  # type: ignore[no-untyped-call]
+    with (
+        pytest.raises(
+            RecordingError,
+            match=r"^.*orphan\.mcap: offset \d+: a message refers to channel id 9, which no "
+            r"Channel record before it defines; the file is damaged$",
+        ),
+        ReplayClock(orphan) as clock,
+    ):
+        clock.advance(clock.end_ns())

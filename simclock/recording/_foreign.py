@@ -70,9 +70,14 @@ def scan(path: str, stream: IO[bytes]) -> Scan:
     out = Scan()
     previous = -1
     counts = out.counts
-    for _where, in_chunk, record in records_in_file_order(path, stream):
+    for where, in_chunk, record in records_in_file_order(path, stream):
         kind = type(record)
         if kind is McapMessage:
+            if record.channel_id not in out.channels:
+                raise refuse(
+                    path, where, f"a message refers to channel id {record.channel_id}, which no "
+                    "Channel record before it defines; the file is damaged",
+                )  # fmt: skip
             t = record.log_time
             counts[record.channel_id] = counts.get(record.channel_id, 0) + 1
             if out.first is None or t < out.first:
@@ -108,6 +113,8 @@ class ForeignSource:
         open_stream: Callable[[], IO[bytes]],
     ) -> None:
         self.path = path
+        # Where what the summary says is: the offset named when it is found wrong.
+        self._summary_at = data_end if summary is not None else None
         self._summary = summary
         self._size = size
         self._data_end = data_end
@@ -142,7 +149,7 @@ class ForeignSource:
             if channel.schema_id != 0 and channel.schema_id not in self._schemas:
                 raise refuse(
                     self.path,
-                    None,
+                    self._summary_at or 8,
                     f"channel {channel.id} ({channel.topic!r}) refers to schema id "
                     f"{channel.schema_id}, which no Schema record defines; the file is damaged",
                 )
@@ -160,7 +167,7 @@ class ForeignSource:
             by_id, total = stats.channel_message_counts, stats.message_count
             first, last = stats.message_start_time, stats.message_end_time
         for cid, n in by_id.items():
-            topic = self._channel(cid, None).topic
+            topic = self._channel(cid, self._summary_at).topic
             counts[topic] = counts.get(topic, 0) + n
         return counts, total, first, last
 

@@ -79,8 +79,11 @@ class OwnSource:
         kinds: Mapping[int, str],
         topics: frozenset[str] | None,
         data_end: int,
+        meta_at: int,
     ) -> None:
         self.path = path
+        # The metadata record's offset: named when the file disagrees with what it records.
+        self._meta_at = meta_at
         self._stream = stream
         self._summary = summary
         self._meta = meta
@@ -161,7 +164,7 @@ class OwnSource:
         if stats is None or stats.chunk_count != len(chunks):
             raise refuse(
                 path,
-                None,
+                self._meta_at,
                 f"the summary lists {len(chunks)} chunk indexes but its statistics count "
                 f"{None if stats is None else stats.chunk_count} chunks; the file is damaged",
             )
@@ -292,14 +295,14 @@ class OwnSource:
             if count != meta.message_count:
                 raise refuse(
                     path,
-                    None,
+                    self._meta_at,
                     f"{count} bus messages in the chunks but the metadata records "
                     f"{meta.message_count}; the file is damaged",
                 )
             if fingerprint.hexdigest() != meta.fingerprint:
                 raise refuse(
                     path,
-                    None,
+                    self._meta_at,
                     f"the replayed trace has fingerprint {fingerprint.hexdigest()} but the "
                     f"metadata records {meta.fingerprint}; the file was altered",
                 )
@@ -339,7 +342,7 @@ class OwnSource:
         if len(ids) != 1:
             raise refuse(
                 self.path,
-                None,
+                self._meta_at,
                 f"the metadata lists persisted draws of label {label!r} but the file has "
                 + (f"no channel {topic!r}" if not ids else f"{len(ids)} channels {topic!r}")
                 + "; the file is damaged",
@@ -377,7 +380,7 @@ class OwnSource:
         if recorded is not None and recorded != expected:
             raise refuse(
                 self.path,
-                None,
+                self._meta_at,
                 f"{expected} draws of label {label!r} in the file but the summary counts "
                 f"{recorded}; the file is damaged",
             )

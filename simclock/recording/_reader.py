@@ -269,7 +269,7 @@ class RecordingReader(Closing):
                 )
             kinds[cid] = kind
         self._meta = meta
-        self._own = OwnSource(path, stream, summary, meta, kinds, self._topics, data_end)
+        self._own = OwnSource(path, stream, summary, meta, kinds, self._topics, data_end, offset)
         chunks = summary.chunk_indexes
         return RecordingInfo(
             path=path,
@@ -367,7 +367,7 @@ class RecordingReader(Closing):
     def draws(self, label: str) -> Iterator[dict[str, Any]]:
         """The persisted draws of stream ``label``, in draw order (C-REP-3)."""
         if self._own is None:
-            raise refuse(self.path, None, "a foreign file has no persisted draws")
+            raise SimclockRuntimeError(f"{self.path}: a foreign file has no persisted draws")
         return self._own.draws(label, self._open("draws()"))
 
 
