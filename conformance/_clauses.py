@@ -27,6 +27,8 @@ class Clause:
     id: str
     section: str
     summary: str
+    optional: bool = False
+    """True when a backend may lack the feature: "not applicable" is then an answer (C-CONF-1)."""
 
     @property
     def test_prefix(self) -> str:
@@ -41,6 +43,7 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
     ("C-TIME-1", "§1", "now_ns() is an int; a new clock starts at 0"),
     ("C-TIME-2", "§1", "now_ns() never decreases"),
     ("C-TIME-3", "§1", "time arguments are time-ints; floats refused, never rounded"),
+    ("C-TIME-4", "§1", "times exact up to 2**64-1; beyond, exact or a clean ValueError"),
     ("C-ADV-1", "§1", "advance fires due entries in (at_ns, seq) order, then now = target"),
     ("C-ADV-2", "§1", "during a callback now_ns() equals the entry's at_ns"),
     (
@@ -59,7 +62,7 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
     ("C-CAN-1", "§1", "cancel never raises, from anywhere; repeating it does nothing"),
     ("C-CAN-2", "§1", "once cancel returns the entry never fires; a periodic stops"),
     ("C-CAN-3", "§1", "cancelling an entry that already fired is a no-op"),
-    ("C-CAN-4", "§1", "tombstones bounded: schedule/cancel churn cannot grow memory"),
+    ("C-CAN-4", "§1", "tombstones <= 2*live + 1024: schedule/cancel churn cannot grow memory"),
     ("C-ERR-1", "§1", "a raising callback is reported on the bus; the others still fire"),
     ("C-ERR-2", "§1", "BaseException propagates; the clock stays consistent"),
     ("C-DET-1", "§1", "same seed and calls give the same run in any process"),
@@ -83,12 +86,19 @@ CLAUSES: dict[str, Clause] = {}
 """Every registered clause by id, in report order."""
 
 
-def register_clauses(clauses: Iterable[tuple[str, str, str]]) -> None:
+def register_clauses(
+    clauses: Iterable[tuple[str, str, str]], *, optional: bool | None = None
+) -> None:
     """Add ``(id, section, summary)`` rows to the report (idempotent for identical rows).
 
     Ids look like ``C-REP-1``; re-registering an id with a different summary is a
     ``ValueError`` so two suite modules cannot silently claim the same clause.
     Every row is checked before any is added: a refused call registers nothing.
+
+    ``optional``: whether a backend may be "not applicable" to these clauses
+    (C-CONF-1). By default only the ``C-X-*`` clauses are; a family of clauses
+    for one kind of backend (``C-REP-*`` for replay backends) passes True.
+    A mandatory clause skipped for any reason makes the verdict INCOMPLETE.
     """
     staged: dict[str, Clause] = {}
     for clause_id, section, summary in clauses:
@@ -96,7 +106,8 @@ def register_clauses(clauses: Iterable[tuple[str, str, str]]) -> None:
             raise SimclockValueError(
                 f"clause id {clause_id!r} is malformed; use the SPEC form, e.g. 'C-REP-1'"
             )
-        new = Clause(clause_id, section, summary)
+        is_optional = clause_id.startswith("C-X-") if optional is None else optional
+        new = Clause(clause_id, section, summary, is_optional)
         old = staged.get(clause_id) or CLAUSES.get(clause_id)
         if old is not None and old != new:
             raise SimclockValueError(

@@ -72,7 +72,8 @@ REPLAY_CLAUSES = (
     ("C-REP-3", "§5", "random_source() refuses unless draws were persisted; then replays them"),
     ("C-REP-4", "§5", "a HeapSimClock run recorded and replayed gives the identical messages"),
 )
-register_clauses(REPLAY_CLAUSES)
+# Optional: a plain event clock is not a replay backend ("not applicable", C-CONF-1).
+register_clauses(REPLAY_CLAUSES, optional=True)
 
 SEED = 11
 END_NS = 60
@@ -146,6 +147,9 @@ class ReplayConformance:
     Override ``replay_factory`` (a fixture returning ``REPLAY(path, bus,
     callbacks) -> SimClock``) in a subclass named ``Test...``.
     """
+
+    __conformance_suite__ = True
+    """Marks the suite base: the report names tests a subclass overrides (C-CONF-1)."""
 
     @pytest.fixture
     def replay_factory(self, request: pytest.FixtureRequest) -> ReplayFactory:

@@ -1,9 +1,20 @@
-"""Per-clause results: collected from pytest reports, rendered as a table and as JSON (§14).
+"""Per-clause results and the verdict: collected from pytest, rendered as a table and JSON (§14).
 
-A clause is ``failed`` when any of its tests failed, else ``passed`` when any
-passed, else ``not applicable`` when its tests were skipped because the backend
-lacks an optional method (``schedule_rate``, ``next_event_ns``), else ``not run``
-(deselected, or skipped for another reason).
+Clause status (C-CONF-1):
+
+- ``failed``: a test of the clause failed (an expected failure, ``xfail``,
+  counts as failed: the backend does not keep the clause);
+- ``incomplete``: a test of a mandatory clause was skipped, overridden (e.g.
+  by a subclass) or called "not applicable";
+- ``not run``: a test of the clause was not run (deselected by ``--clause``
+  or ``-k``, or cut short by ``-x``);
+- ``not applicable``: every test of an optional clause (``C-X-*``, or a family
+  registered as optional) was skipped because the backend lacks the feature;
+- ``passed``: every test of the clause ran and passed.
+
+Verdict, the same in the CLI, the plugin, subclasses and the JSON:
+NOT CONFORMING when a clause failed, else INCOMPLETE when one is incomplete,
+else PARTIAL when one was not run, else CONFORMING.
 """
 
 from __future__ import annotations
@@ -15,10 +26,16 @@ from typing import Any
 from conformance._clauses import CLAUSES
 
 __all__ = [
+    "CONFORMING",
     "FAILED",
+    "INCOMPLETE",
     "NOT_APPLICABLE",
+    "NOT_CONFORMING",
     "NOT_RUN",
+    "OVERRIDDEN",
+    "PARTIAL",
     "PASSED",
+    "SKIPPED",
     "BackendReport",
     "Outcome",
     "falsifying_program",
@@ -28,22 +45,40 @@ PASSED = "passed"
 FAILED = "failed"
 NOT_APPLICABLE = "not applicable"
 NOT_RUN = "not run"
+SKIPPED = "skipped"
+OVERRIDDEN = "overridden"
+INCOMPLETE_STATUS = "incomplete"
+
+CONFORMING = "CONFORMING"
+NOT_CONFORMING = "NOT CONFORMING"
+PARTIAL = "PARTIAL"
+INCOMPLETE = "INCOMPLETE"
+
+_STATUSES = (PASSED, FAILED, INCOMPLETE_STATUS, NOT_APPLICABLE, NOT_RUN)
 
 
 @dataclass
 class Outcome:
-    """The outcome of one test of a clause; ``message`` and ``details`` only on failure."""
+    """The outcome of one test of a clause.
+
+    ``message``/``details`` on failure or skip; ``failures`` lists every
+    distinct failure a state machine found, each with its minimal program
+    (C-CONF-3); ``root`` names the exception the backend raised, so one bug
+    breaking many clauses is reported once.
+    """
 
     name: str
     outcome: str
     message: str = ""
     details: str = ""
     program: str = ""
+    failures: list[dict[str, str]] = field(default_factory=list)
+    root: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """A plain dict; empty strings are left out."""
+        """A plain dict; empty values are left out."""
         data: dict[str, Any] = {"name": self.name, "outcome": self.outcome}
-        for key in ("message", "details", "program"):
+        for key in ("message", "details", "program", "failures", "root"):
             value = getattr(self, key)
             if value:
                 data[key] = value
@@ -55,7 +90,7 @@ _PROGRAM_END = re.compile(r"^(?:E\s+)?state\.teardown\(\)\s*$", re.M)
 
 
 def falsifying_program(text: str) -> str:
-    """The minimal failing program Hypothesis printed for a state machine, or ``""``."""
+    """The (last) minimal failing program Hypothesis printed for a state machine, or ``""``."""
     starts = list(_PROGRAM_START.finditer(text))
     if not starts:
         return ""
@@ -68,29 +103,49 @@ def falsifying_program(text: str) -> str:
 
 @dataclass
 class BackendReport:
-    """Results of one backend: tests grouped by clause id."""
+    """Results of one backend: tests grouped by clause id, and the tests each clause expects."""
 
     backend: str
     profile: str = "ci"
     tests: dict[str, list[Outcome]] = field(default_factory=dict)
+    expected: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, clause_id: str, outcome: Outcome) -> None:
-        """Record ``outcome`` under ``clause_id`` (replacing an earlier phase of the same test)."""
+        """Record ``outcome`` under ``clause_id`` (a failure is never replaced by a later phase)."""
         bucket = self.tests.setdefault(clause_id, [])
         for i, old in enumerate(bucket):
             if old.name == outcome.name:
-                if old.outcome != FAILED:
+                if old.outcome not in (FAILED, OVERRIDDEN):
                     bucket[i] = outcome
                 return
         bucket.append(outcome)
 
+    def expect(self, clause_id: str, test_name: str) -> None:
+        """Declare that ``test_name`` belongs to ``clause_id`` in a full run."""
+        names = self.expected.setdefault(clause_id, [])
+        if test_name not in names:
+            names.append(test_name)
+
+    def _optional(self, clause_id: str) -> bool:
+        clause = CLAUSES.get(clause_id)
+        return clause.optional if clause else False
+
     def status(self, clause_id: str) -> str:
-        """``passed``, ``failed``, ``not applicable`` or ``not run``."""
-        outcomes = {t.outcome for t in self.tests.get(clause_id, [])}
-        for status in (FAILED, PASSED, NOT_APPLICABLE):
-            if status in outcomes:
-                return status
-        return NOT_RUN
+        """``passed``, ``failed``, ``incomplete``, ``not applicable`` or ``not run``."""
+        outcomes = self.tests.get(clause_id, [])
+        kinds = {t.outcome for t in outcomes}
+        if FAILED in kinds:
+            return FAILED
+        if SKIPPED in kinds or OVERRIDDEN in kinds:
+            return INCOMPLETE_STATUS
+        if NOT_APPLICABLE in kinds and not self._optional(clause_id):
+            return INCOMPLETE_STATUS
+        ran = {t.name.split("[", 1)[0] for t in outcomes}  # parametrised: test[case]
+        if not outcomes or any(n not in ran for n in self.expected.get(clause_id, [])):
+            return NOT_RUN
+        if PASSED in kinds:
+            return PASSED
+        return NOT_APPLICABLE
 
     def clause_ids(self) -> list[str]:
         """Registered clauses in report order, then any unregistered ids seen."""
@@ -100,21 +155,61 @@ class BackendReport:
         """Ids of the failed clauses."""
         return [c for c in self.clause_ids() if self.status(c) == FAILED]
 
+    def incomplete_tests(self) -> list[str]:
+        """``test (reason)`` of every mandatory test skipped or overridden (C-CONF-1)."""
+        out = []
+        for c in self.clause_ids():
+            optional = self._optional(c)
+            for t in self.tests.get(c, []):
+                if t.outcome in (SKIPPED, OVERRIDDEN) or (
+                    t.outcome == NOT_APPLICABLE and not optional
+                ):
+                    why = (
+                        t.message
+                        if t.message.startswith(t.outcome)
+                        else f"{t.outcome}: {t.message}"
+                    )
+                    out.append(f"{t.name} ({why})")
+        return out
+
+    @property
+    def verdict(self) -> str:
+        """CONFORMING, NOT CONFORMING, INCOMPLETE or PARTIAL (C-CONF-1)."""
+        statuses = {self.status(c) for c in self.clause_ids()}
+        if FAILED in statuses:
+            return NOT_CONFORMING
+        if INCOMPLETE_STATUS in statuses:
+            return INCOMPLETE
+        if NOT_RUN in statuses or PASSED not in statuses:
+            return PARTIAL
+        return CONFORMING
+
     @property
     def conforming(self) -> bool:
-        """True when no clause failed and at least one passed."""
-        statuses = {self.status(c) for c in self.clause_ids()}
-        return FAILED not in statuses and PASSED in statuses
+        """True only for the verdict CONFORMING: every mandatory clause ran and passed."""
+        return self.verdict == CONFORMING
 
     def counts(self) -> dict[str, int]:
         """How many clauses have each status."""
-        result = {PASSED: 0, FAILED: 0, NOT_APPLICABLE: 0, NOT_RUN: 0}
+        result = dict.fromkeys(_STATUSES, 0)
         for c in self.clause_ids():
             result[self.status(c)] += 1
         return result
 
+    def root_causes(self) -> list[dict[str, Any]]:
+        """Backend exceptions behind failures, each once with the clauses and tests it broke."""
+        causes: dict[str, dict[str, Any]] = {}
+        for c in self.clause_ids():
+            for t in self.tests.get(c, []):
+                if t.outcome == FAILED and t.root:
+                    entry = causes.setdefault(t.root, {"cause": t.root, "clauses": [], "tests": []})
+                    if c not in entry["clauses"]:
+                        entry["clauses"].append(c)
+                    entry["tests"].append(t.name)
+        return list(causes.values())
+
     def to_json(self) -> dict[str, Any]:
-        """The JSON report: backend, profile, verdict, counts and one row per clause."""
+        """The JSON report: backend, profile, verdict, counts, causes and one row per clause."""
         rows = []
         for c in self.clause_ids():
             clause = CLAUSES.get(c)
@@ -123,6 +218,7 @@ class BackendReport:
                     "id": c,
                     "section": clause.section if clause else "",
                     "summary": clause.summary if clause else "",
+                    "optional": self._optional(c),
                     "status": self.status(c),
                     "tests": [t.to_json() for t in self.tests.get(c, [])],
                 }
@@ -130,11 +226,24 @@ class BackendReport:
         return {
             "backend": self.backend,
             "profile": self.profile,
+            "verdict": self.verdict,
             "conforming": self.conforming,
             "counts": self.counts(),
             "failed": self.failed(),
+            "incomplete": self.incomplete_tests(),
+            "not_run": [c for c in self.clause_ids() if self.status(c) == NOT_RUN],
+            "root_causes": self.root_causes(),
             "clauses": rows,
         }
+
+    def summary_line(self) -> str:
+        """``N passed, N failed, ...: VERDICT``."""
+        counts = self.counts()
+        return (
+            f"{counts[PASSED]} passed, {counts[FAILED]} failed, "
+            f"{counts[INCOMPLETE_STATUS]} incomplete, {counts[NOT_APPLICABLE]} not applicable, "
+            f"{counts[NOT_RUN]} not run: {self.verdict}"
+        )
 
     def table(self) -> str:
         """The per-clause table printed at the end of a run, then the failures in detail."""
@@ -146,21 +255,48 @@ class BackendReport:
             clause = CLAUSES.get(c)
             summary = clause.summary if clause else ""
             lines.append(f"{c:<{width}}  {self.status(c):<14}  {summary}")
-        counts = self.counts()
         lines.append("")
-        lines.append(
-            f"{counts[PASSED]} passed, {counts[FAILED]} failed, "
-            f"{counts[NOT_APPLICABLE]} not applicable, {counts[NOT_RUN]} not run: "
-            + ("CONFORMING" if self.conforming else "NOT CONFORMING")
-        )
+        lines.append(self.summary_line())
+        verdict = self.verdict
+        if verdict == INCOMPLETE:
+            lines.append("INCOMPLETE: mandatory tests skipped or overridden:")
+            lines.extend(f"  {t}" for t in self.incomplete_tests())
+        elif verdict == PARTIAL:
+            not_run = [c for c in self.clause_ids() if self.status(c) == NOT_RUN]
+            lines.append(
+                f"PARTIAL: {len(not_run)} clauses not run ({', '.join(not_run[:8])}"
+                + (", ..." if len(not_run) > 8 else "")
+                + "); only a full run (no --clause, -k or -x) can say CONFORMING"
+            )
+        shown: set[str] = set()
+        for cause in self.root_causes():
+            if len(cause["tests"]) < 2:
+                continue
+            shown.add(cause["cause"])
+            lines.append("")
+            lines.append(
+                f"ROOT CAUSE in {len(cause['tests'])} tests of {', '.join(cause['clauses'])}:"
+            )
+            lines.append(f"  {cause['cause']}")
+            lines.append(f"  tests: {', '.join(cause['tests'])}")
         for c in self.failed():
             for t in self.tests[c]:
                 if t.outcome != FAILED:
                     continue
                 lines.append("")
+                if t.root in shown:
+                    lines.append(f"FAILED {c}: {t.name} (root cause above)")
+                    continue
                 lines.append(f"FAILED {c}: {t.name}")
-                lines.append(f"  {t.message}")
-                if t.program:
-                    lines.append("  minimal failing program (Hypothesis):")
-                    lines.extend("    " + line for line in t.program.splitlines())
+                lines.extend("  " + line for line in t.message.splitlines()[:12])
+                failures = t.failures or (
+                    [{"message": "", "program": t.program}] if t.program else []
+                )
+                for i, failure in enumerate(failures, 1):
+                    if len(failures) > 1:
+                        lines.append(f"  distinct failure {i} of {len(failures)}:")
+                        lines.append(f"    {failure['message']}")
+                    if failure["program"]:
+                        lines.append("  minimal failing program (Hypothesis):")
+                        lines.extend("    " + line for line in failure["program"].splitlines())
         return "\n".join(lines)

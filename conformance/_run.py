@@ -2,8 +2,10 @@
 
 The suite is run by ``pytest.main`` on the suite modules with the plugin; the
 per-clause report comes back through ``--simclock-json``. Exit codes of the
-command: 0 conforming, 1 not conforming, 2 usage error (bad ``MODULE:FACTORY``,
-import failure, factory raising or returning something that is not a clock).
+command, one per verdict (C-CONF-1): 0 CONFORMING, 1 NOT CONFORMING, 2 usage
+error (bad ``MODULE:FACTORY``, import failure, factory raising or returning
+something that is not a clock), 3 PARTIAL (``--clause`` or ``-x`` left
+clauses out), 4 INCOMPLETE (a mandatory test was skipped).
 """
 
 from __future__ import annotations
@@ -28,10 +30,25 @@ __all__ = ["main", "run"]
 EXIT_CONFORMING = 0
 EXIT_NOT_CONFORMING = 1
 EXIT_USAGE = 2
+EXIT_PARTIAL = 3
+EXIT_INCOMPLETE = 4
+
+_EXIT = {
+    "CONFORMING": EXIT_CONFORMING,
+    "NOT CONFORMING": EXIT_NOT_CONFORMING,
+    "PARTIAL": EXIT_PARTIAL,
+    "INCOMPLETE": EXIT_INCOMPLETE,
+}
 
 
 def _pytest_args(
-    spec: str, profile: str, json_path: str, clauses: Sequence[str], exitfirst: bool, quiet: bool
+    spec: str,
+    profile: str,
+    json_path: str,
+    clauses: Sequence[str],
+    exitfirst: bool,
+    quiet: bool,
+    timeout: float | None,
 ) -> list[str]:
     args = [
         *_plugin.suite_paths(),
@@ -65,6 +82,8 @@ def _pytest_args(
         args += ["-k", " or ".join(c.replace("-", "_") + "_" for c in clauses)]
     if exitfirst:
         args.append("-x")
+    if timeout is not None:
+        args += ["--simclock-timeout", repr(float(timeout))]
     return args
 
 
@@ -76,12 +95,17 @@ def run(
     clauses: Sequence[str] = (),
     exitfirst: bool = False,
     quiet: bool = False,
+    timeout: float | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run the suite on ``spec``; return ``(exit code, JSON report)``.
 
-    Raises :class:`~conformance.BackendError` for a usage error (an unknown
-    clause id, an unwritable ``json_path``, a bad backend) before running
-    anything.
+    The exit code follows the verdict (C-CONF-1): 0 CONFORMING, 1 NOT
+    CONFORMING, 3 PARTIAL, 4 INCOMPLETE. ``timeout`` is the limit per test
+    in seconds (C-CONF-2; default per profile, 0 for none). Raises
+    :class:`~conformance.BackendError` for a usage error (an unknown clause
+    id, an unwritable ``json_path``, a bad backend, a negative timeout)
+    before running anything. Nothing is written in the working directory
+    (C-CONF-5).
     """
     if profile not in _plugin.PROFILES:
         raise BackendError(f"profile must be one of {', '.join(_plugin.PROFILES)}, got {profile!r}")
@@ -90,18 +114,21 @@ def run(
     unknown = [c for c in clauses if c not in CLAUSES]
     if unknown:
         raise BackendError(f"unknown clause ids {unknown}; known: {', '.join(CLAUSES)}")
+    if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
+        raise BackendError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
     if json_path is not None:
         check_report_path(json_path, "--json")
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")
         code = pytest.main(
-            _pytest_args(spec, profile, path, clauses, exitfirst, quiet), plugins=[_plugin]
+            _pytest_args(spec, profile, path, clauses, exitfirst, quiet, timeout),
+            plugins=[_plugin],
         )
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             raise BackendError(f"pytest could not run the conformance suite (exit code {code})")
         report: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
-    return (EXIT_CONFORMING if report["conforming"] else EXIT_NOT_CONFORMING), report
+    return _EXIT[report["verdict"]], report
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m conformance",
         description="Run the simclock conformance suite (SPEC §14) on a clock backend. "
-        "Exit 0: conforming; 1: not conforming; 2: usage error.",
+        "Exit 0: CONFORMING; 1: NOT CONFORMING; 2: usage error; 3: PARTIAL (some "
+        "clauses not run); 4: INCOMPLETE (a mandatory test skipped).",
     )
     parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
@@ -126,6 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ID",
         help="run only this clause (repeatable), e.g. --clause C-TIE-1",
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each test (default 30 for ci, 300 for thorough; 0: none)",
+    )
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     parser.add_argument("-q", "--quiet", action="store_true", help="less pytest output")
     args = parser.parse_args(argv)
@@ -137,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             clauses=args.clause,
             exitfirst=args.exitfirst,
             quiet=args.quiet,
+            timeout=args.timeout,
         )
     except BackendError as exc:
         print(f"python -m conformance: error: {exc}", file=sys.stderr)

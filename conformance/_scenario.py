@@ -4,21 +4,28 @@
 with the random numbers each callback drew, the failure events, the final time
 and draws from a few labelled streams. The suite runs it in this process and in
 subprocesses with different ``PYTHONHASHSEED`` values
-(``python -m conformance._scenario MODULE:FACTORY SEED``) and requires equal
-output.
+(``python -m conformance._scenario MODULE:FACTORY SEED``, or ``@FILE`` for a
+factory shipped by value, e.g. a lambda) and requires equal output.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
+import marshal
 import os
+import pickle
 import subprocess
 import sys
-from typing import Any
+import tempfile
+import types
+from pathlib import Path
+from typing import Any, cast
 
 from conformance._harness import Factory, load_factory, make_rig
 
-__all__ = ["main", "run_in_subprocess", "run_scenario"]
+__all__ = ["main", "run_in_subprocess", "run_scenario", "ship_factory"]
 
 _MS = 1_000_000
 
@@ -72,24 +79,78 @@ def run_scenario(factory: Factory, seed: int) -> dict[str, Any]:
     return {"trace": out, "failures": failures, "now": clock.now_ns(), "streams": streams}
 
 
-def run_in_subprocess(spec: str, seed: int, hash_seed: str) -> dict[str, Any]:
+def ship_factory(factory: object) -> bytes | None:
+    """``factory`` as bytes another process can rebuild, or None.
+
+    Picklable factories are pickled. A plain function that pickle refuses (a
+    lambda, a local function) is shipped as its marshalled code, defaults and
+    closure, to be rebuilt over the globals of its module, which must be
+    importable in the other process.
+    """
+    try:
+        return pickle.dumps(("pickle", pickle.dumps(factory)))
+    except Exception:
+        pass
+    if not isinstance(factory, types.FunctionType):
+        return None
+    module = factory.__module__
+    if module == "__main__" or importlib.util.find_spec(module) is None:
+        return None
+    try:
+        cells = tuple(c.cell_contents for c in factory.__closure__ or ())
+        return pickle.dumps(
+            (
+                "function",
+                (module, marshal.dumps(factory.__code__), factory.__defaults__, cells),
+            )
+        )
+    except Exception:
+        return None
+
+
+def _unship(data: bytes) -> Factory:
+    kind, body = pickle.loads(data)
+    if kind == "pickle":
+        factory: Factory = pickle.loads(body)
+        return factory
+    module, code, defaults, cells = body
+    fn = types.FunctionType(
+        marshal.loads(code),
+        vars(importlib.import_module(module)),
+        None,
+        defaults,
+        tuple(types.CellType(c) for c in cells),
+    )
+    return cast(Factory, fn)
+
+
+def run_in_subprocess(spec: str | bytes, seed: int, hash_seed: str) -> dict[str, Any]:
     """Run the scenario via ``python -m conformance._scenario`` with ``PYTHONHASHSEED``.
 
+    ``spec`` is ``MODULE:FACTORY`` or a factory shipped by :func:`ship_factory`.
     The child gets this process's ``sys.path`` so it imports the same backend.
     Raises ``RuntimeError`` with the child's stderr if it fails.
     """
     env = dict(os.environ)
-    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    paths = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONHASHSEED"] = hash_seed
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance._scenario", spec, str(seed)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=120,
-    )
+    with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
+        arg = spec
+        if isinstance(spec, bytes):
+            path = Path(tmp) / "factory.bin"
+            path.write_bytes(spec)
+            arg = f"@{path}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "conformance._scenario", str(arg), str(seed)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=120,
+            cwd=tmp,
+        )
+    spec = "the shipped factory" if isinstance(spec, bytes) else spec
     if proc.returncode != 0:
         raise RuntimeError(
             f"scenario subprocess for {spec!r} (PYTHONHASHSEED={hash_seed}) exited "
@@ -105,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m conformance._scenario MODULE:FACTORY SEED", file=sys.stderr)
         return 2
-    factory = load_factory(args[0])
+    if args[0].startswith("@"):
+        factory = _unship(Path(args[0][1:]).read_bytes())
+    else:
+        factory = load_factory(args[0])
     print(json.dumps(run_scenario(factory, int(args[1]))))
     return 0
 

@@ -12,16 +12,19 @@ Command line: ``simclock-lint [paths]`` or ``python -m lint``; from Python::
 
 from lint._cli import main
 from lint._config import Config, LintConfigError, load_config
-from lint._engine import INTERNAL_ERROR, PARSE_ERROR, lint_source
+from lint._engine import INTERNAL_ERROR, NOT_LINTED, PARSE_ERROR, WARNINGS, lint_source
 from lint._rule import Finding, Rule
-from lint._rules import RULES, RULES_BY_CODE
+from lint._rules import DEFAULT_RULES, RULES, RULES_BY_CODE
 from lint._runner import RunResult, lint_paths
 
 __all__ = [
+    "DEFAULT_RULES",
     "INTERNAL_ERROR",
+    "NOT_LINTED",
     "PARSE_ERROR",
     "RULES",
     "RULES_BY_CODE",
+    "WARNINGS",
     "Config",
     "Finding",
     "LintConfigError",

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from lint._rules._common import CallInfo
+
 __all__ = [
     "Analysis",
     "Reference",
@@ -72,6 +74,24 @@ def dotted_name(node: cst.BaseExpression) -> str:
     return ".".join(reversed(parts))
 
 
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def call_info(call: cst.Call) -> CallInfo:
+    """The shape of a libcst call (without ``reads``)."""
+    positional = positional_args(call)
+    keywords = {
+        arg.keyword.value: _is_none(arg.value) for arg in call.args if arg.keyword is not None
+    }
+    return CallInfo(
+        len(positional),
+        bool(positional) and positional[0].star == "" and _is_none(positional[0].value),
+        keywords,
+        any(arg.star == "**" for arg in call.args),
+    )
+
+
 def positional_args(call: cst.Call) -> list[cst.Arg]:
     """The positional arguments of ``call``, ``*args`` included."""
     return [arg for arg in call.args if arg.keyword is None and arg.star != "**"]
@@ -105,6 +125,8 @@ class Reference:
     qualname: str
     node: cst.BaseExpression
     call: cst.Call | None
+    # An operand of a comparison (``rs is np.random``): a test, not a use.
+    compared: bool = False
 
 
 @dataclass(slots=True)
@@ -117,6 +139,54 @@ class Analysis:
     calls: list[tuple[str, cst.Call]]
     _module: _Scope
     _scope_of: dict[int, _Scope]
+    # id(call) -> dotted target of ``target = call(...)`` (``self.rng``).
+    assigned_to: dict[int, str] = field(default_factory=dict)
+    _by_node: dict[int, str] | None = None
+
+    def seeded_receivers(self) -> set[str]:
+        """Dotted receivers of a ``x.seed(value)`` call with a value that is not None."""
+        found = set()
+        for name, call in self.calls:
+            if name != "seed" or not isinstance(call.func, cst.Attribute):
+                continue
+            receiver = dotted_name(call.func.value)
+            if not receiver or not isinstance(call.func.value, cst.Name | cst.Attribute):
+                continue
+            info = call_info(call)
+            if info.seed_given("a") or info.seed_given("seed"):
+                found.add(receiver)
+        return found
+
+    def call_info(self, call: cst.Call, seed_keyword: str) -> CallInfo:
+        """``call``'s shape, with the dotted names its seed argument reads."""
+        info = call_info(call)
+        seed: cst.CSTNode | None = None
+        positional = positional_args(call)
+        if positional:
+            seed = positional[0].value
+        else:
+            seed = next(
+                (
+                    a.value
+                    for a in call.args
+                    if a.keyword is not None and a.keyword.value == seed_keyword
+                ),
+                None,
+            )
+        if seed is None:
+            return info
+        if self._by_node is None:
+            self._by_node = {id(ref.node): ref.qualname for ref in self.references}
+        by_node = self._by_node
+        found = set()
+        stack: list[cst.CSTNode] = [seed]
+        while stack:
+            node = stack.pop()
+            if id(node) in by_node:
+                found.add(by_node[id(node)])
+            stack.extend(node.children)
+        reads = frozenset(found)
+        return CallInfo(info.positional, info.first_is_none, info.keywords, info.star_kwargs, reads)
 
     def is_constant_label(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a literal or a module-level name bound once to a str literal."""
@@ -197,6 +267,8 @@ class _Walker:
         self.scope_of: dict[int, _Scope] = {}
         self.stack: list[tuple[cst.CSTNode, _Scope]] = [(tree, self.module)]
         self.pending: list[tuple[_Scope, str, str]] = []
+        self.compared: set[int] = set()
+        self.assigned: dict[int, str] = {}
 
     def bind(self, scope: _Scope, name: str, kind: str) -> None:
         if self.names is not None and name not in self.names:
@@ -348,7 +420,9 @@ class _Walker:
                 continue
             for base in _resolve(name, scope, module):
                 qualname = ".".join([base, *attrs]) if attrs else base
-                yield Reference(qualname, node, self.call_of.get(id(node)))
+                yield Reference(
+                    qualname, node, self.call_of.get(id(node)), id(node) in self.compared
+                )
 
     def _all_scopes(self) -> Iterator[_Scope]:
         seen: set[int] = set()
@@ -451,6 +525,10 @@ def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
         assert isinstance(target, cst.Name)
         walker.bind(scope, target.value, _CONST)
     else:
+        if len(targets) == 1 and type(node.value) is cst.Call:
+            only = targets[0].target
+            if isinstance(only, cst.Name | cst.Attribute):
+                walker.assigned[id(node.value)] = dotted_name(only)
         for target_node in targets:
             walker.bind_target(target_node.target, scope)
     walker.stack.append((node.value, scope))
@@ -550,6 +628,16 @@ def _match_keyword(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
     walker.stack.append((node.pattern, scope))
 
 
+def _comparison(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
+    assert isinstance(node, cst.Comparison)
+    push = walker.stack.append
+    walker.compared.add(id(node.left))
+    push((node.left, scope))
+    for target in node.comparisons:
+        walker.compared.add(id(target.comparator))
+        push((target.comparator, scope))
+
+
 def _arg(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
     # A keyword argument's name is not a load; only the value is.
     assert isinstance(node, cst.Arg)
@@ -582,6 +670,7 @@ _HANDLERS: dict[type[cst.CSTNode], _Handler] = {
     cst.MatchMapping: _match_mapping,
     cst.MatchKeywordElement: _match_keyword,
     cst.Arg: _arg,
+    cst.Comparison: _comparison,
 }
 
 
@@ -596,4 +685,4 @@ def analyse(tree: cst.Module, names: frozenset[str] | None = None) -> Analysis:
     walker.run()
     walker.apply_bindings()
     references = list(walker.references())
-    return Analysis(tree, references, walker.calls, walker.module, walker.scope_of)
+    return Analysis(tree, references, walker.calls, walker.module, walker.scope_of, walker.assigned)

@@ -3,10 +3,11 @@
 Keys (all optional)::
 
     [tool.simclock-lint]
-    select = ["SC"]                  # codes or prefixes; default: every rule
+    select = ["SC"]                  # codes or prefixes; default: every default-on rule
     ignore = []                      # codes or prefixes removed from select
     exclude = ["tests/fixtures/**"]  # globs never linted (added to the defaults)
-    simulation-code = ["**"]         # where SC301 (wall clock) applies
+    simulation-code = ["src/sim/**"] # SC301 (wall clock) applies here; default: none
+    simulation-imports = ["simclock"]  # ... and in files importing one of these (default)
     cache-dir = ".simclock-lint-cache"
 
     [tool.simclock-lint.per-file-ignores]
@@ -28,7 +29,14 @@ from pathlib import Path
 
 from lint._rules import RULES_BY_CODE
 
-__all__ = ["DEFAULT_EXCLUDE", "Config", "LintConfigError", "load_config", "resolve_codes"]
+__all__ = [
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_SIMULATION_IMPORTS",
+    "Config",
+    "LintConfigError",
+    "load_config",
+    "resolve_codes",
+]
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
@@ -36,8 +44,12 @@ DEFAULT_EXCLUDE = (
     "node_modules", "*.egg-info",
 )  # fmt: skip
 _KEYS = frozenset(
-    {"select", "ignore", "exclude", "simulation-code", "cache-dir", "per-file-ignores"}
-)
+    {
+        "select", "ignore", "exclude", "simulation-code", "simulation-imports", "cache-dir",
+        "per-file-ignores",
+    }
+)  # fmt: skip
+DEFAULT_SIMULATION_IMPORTS = ("simclock",)
 
 
 class LintConfigError(ValueError):
@@ -96,11 +108,23 @@ def _globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
 
 
 def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
-    """The rule codes named by ``selectors`` (codes or prefixes such as ``SC1``)."""
+    """The rule codes named by ``selectors`` (codes or prefixes such as ``SC1``).
+
+    A prefix picks the default-on rules only; an opt-in rule (SC104) is picked
+    by its exact code.
+    """
     codes: set[str] = set()
     for selector in selectors:
         text = selector.strip().upper()
-        matched = {code for code in RULES_BY_CODE if code.startswith(text)} if text else set()
+        matched = (
+            {
+                code
+                for code, rule in RULES_BY_CODE.items()
+                if code == text or (rule.default and code.startswith(text))
+            }
+            if text
+            else set()
+        )
         if not matched:
             known = ", ".join(sorted(RULES_BY_CODE))
             raise LintConfigError(
@@ -115,9 +139,10 @@ class Config:
     """Resolved configuration; ``root`` anchors every glob."""
 
     root: Path = field(default_factory=lambda: Path.cwd().resolve())
-    select: frozenset[str] = frozenset(RULES_BY_CODE)
+    select: frozenset[str] = frozenset(c for c, r in RULES_BY_CODE.items() if r.default)
     exclude: tuple[_Glob, ...] = _globs(DEFAULT_EXCLUDE)
-    simulation_code: tuple[_Glob, ...] = _globs(["**"])
+    simulation_code: tuple[_Glob, ...] = ()
+    simulation_imports: tuple[str, ...] = DEFAULT_SIMULATION_IMPORTS
     per_file_ignores: tuple[tuple[_Glob, frozenset[str]], ...] = ()
     cache_dir: Path | None = None
     source: Path | None = None
@@ -152,10 +177,26 @@ class Config:
                 return True
         return False
 
+    def simulation_for(self, relpath: str) -> str | tuple[str, ...]:
+        """Why ``relpath`` is simulation code (a matching glob), else the imports that make it so.
+
+        The engine decides from the file's imports when this is a tuple.
+        """
+        for glob in self.simulation_code:
+            if glob.matches(relpath):
+                return f"matches simulation-code {glob.pattern!r}"
+        return self.simulation_imports
+
     def codes_for(self, relpath: str) -> frozenset[str]:
-        """The codes that apply to one file after per-path ignores (SPEC §13)."""
+        """The codes that apply to one file after per-path ignores (SPEC §13).
+
+        Simulation-only rules stay in: the engine drops them for a file that
+        is not simulation code (see ``simulation_for``).
+        """
         codes = set(self.select)
-        if not any(glob.matches(relpath) for glob in self.simulation_code):
+        if not self.simulation_imports and not any(
+            glob.matches(relpath) for glob in self.simulation_code
+        ):
             codes -= {code for code, rule in RULES_BY_CODE.items() if rule.simulation_only}
         for glob, ignored in self.per_file_ignores:
             if glob.matches(relpath):
@@ -167,6 +208,7 @@ class Config:
         parts = [
             ",".join(sorted(self.select)),
             ";".join(g.pattern for g in self.simulation_code),
+            ";".join(self.simulation_imports),
             ";".join(f"{g.pattern}={','.join(sorted(c))}" for g, c in self.per_file_ignores),
         ]
         return "|".join(parts)
@@ -228,6 +270,11 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
         )
     root = pyproject.resolve().parent
     select = resolve_codes(_string_list(table, "select", pyproject) or ["SC"], "select")
+    imports = (
+        _string_list(table, "simulation-imports", pyproject)
+        if "simulation-imports" in table
+        else list(DEFAULT_SIMULATION_IMPORTS)
+    )
     ignore = _string_list(table, "ignore", pyproject)
     if ignore:
         select -= resolve_codes(ignore, "ignore")
@@ -243,9 +290,7 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
         )
         for glob in per_file
     )
-    simulation = (
-        _string_list(table, "simulation-code", pyproject) if "simulation-code" in table else ["**"]
-    )
+    simulation = _string_list(table, "simulation-code", pyproject)
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise LintConfigError(f"cache-dir in {pyproject} must be a string, got {cache_dir!r}")
@@ -254,6 +299,7 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
         select=select,
         exclude=_globs([*DEFAULT_EXCLUDE, *_string_list(table, "exclude", pyproject)]),
         simulation_code=_globs(simulation),
+        simulation_imports=tuple(imports),
         per_file_ignores=ignores,
         cache_dir=root / cache_dir if cache_dir is not None else None,
         source=pyproject,

@@ -8,25 +8,55 @@ file that does not parse yields a single ``SC000`` finding carrying the
 parser's message; an exception inside the linter yields ``SC999`` instead of
 stopping the run. libcst is imported on the first file that needs a parse, so
 a run served by the cache never pays for it.
+
+A file libcst refuses (or would take too long on: a line with more than
+``_DEEP_OPERATORS`` operators, where its parser slows down steeply) goes to
+CPython's ``ast`` parser instead (``lint/_fallback.py``): when CPython
+compiles it, its findings are reported, so only a file Python itself refuses
+is ``SC000``. A ``# simclock-lint: noqa`` line (optionally ``: SC301,...``)
+skips the whole file (or those codes) before any parse.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from lint._prune import prune
 from lint._rule import Finding, Rule
-from lint._rules import RULES
+from lint._rules import DEFAULT_RULES
 from lint._rules._common import import_statements, imports_module
 
-__all__ = ["INTERNAL_ERROR", "PARSE_ERROR", "lint_source"]
+__all__ = ["INTERNAL_ERROR", "NOT_LINTED", "PARSE_ERROR", "WARNINGS", "lint_source"]
 
 PARSE_ERROR = "SC000"
+# A path that is not a regular file (a FIFO, a device): skipped, a warning only.
+NOT_LINTED = "SC001"
 INTERNAL_ERROR = "SC999"
+# Codes that never fail a run (exit status 0 when they are all there is).
+WARNINGS = frozenset({NOT_LINTED})
+
+_FILE_NOQA = re.compile(
+    rb"^[ \t]*#[ \t]*simclock-lint:[ \t]*noqa\b(?:[ \t]*:[ \t]*"
+    rb"(?P<codes>[A-Za-z]+[0-9]+(?:[ \t]*,[ \t]*[A-Za-z]+[0-9]+)*))?",
+    re.MULTILINE,
+)
+# libcst's parser time grows steeply with nesting (a 1 000-term sum: 2 s, 2 000:
+# 49 s); a physical line with this many operators or trailers goes to the fallback.
+_DEEP_OPERATORS = 150
+# A run of physical lines each ending in an operator, an open parenthesis or a
+# backslash, or starting with an operator (a sign before a number is data), a
+# dot or a closing parenthesis (one expression split over lines), or one long line.
+_LONG_LINE = re.compile(
+    rb"(?m)^(?:[^\n]*[-+*/%%|&^@(\\][ \t]*\r?\n|[ \t]*(?:[-+](?![\d.])|[*/%%|&^@.)])[^\n]*\r?\n)+"
+    rb"[^\n]*"
+    rb"|^[^\n]{%d,}" % (2 * _DEEP_OPERATORS)
+)
+_OPERATOR = re.compile(rb"\.[A-Za-z_]|[-+*/%|&^@(\[<>]")
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -36,7 +66,6 @@ _NOQA = re.compile(
 _LINE_END = re.compile(r"\r\n?|\n")
 _KEYWORDS = frozenset(keyword.kwlist)
 _STAR_IMPORT = re.compile(rb"\bimport\s*\*")
-_ERROR_AT = re.compile(r"error at (?P<line>\d+):(?P<col>\d+): ")
 
 
 def _relevant(raw: bytes, text: str, rules: list[Rule]) -> frozenset[str] | None:
@@ -78,25 +107,6 @@ def _cut(
     return prune(text, triggers - _KEYWORDS, set(names))
 
 
-def _parse_error(error: Exception) -> tuple[int, int, str]:
-    """Line, column (1-based) and message of a libcst parse failure.
-
-    libcst's native parser names its position in the message (``error at
-    3:5: expected ...``, 0-based column, at or just after the offending token);
-    its ``raw_line``/``raw_column`` attributes are less reliable, so the
-    message's position wins when it has one.
-    """
-    import libcst
-
-    if isinstance(error, libcst.ParserSyntaxError):
-        message = error.message.removeprefix("parser error: ")
-        at = _ERROR_AT.match(message)
-        if at is None:
-            return max(error.raw_line, 1), error.raw_column + 1, message
-        return max(int(at["line"]), 1), int(at["col"]) + 1, message[at.end() :]
-    return 1, 1, f"{type(error).__name__}: {error}"
-
-
 def _decode(source: bytes) -> str:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     return source.decode(encoding)
@@ -128,22 +138,77 @@ def _suppressed(comment: str | None, code: str) -> bool:
     return False
 
 
+def _file_noqa(raw: bytes) -> frozenset[str] | None:
+    """Codes a ``# simclock-lint: noqa[: codes]`` line silences for the file ("*": all)."""
+    if b"simclock-lint" not in raw:
+        return None
+    codes: set[str] = set()
+    for match in _FILE_NOQA.finditer(raw):
+        listed = match.group("codes")
+        if listed is None:
+            return frozenset({"*"})
+        codes.update(c.strip().upper() for c in listed.decode().split(","))
+    return frozenset(codes) if codes else None
+
+
+def _deep(raw: bytes) -> bool:
+    """Whether a physical line has enough operators to make libcst's parser crawl."""
+    return any(
+        len(line.group()) > 2 * _DEEP_OPERATORS
+        and len(_OPERATOR.findall(line.group())) > _DEEP_OPERATORS
+        for line in _LONG_LINE.finditer(raw)
+    )
+
+
+def _simulation_reason(raw: bytes, simulation: str | Sequence[str]) -> str | None:
+    if isinstance(simulation, str):
+        return simulation
+    for module in simulation:
+        if imports_module(raw, module):
+            return f"imports {module}"
+    return None
+
+
 def lint_source(
-    source: bytes | str, path: str = "<string>", rules: Iterable[Rule] = RULES
+    source: bytes | str,
+    path: str = "<string>",
+    rules: Iterable[Rule] = DEFAULT_RULES,
+    *,
+    simulation: str | Sequence[str] = ("simclock",),
 ) -> list[Finding]:
     """Findings of ``rules`` on one module's source, sorted by position.
 
-    ``path`` is only echoed in the findings. Never raises for bad input: an
-    unparsable file gives ``SC000``, a linter bug ``SC999``.
+    ``path`` is only echoed in the findings. ``simulation`` decides whether
+    the simulation-only rules (SC301) apply: a string says the file is
+    simulation code and why; a sequence of module names makes it so when the
+    file imports one of them. Never raises for bad input: a file Python
+    refuses gives ``SC000``, a linter bug ``SC999``.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
+    rules = list(rules)
+    silenced = _file_noqa(raw)
+    if silenced is not None:
+        if "*" in silenced:
+            return []
+        rules = [rule for rule in rules if rule.code not in silenced]
     active = [rule for rule in rules if rule.may_match(raw)]
+    reason: str | None = None
+    if any(rule.simulation_only for rule in active):
+        reason = _simulation_reason(raw, simulation)
+        if reason is None:
+            active = [rule for rule in active if not rule.simulation_only]
     if not active:
         return []
     try:
         text = source if isinstance(source, str) else _decode(raw)
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
+    suffix = {
+        rule.code: f" [simulation code: {reason}]" if rule.simulation_only else ""
+        for rule in active
+    }
+    if _deep(raw):
+        return _fallback(text, path, active, suffix)
     import libcst
 
     from lint._analysis import analyse
@@ -164,33 +229,81 @@ def lint_source(
     if tree is None:
         try:
             tree = libcst.parse_module(text)
-        except RecursionError as error:
-            return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
-        except Exception as error:  # ParserSyntaxError, or whatever else the parser refuses with
-            line, col, message = _parse_error(error)
-            return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {message}")]
+        except Exception:  # ParserSyntaxError, RecursionError, ...: CPython decides
+            return _fallback(text, path, active, suffix)
     try:
         analysis = analyse(tree, names)
         hits: list[tuple[libcst.CSTNode, str, str]] = []
         for rule in active:
             for node, name in rule.check(analysis):
-                hits.append((node, rule.code, rule.message.format(name=name)))
+                hits.append((node, rule.code, rule.message.format(name=name) + suffix[rule.code]))
         if not hits:
             return []
         positions = start_positions(tree, (node for node, _, _ in hits))
-        # Not str.splitlines(): it also splits at form feeds and other characters
-        # that are not line ends for the parser, which would shift line numbers.
-        lines = _LINE_END.split(text)
-        findings = set()
+        located = []
         for node, code, message in hits:
             line, column = positions[id(node)]
             if line_map is not None:
                 line = line_map[line - 1]
+            located.append((line, column + 1, code, message))
+        return _unsuppressed(text, path, located)
+    except RecursionError:  # a tree too deep for the walk's helpers: CPython's parser
+        return _fallback(text, path, active, suffix)
+    except Exception as error:  # a linter bug must not hide the other files' findings
+        return [_internal(path, error)]
+
+
+def _unsuppressed(text: str, path: str, located: list[tuple[int, int, str, str]]) -> list[Finding]:
+    """The findings whose line has no ``# noqa`` naming their code, sorted."""
+    # Not str.splitlines(): it also splits at form feeds and other characters
+    # that are not line ends for the parser, which would shift line numbers.
+    lines = _LINE_END.split(text)
+    comments: dict[int, str | None] = {}  # per line: many findings may share one
+    findings = set()
+    for line, column, code, message in located:
+        if line not in comments:
             line_text = lines[line - 1] if 0 < line <= len(lines) else ""
-            if "noqa" in line_text.lower() and _suppressed(_comment(line_text), code):
-                continue
-            findings.add(Finding(path, line, column + 1, code, message))
-        return sorted(findings)
+            comments[line] = _comment(line_text) if "noqa" in line_text.lower() else None
+        if _suppressed(comments[line], code):
+            continue
+        findings.add(Finding(path, line, column, code, message))
+    return sorted(findings)
+
+
+def _fallback(text: str, path: str, rules: list[Rule], suffix: dict[str, str]) -> list[Finding]:
+    """Findings from CPython's parser (``lint/_fallback.py``); SC000 if Python refuses the file."""
+    from lint._fallback import fallback_hits
+
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        line = max(error.lineno or 1, 1)
+        col = max(error.offset or 1, 1)
+        return [Finding(path, line, col, PARSE_ERROR, f"could not parse: {error.msg}")]
+    except (RecursionError, MemoryError) as error:
+        message = (
+            "nested too deeply for Python's parser"
+            if isinstance(error, RecursionError)
+            else "out of memory in Python's parser"
+        )
+        return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {message}")]
+    except ValueError as error:  # null bytes
+        return [Finding(path, 1, 1, PARSE_ERROR, f"could not parse: {error}")]
+    try:
+        hits = fallback_hits(tree, rules)
+        if not hits:
+            return []
+        lines = _LINE_END.split(text)
+        messages = {rule.code: rule.message for rule in rules}
+        located = []
+        for node, code, name in hits:
+            line = node.lineno
+            # ast columns count UTF-8 bytes; findings count characters.
+            line_text = lines[line - 1] if 0 < line <= len(lines) else ""
+            column = len(line_text.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
+            message = messages[code].format(name=name) + suffix[code]
+            located.append((line, column + 1, code, message))
+        return _unsuppressed(text, path, located)
     except Exception as error:  # a linter bug must not hide the other files' findings
         return [_internal(path, error)]
 

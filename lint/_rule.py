@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
 
     from lint._analysis import Analysis
+    from lint._rules._common import CallInfo
 
 __all__ = ["Finding", "Rule"]
 
@@ -37,8 +38,10 @@ class Rule:
     it is false for every selected rule the file is not parsed at all.
     ``check(analysis)`` yields ``(node, name)`` pairs, ``node`` a libcst node
     whose start is the finding's position; ``name`` fills the message.
-    ``simulation_only`` rules apply only to the configured simulation-code
-    paths.
+    ``simulation_only`` rules apply only to simulation code (files that
+    import a simulation module such as simclock, or configured paths).
+    ``default`` is False for an opt-in rule: it runs only when its exact code
+    is selected (a prefix such as ``SC`` or ``SC1`` does not pick it).
 
     ``modules`` and ``words`` limit what the walk records: only names bound
     by an import of ``modules`` (found in the text) and ``words(text)`` can
@@ -61,6 +64,11 @@ class Rule:
     modules: tuple[str, ...] = ()
     words: Callable[[str], Iterable[str]] | None = None
     anchors: tuple[str, ...] = ()
+    default: bool = True
+    # ``flags(qualname, call_info, compared)``: the rule as a test of one resolved
+    # reference, shared by the libcst check and the ``ast`` fallback (None: the
+    # rule needs libcst's tree and the fallback skips it).
+    flags: Callable[[str, CallInfo | None, bool], str | None] | None = None
 
     @classmethod
     def declared_in(
@@ -71,6 +79,7 @@ class Rule:
         modules: tuple[str, ...] = (),
         words: Callable[[str], Iterable[str]] | None = None,
         anchors: tuple[str, ...] = (),
+        default: bool = True,
     ) -> Rule:
         """The rule a rule module declares: ``Rule.declared_in(globals(), ...)``.
 
@@ -100,4 +109,6 @@ class Rule:
             modules=modules,
             words=words,
             anchors=anchors,
+            default=default,
+            flags=namespace.get("flags"),
         )

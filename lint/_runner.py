@@ -15,6 +15,7 @@ import gc
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from lint._config import Config
-from lint._engine import lint_source
+from lint._engine import NOT_LINTED, lint_source
 from lint._rule import Finding
 from lint._rules import RULES
 
@@ -71,17 +72,40 @@ def discover(paths: Sequence[Path], config: Config) -> Iterator[Path]:
             yield path
 
 
-def _lint_file(job: tuple[str, str, frozenset[str]]) -> list[Finding]:
-    display, filename, codes = job
+_Job = tuple[str, str, frozenset[str], str | tuple[str, ...]]
+
+
+def _read_regular(filename: str) -> bytes:
+    """The bytes of a regular file; OSError for anything else (a FIFO, a device).
+
+    The file is opened without blocking and checked with ``fstat`` before any
+    read: a FIFO named ``x.py`` would block forever, and a link to /dev/zero
+    would fill the memory.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(filename, flags)
     try:
-        with open(filename, "rb") as handle:
-            source = handle.read()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _lint_file(job: _Job) -> list[Finding]:
+    display, filename, codes, simulation = job
+    try:
+        source = _read_regular(filename)
     except OSError as error:
-        return [Finding(display, 1, 1, "SC000", f"could not read: {error.strerror}")]
-    return lint_source(source, display, [r for r in RULES if r.code in codes])
+        reason = error.strerror or str(error)
+        return [Finding(display, 1, 1, NOT_LINTED, f"not linted: {reason}")]
+    return lint_source(
+        source, display, [r for r in RULES if r.code in codes], simulation=simulation
+    )
 
 
-def _lint_chunk(jobs: list[tuple[str, str, frozenset[str]]]) -> list[list[Finding]]:
+def _lint_chunk(jobs: list[_Job]) -> list[list[Finding]]:
     # Syntax trees are acyclic: reference counting frees them, the cycle collector only costs.
     enabled = gc.isenabled()
     gc.disable()
@@ -94,9 +118,10 @@ def _lint_chunk(jobs: list[tuple[str, str, frozenset[str]]]) -> list[list[Findin
 
 def _size(path: Path) -> int:
     try:
-        return path.stat().st_size
+        info = path.stat()
     except OSError:
         return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
 def _display(path: Path, cwd: str) -> str:
@@ -149,7 +174,7 @@ def lint_paths(
     salt = f"{_linter_fingerprint()}|{config.fingerprint()}".encode()
     fresh: dict[str, list[object]] = {}
     results: list[list[Finding]] = [[] for _ in files]
-    todo: list[tuple[int, str, str, tuple[str, str, frozenset[str]]]] = []
+    todo: list[tuple[int, str, str, _Job]] = []
     todo_bytes = 0
     hits = 0
     for index, path in enumerate(files):
@@ -158,14 +183,16 @@ def lint_paths(
         if not codes:
             continue
         display = _display(path, cwd)
+        job = (display, str(path), codes, config.simulation_for(relpath))
         if not use_cache:
-            todo.append((index, relpath, "", (display, str(path), codes)))
+            todo.append((index, relpath, "", job))
             todo_bytes += _size(path)
             continue
         try:
-            data = path.read_bytes()
+            data = _read_regular(str(path))
         except OSError:
-            data = b""
+            todo.append((index, relpath, "", job))  # reported by the worker, never cached
+            continue
         digest = hashlib.blake2b(salt + ",".join(sorted(codes)).encode(), digest_size=16)
         digest.update(data)
         key = digest.hexdigest()
@@ -176,12 +203,13 @@ def lint_paths(
             fresh[relpath] = entry
             hits += 1
             continue
-        todo.append((index, relpath, key, (display, str(path), codes)))
+        todo.append((index, relpath, key, job))
         todo_bytes += len(data)
     linted = _run_jobs([job for *_, job in todo], todo_bytes, jobs)
     for (index, relpath, key, _), findings in zip(todo, linted, strict=True):
         results[index] = findings
-        fresh[relpath] = [key, [[f.line, f.col, f.code, f.message] for f in findings]]
+        if key:
+            fresh[relpath] = [key, [[f.line, f.col, f.code, f.message] for f in findings]]
     if use_cache and todo:
         # Entries of files outside this run are kept, so linting a subset keeps the rest warm.
         _store_cache(directory, {**cache, **fresh})
@@ -195,9 +223,7 @@ def _available_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _run_jobs(
-    jobs: list[tuple[str, str, frozenset[str]]], total_bytes: int, max_workers: int | None
-) -> list[list[Finding]]:
+def _run_jobs(jobs: list[_Job], total_bytes: int, max_workers: int | None) -> list[list[Finding]]:
     workers = max_workers or _available_cpus()
     if workers <= 1 or len(jobs) < 2 or total_bytes < _PARALLEL_MIN_BYTES:
         return _lint_chunk(jobs)

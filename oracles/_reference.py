@@ -36,13 +36,23 @@ class FailureRecord:
     """One callback that raised ``Exception`` (C-ERR-1).
 
     ``callback`` is the callable's ``__qualname__``; ``error_type`` the
-    exception class name; ``error_message`` is ``str(exc)``.
+    exception class's ``__qualname__``; ``error_message`` is ``str(exc)``, or
+    ``<str() of TYPE raised>`` when that raises.
     """
 
     at_ns: int
     callback: str
     error_type: str
     error_message: str
+
+
+def _show(value: object) -> str:
+    """``repr(value)`` for an error message: cut short, and never raising itself."""
+    try:
+        text = repr(value) if not (type(value) is int and value.bit_length() > 400) else "<big int>"
+    except Exception:
+        return f"<{type(value).__qualname__} object>"
+    return text if len(text) <= 120 else text[:120] + "..."
 
 
 def _time_int(value: object, name: str) -> int:
@@ -53,11 +63,13 @@ def _time_int(value: object, name: str) -> int:
         result = operator.index(value)
     else:
         raise SimclockTypeError(
-            f"{name} must be an int of nanoseconds, got {type(value).__name__} {value!r}; "
+            f"{name} must be an int of nanoseconds, got {type(value).__name__} {_show(value)}; "
             "pass an int"
         )
     if result < 0:
-        raise SimclockValueError(f"{name} must be >= 0, got {result!r}; pass a non-negative int")
+        raise SimclockValueError(
+            f"{name} must be >= 0, got {_show(result)}; pass a non-negative int"
+        )
     return result
 
 
@@ -71,7 +83,7 @@ def _positive_time_int(value: object, name: str) -> int:
 def _rate(value: object) -> Fraction:
     if isinstance(value, bool | np.bool_):
         raise SimclockTypeError(
-            f"rate_hz must be an int or a fractions.Fraction of Hz, got bool {value!r}"
+            f"rate_hz must be an int or a fractions.Fraction of Hz, got bool {_show(value)}"
         )
     # C-X-RATE names exactly `int` or `Fraction`; a rate is not a time, so the
     # numpy integers that §0 admits for times are refused here (as HeapSimClock does).
@@ -82,22 +94,22 @@ def _rate(value: object) -> Fraction:
     else:
         raise SimclockTypeError(
             f"rate_hz must be an int or a fractions.Fraction of Hz, got "
-            f"{type(value).__name__} {value!r}; e.g. Fraction(30)"
+            f"{type(value).__name__} {_show(value)}; e.g. Fraction(30)"
         )
     if rate <= 0:
-        raise SimclockValueError(f"rate_hz must be > 0, got {value!r}; pass a positive rate")
+        raise SimclockValueError(f"rate_hz must be > 0, got {_show(value)}; pass a positive rate")
     # Above 1 GHz several firings would share one ns; SPEC is silent, and
     # HeapSimClock refuses, so the oracle refuses too (ValueError).
     if rate > _NS_PER_S:
         raise SimclockValueError(
-            f"rate_hz must be <= 10**9 (one firing per ns at most), got {value!r}"
+            f"rate_hz must be <= 10**9 (one firing per ns at most), got {_show(value)}"
         )
     return rate
 
 
 def _callable(cb: object) -> Callable[[], object]:
     if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")
+        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {_show(cb)}")
     return cb
 
 
@@ -107,8 +119,19 @@ def _name(cb: object) -> str:
     # as HeapSimClock).
     if isinstance(cb, partial):
         return f"partial({_name(cb.func)})"
-    qualname = getattr(cb, "__qualname__", None)
+    try:
+        qualname = getattr(cb, "__qualname__", None)
+    except Exception:
+        qualname = None  # a raising __qualname__ property counts as absent
     return qualname if isinstance(qualname, str) else type(cb).__qualname__
+
+
+def _message(exc: BaseException) -> str:
+    """``str(exc)``; when ``__str__`` raises (anything), the SPEC's fixed placeholder (C-ERR-1)."""
+    try:
+        return str(exc)
+    except BaseException:
+        return f"<str() of {type(exc).__qualname__} raised>"
 
 
 class _Schedule:
@@ -187,7 +210,7 @@ class ReferenceClock:
         at = _time_int(at_ns, "at_ns")
         if at < self._now:
             raise SimclockValueError(
-                f"at_ns must be >= now ({self._now}), got {at!r}; schedule at now or later"
+                f"at_ns must be >= now ({self._now}), got {_show(at)}; schedule at now or later"
             )
         fn = _callable(cb)
         schedule = _Schedule(fn, lambda k: at, repeating=False)
@@ -262,7 +285,9 @@ class ReferenceClock:
         except Exception as exc:
             schedule.failed += 1
             self.failures.append(
-                FailureRecord(entry.at_ns, _name(schedule.cb), type(exc).__name__, str(exc))
+                FailureRecord(
+                    entry.at_ns, _name(schedule.cb), type(exc).__qualname__, _message(exc)
+                )
             )
         finally:
             # C-PER-2: the next firing is pushed only now, also after a raise,

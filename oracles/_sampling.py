@@ -43,8 +43,26 @@ def sampling_batch(
     Drops the entries whose token is in ``cancelled`` and those later than
     ``stop_us`` (the stop is inclusive), then sorts by ``(time_us, token)``.
     """
-    gone = set(cancelled)
-    due = [e for e in entries if e[1] not in gone and e[0] <= stop_us]
+    if type(stop_us) is not int:
+        raise TypeError(f"stop_us must be an int, got {type(stop_us).__name__}")
+    try:
+        given = list(entries)
+        gone = set(cancelled)
+    except TypeError:
+        raise
+    except Exception as exc:  # an __iter__ or __hash__ that raises something else
+        raise TypeError(
+            f"entries and cancelled must be iterables of plain values ({type(exc).__name__})"
+        ) from None
+    checked = []
+    for e in given:
+        if type(e) is not tuple or len(e) != 4:
+            raise TypeError(
+                "entries must be (time_us, token, sensor_id, millivolts) tuples, got "
+                f"{type(e).__name__}"
+            )
+        checked.append(e)
+    due = [e for e in checked if e[1] not in gone and e[0] <= stop_us]
     due.sort(key=lambda e: (e[0], e[1]))
     return [{"time_us": t, "token": k, "sensor_id": s, "millivolts": mv} for t, k, s, mv in due]
 

@@ -8,6 +8,7 @@ The public API is re-exported here from the sub-packages, one per job:
 - ``simclock.sim``: the physics grid, devices, sessions, MuJoCo, scenarios;
 - ``simclock.realtime``: the host clock, periodic threads, paced runs;
 - ``simclock.records``: the sampling-record scheduler of SPEC §12;
+- ``simclock.sweeps``: seed sweeps on Dask (SPEC §16);
 - ``simclock.cli``: the ``simclock`` command line.
 
 Modules starting with ``_`` are private. The contract is ``SPEC.md``; clause
@@ -48,6 +49,7 @@ from simclock.realtime import (
     MonotonicClock,
     PacingControl,
     PacingMode,
+    PacingReference,
     PacingReport,
     PeriodicThreadHandle,
     run_paced,
@@ -87,6 +89,7 @@ from simclock.sim import (
     load_scenario,
     run_scenario,
 )
+from simclock.sweeps import SweepAuditError, sweep
 
 __version__ = "0.1.0"
 
@@ -114,6 +117,7 @@ __all__ = [
     "MujocoClock",
     "PacingControl",
     "PacingMode",
+    "PacingReference",
     "PacingReport",
     "PeriodicStats",
     "PeriodicThreadHandle",
@@ -141,6 +145,7 @@ __all__ = [
     "SimclockValueError",
     "StepHook",
     "Subscriber",
+    "SweepAuditError",
     "SystemClock",
     "__version__",
     "build_session",
@@ -155,5 +160,6 @@ __all__ = [
     "run_scenario",
     "schedule_periodic_thread",
     "seconds_to_ns",
+    "sweep",
     "trace_fingerprint",
 ]

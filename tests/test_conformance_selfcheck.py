@@ -4,19 +4,30 @@ Every backend of ``tests/backends`` is run through ``conformance.run`` with the
 ``ci`` profile, in two worker processes (``backends.selfcheck``). Each broken
 backend differs from the sorted-list backend by one defect and must be
 rejected (exit 1) with its clause among the failed ones; the correct backends
-(``HeapSimClock``, the sorted list, and a protocol-only wrapper) must pass
-with zero failures. ``docs/conformance.md`` must hold exactly the table these
+(``HeapSimClock``, the sorted list, the timer wheel and a protocol-only
+wrapper) must be CONFORMING. The peers (SimPy, stdlib ``sched``) go through
+the same suite; the clauses they do not keep must be exactly those their
+adapters explain. ``docs/conformance.md`` must hold exactly the tables these
 results produce.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from backends.broken import BROKEN
-from backends.selfcheck import CORRECT, all_names, render_table, run_parallel
-from backends.table import DOC, END, START
+from backends.selfcheck import (
+    CORRECT,
+    PEERS,
+    all_names,
+    peer_reasons,
+    render_peer_table,
+    render_table,
+    run_parallel,
+)
+from backends.table import DOC, END, PEER_END, PEER_START, START
 
 from conformance import CLAUSES
 
@@ -53,7 +64,7 @@ def test_correct_backend_passes_with_zero_failures(
     results: dict[str, dict[str, Any]], name: str
 ) -> None:
     r = results[name]
-    assert r["exit_code"] == 0
+    assert (r["exit_code"], r["verdict"]) == (0, "CONFORMING")
     assert r["failed"] == []
     assert r["counts"]["failed"] == 0
     assert r["counts"]["not run"] == 0
@@ -89,12 +100,45 @@ def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(
     assert missed == []
 
 
-def test_docs_table_is_generated_from_these_results(
+def test_docs_tables_are_generated_from_these_results(
     results: dict[str, dict[str, Any]],
 ) -> None:
-    table = render_table([results[n] for n in all_names()])
+    ordered = [results[n] for n in all_names()]
     text = DOC.read_text(encoding="utf-8")
-    current = text.split(START, 1)[1].split(END, 1)[0].strip()
-    assert current == table, (
-        "docs/conformance.md is stale: run PYTHONPATH=tests python -m backends.table"
-    )
+    for start, end, table in (
+        (START, END, render_table(ordered)),
+        (PEER_START, PEER_END, render_peer_table(ordered)),
+    ):
+        current = text.split(start, 1)[1].split(end, 1)[0].strip()
+        assert current == table, (
+            "docs/conformance.md is stale: run PYTHONPATH=tests:examples python -m backends.table"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(PEERS))
+def test_peer_scheduler_keeps_every_clause_but_those_its_adapter_explains(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
+    r = results[name]
+    assert r["verdict"] == "NOT CONFORMING"
+    assert r["failed"] == sorted(peer_reasons(name), key=list(CLAUSES).index)
+
+
+def test_C_CONF_3_an_import_mistake_in_the_failure_path_is_one_root_cause(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    r = results["failure_path_name_error"]
+    causes = [c for c in r["root_causes"] if "NameError" in c["cause"]]
+    assert len(causes) == 1, r["root_causes"]
+    (cause,) = causes
+    assert re.fullmatch(
+        r"NameError raised in \S*backends/broken\.py:\d+ \(_report\)", cause["cause"]
+    ), cause
+    assert "C-ERR-1" in cause["clauses"] and len(cause["clauses"]) >= 3, cause
+
+
+def test_C_CONF_4_far_time_and_wheel_defects_are_caught_by_the_state_machine(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    far = ["float64_times", "wraps_at_2_64", "wheel_cascade_reverses_ties", "wheel_peek_slot_bound"]
+    assert {n: "SM-ORACLE" in results[n]["failed"] for n in far} == dict.fromkeys(far, True)

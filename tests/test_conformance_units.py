@@ -26,7 +26,7 @@ from simclock import Bus, EventKind, HeapSimClock
 
 def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() -> None:
     section_1 = [
-        "C-TIME-1", "C-TIME-2", "C-TIME-3", "C-ADV-1", "C-ADV-2", "C-ADV-3", "C-ADV-4",
+        "C-TIME-1", "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-2", "C-ADV-3", "C-ADV-4",
         "C-ADV-5", "C-SCH-1", "C-SCH-2", "C-TIE-1", "C-PER-1", "C-PER-2", "C-PER-3",
         "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-CAN-4", "C-ERR-1", "C-ERR-2", "C-DET-1",
         "C-STEP-1",
@@ -86,28 +86,82 @@ def test_suite_modules_are_the_suite_files_of_the_package() -> None:
 def test_report_statuses_and_verdict() -> None:
     rep = BackendReport("x:y")
     assert rep.status("C-TIE-1") == "not run"
-    assert rep.conforming is False  # nothing passed
-    rep.add("C-TIE-1", Outcome("test_C_TIE_1_a", "passed"))
+    assert (rep.conforming, rep.verdict) == (False, "PARTIAL")  # nothing ran
+    for clause in CLAUSES:
+        rep.add(clause, Outcome(f"test_{clause.replace('-', '_')}_a", "passed"))
     rep.add("C-X-RATE", Outcome("test_C_X_RATE_a", "not applicable", "not applicable: no"))
-    assert rep.conforming is True
-    rep.add("C-TIE-1", Outcome("test_C_TIE_1_b", "failed", "AssertionError: C-TIE-1: lifo"))
+    assert (rep.conforming, rep.verdict) == (True, "CONFORMING")
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_b", "failed", "C-TIE-1: lifo"))
     # a later phase (teardown) does not hide a failure
     rep.add("C-TIE-1", Outcome("test_C_TIE_1_b", "passed"))
     assert rep.status("C-TIE-1") == "failed"
     assert rep.status("C-X-RATE") == "not applicable"
     assert rep.failed() == ["C-TIE-1"]
-    assert rep.conforming is False
+    assert (rep.conforming, rep.verdict) == (False, "NOT CONFORMING")
     data = rep.to_json()
+    assert (data["verdict"], data["conforming"]) == ("NOT CONFORMING", False)
     assert data["counts"]["failed"] == 1
     assert data["counts"]["not applicable"] == 1
     row = next(r for r in data["clauses"] if r["id"] == "C-TIE-1")
     assert row["tests"] == [
         {"name": "test_C_TIE_1_a", "outcome": "passed"},
-        {"name": "test_C_TIE_1_b", "outcome": "failed", "message": "AssertionError: C-TIE-1: lifo"},
+        {"name": "test_C_TIE_1_b", "outcome": "failed", "message": "C-TIE-1: lifo"},
     ]
     table = rep.table()
     assert re.search(r"^C-TIE-1 +failed +equal at_ns fire in push order \(FIFO\)$", table, re.M)
-    assert "FAILED C-TIE-1: test_C_TIE_1_b\n  AssertionError: C-TIE-1: lifo" in table
+    assert "FAILED C-TIE-1: test_C_TIE_1_b\n  C-TIE-1: lifo" in table
+    assert "0 not run: NOT CONFORMING\n" in table
+
+
+def test_C_CONF_3_one_root_cause_is_reported_once_with_its_clauses() -> None:
+    rep = BackendReport("x:y")
+    cause = "NameError raised in mybackend.py:42 (_report)"
+    rep.add("C-ERR-1", Outcome("test_C_ERR_1_a", "failed", "C-ERR-1: NameError: x", root=cause))
+    rep.add("C-PER-2", Outcome("test_C_PER_2_a", "failed", "C-PER-2: NameError: x", root=cause))
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_a", "failed", "C-TIE-1: lifo"))
+    assert rep.root_causes() == [
+        {"cause": cause, "clauses": ["C-PER-2", "C-ERR-1"], "tests": ["test_C_PER_2_a",
+                                                                     "test_C_ERR_1_a"]},
+    ]  # fmt: skip
+    table = rep.table()
+    assert table.count(cause) == 1
+    assert "ROOT CAUSE in 2 tests of C-PER-2, C-ERR-1:\n  " + cause in table
+    assert "FAILED C-ERR-1: test_C_ERR_1_a (root cause above)" in table
+    assert "FAILED C-TIE-1: test_C_TIE_1_a\n  C-TIE-1: lifo" in table
+
+
+def test_C_CONF_3_every_distinct_state_machine_failure_is_shown_with_its_program() -> None:
+    rep = BackendReport("x:y")
+    failures = [
+        {"message": "SM-ORACLE: traces differ", "program": "state = M()\nstate.teardown()"},
+        {
+            "message": "SM-ORACLE: now differs",
+            "program": "state = M()\nstate.a()\nstate.teardown()",
+        },
+    ]
+    rep.add(
+        "SM-ORACLE",
+        Outcome("test_SM_ORACLE_a", "failed", "SM-ORACLE: 2 distinct failures", failures=failures),
+    )
+    table = rep.table()
+    assert "  distinct failure 2 of 2:\n    SM-ORACLE: now differs\n" in table
+    assert table.count("minimal failing program (Hypothesis):") == 2
+    test = rep.to_json()["clauses"][-1]["tests"][0]
+    assert test["failures"] == failures
+
+
+def test_C_CONF_2_watchdog_turns_a_hang_into_a_failure() -> None:
+    from conformance._watchdog import ConformanceTimeout, watchdog
+
+    with (
+        pytest.raises(
+            ConformanceTimeout,
+            match=r"^C-X-1: timed out after 0\.2 s of CPU time \(C-CONF-2 time limit per test\)",
+        ),
+        watchdog(0.2, "C-X-1"),
+    ):
+        while True:
+            pass
 
 
 def test_falsifying_program_is_cut_from_pytest_output() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -273,3 +274,44 @@ def test_spec_topic_checked_when_the_spec_is_made(make: type[SensorSpec | Contro
     with pytest.raises(TypeError, match=r"^topic must be a str, got int 5$"):
         make("imu0", MS, topic=5)  # type: ignore[arg-type]
     assert make("imu0", MS, topic="/robot/imu").topic == "/robot/imu"
+
+
+@pytest.mark.parametrize("topic", ["/clock", "/simclock/events", "/simclock"])
+def test_C_BUS_5_specs_refuse_reserved_topics_when_made(topic: str) -> None:
+    with pytest.raises(
+        ValueError,
+        match="^"
+        + re.escape(
+            f"topic {topic!r} is reserved for the library (/clock and /simclock/...); "
+            "publish on another topic, e.g. the default '/sensors/imu0'"
+        )
+        + "$",
+    ):
+        SensorSpec("imu0", MS, topic=topic)
+    with pytest.raises(
+        ValueError,
+        match="^"
+        + re.escape(
+            f"topic {topic!r} is reserved for the library (/clock and /simclock/...); "
+            "publish on another topic, e.g. the default '/controllers/pd'"
+        )
+        + "$",
+    ):
+        ControllerSpec("pd", MS, topic=topic)
+
+
+def test_C_BUS_5_session_clock_topic_may_be_clock_but_not_under_simclock() -> None:
+    assert Session(GridClock(0, MS)).bus.clock is not None
+    clock = GridClock(0, MS)
+    with pytest.raises(
+        ValueError,
+        match="^"
+        + re.escape(
+            "clock_topic '/simclock/clock' is reserved for the library's own messages; "
+            "use '/clock' (the default) or None"
+        )
+        + "$",
+    ):
+        Session(clock, clock_topic="/simclock/clock")
+    # Refused before the clock was taken: a second session may still use it.
+    Session(clock)

@@ -298,27 +298,39 @@ def test_C_MCAP_1_message_before_start_ns_is_refused(tmp_path: Path) -> None:
         rec.close()
 
 
+def _unchecked(topic: object, stamp_ns: object, sequence: object, payload: object) -> Message:
+    """A Message built around its own validation (issue 14): the Recorder must still refuse it."""
+    message = object.__new__(Message)
+    for name, value in zip(
+        ("topic", "stamp_ns", "sequence", "payload"),
+        (topic, stamp_ns, sequence, payload),
+        strict=True,
+    ):
+        object.__setattr__(message, name, value)
+    return message
+
+
 @pytest.mark.parametrize(
     ("message", "error", "text"),
     [
         (
-            Message("/a", 1.5, 0, 1),  # type: ignore[arg-type]
+            _unchecked("/a", 1.5, 0, 1),
             SimclockTypeError,
             r"message stamp_ns must be an int of nanoseconds, got float 1.5; convert seconds "
             r"explicitly, e.g. simclock.seconds_to_ns\(\.\.\.\)",
         ),
         (
-            Message("/a", 1, -3, 1),
+            _unchecked("/a", 1, -3, 1),
             SimclockValueError,
             r"message sequence must be an int >= 0, got int -3",
         ),
         (
-            Message("/a", 1, True, 1),
+            _unchecked("/a", 1, True, 1),
             SimclockTypeError,
             r"message sequence must be an int >= 0, got bool True",
         ),
         (
-            Message(5, 1, 0, 1),  # type: ignore[arg-type]
+            _unchecked(5, 1, 0, 1),
             SimclockTypeError,
             r"message topic must be a str, got int 5",
         ),

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import simclock.recording._recorder as recorder_module
@@ -41,13 +42,26 @@ def _events(bus: Bus) -> list[Any]:
     return seen
 
 
-def test_C_MCAP_4_a_raw_payload_with_str_data_is_the_recordings_error(tmp_path: Path) -> None:
-    # It failed inside its conversion, the message was dropped and close() succeeded.
+class _NoList(np.ndarray):
+    """An array whose conversion fails with an error no JSON encoder expects."""
+
+    def tolist(self) -> Any:
+        raise RuntimeError("tolist is broken")
+
+
+def test_C_MCAP_4_a_payload_whose_conversion_fails_is_the_recordings_error(
+    tmp_path: Path,
+) -> None:
+    # A RawPayload with str data failed inside its conversion (AttributeError): the message
+    # was dropped and close() succeeded. RawPayload now refuses str data when it is made;
+    # any other conversion failure, of any type, is the recording's error.
+    with pytest.raises(SimclockTypeError, match=r"^data must be bytes, got str 'x'$"):
+        RawPayload("cbor", "", "x")  # type: ignore[arg-type]
     path = tmp_path / "raw.mcap"
     clock = HeapSimClock(0)
     events = _events(clock.bus)
     rec = Recorder(path, clock.bus, seed=0)
-    clock.bus.publish("/raw", RawPayload("cbor", "", "not bytes"))  # type: ignore[arg-type]
+    clock.bus.publish("/raw", {"v": np.zeros(2).view(_NoList)})
     clock.advance(1)
     assert [(e.kind, e.details["error_type"]) for e in events] == [
         ("SUBSCRIBER_FAILED", "SimclockTypeError")
@@ -57,8 +71,8 @@ def test_C_MCAP_4_a_raw_payload_with_str_data_is_the_recordings_error(tmp_path: 
     with pytest.raises(
         SimclockRuntimeError,
         match=rf"^recording '{re.escape(str(path))}' is incomplete: message sequence=0 on '/raw' "
-        r"at 0 ns was not recorded: its payload could not be converted \(AttributeError: 'str' "
-        r"object has no attribute 'hex'\)$",
+        r"at 0 ns was not recorded: its payload could not be converted \(RuntimeError: tolist "
+        r"is broken\)$",
     ):
         rec.close()
 
@@ -150,36 +164,54 @@ def _draw_run(path: Path | None) -> list[Any]:
     rec = Recorder(path, bus, seed=4, record_draws=True) if path is not None else None
     clock = HeapSimClock(4, bus=bus, draw_observer=rec.draw_observer if rec else None)
     root = clock.random_source()
-    out.append(root.normal(0.0, math.nan))
-    out.append(root.normal(math.inf, 1.0))
-    with pytest.raises(OverflowError):
-        root.uniform(math.nan, 1.0)
+    for bad in (lambda: root.normal(0.0, math.nan), lambda: root.uniform(math.nan, 1.0)):
+        with pytest.raises(SimclockValueError) as refused:
+            bad()
+        out.append(str(refused.value))
     out.append(root.uniform(0.0, 1.0))
+    out.append(root.normal(0.0, 1.0, size=2).tolist())
     clock.advance(1)
     if rec is not None:
         rec.close()
     return out
 
 
-def test_nan_draws_behave_the_same_with_and_without_recording(tmp_path: Path) -> None:
-    # With record_draws=True a NaN value raised inside the draw; without, it returned NaN.
+def test_NaN_draws_behave_the_same_with_and_without_recording_and_in_replay(
+    tmp_path: Path,
+) -> None:
+    # With record_draws=True a NaN draw raised inside the draw (the observer could not encode
+    # it); without, it returned NaN. NaN arguments are now refused before drawing, the same
+    # way live, recorded and replayed, and a refused replayed draw consumes nothing.
     plain = _draw_run(None)
     path = tmp_path / "nan.mcap"
-    recorded = _draw_run(path)
-    assert repr(recorded) == repr(plain)
-    assert math.isnan(plain[0]) and plain[1] == math.inf
+    assert _draw_run(path) == plain
+    assert plain[:2] == [
+        "sigma must be finite, got nan",
+        "a must be finite, got nan",
+    ]
     with ReplayClock(path) as clock:
         root = clock.random_source()
-        assert math.isnan(root.normal(0.0, math.nan))
-        assert root.normal(math.inf, 1.0) == math.inf
-        # Refused for its arguments, as live: the recorded draw is not consumed.
-        with pytest.raises(OverflowError):
+        with pytest.raises(SimclockValueError, match=r"^sigma must be finite, got nan$"):
+            root.normal(0.0, math.nan)
+        with pytest.raises(SimclockValueError, match=r"^a must be finite, got nan$"):
             root.uniform(math.nan, 1.0)
         with pytest.raises(SimclockValueError, match=r"^sigma must be >= 0, got -1.0$"):
             root.normal(0.0, -1.0)
-        with pytest.raises(SimclockRuntimeError, match=r"^draw 2 of label '/': asked normal"):
+        with pytest.raises(SimclockRuntimeError, match=r"^draw 0 of label '/': asked normal"):
             root.normal(0.0, 1.0)
         assert root.uniform(0.0, 1.0) == plain[2]
+        assert root.normal(0.0, 1.0, size=2).tolist() == plain[3]
+
+
+def test_non_finite_draw_values_round_trip_through_the_draw_encoding() -> None:
+    from simclock.recording._format import decode_draw_value, encode_draw_value
+
+    value = np.array([math.nan, math.inf, -math.inf, 1.5])
+    encoded = encode_draw_value(value)
+    assert encoded["data"] == [{"float": "nan"}, {"float": "inf"}, {"float": "-inf"}, 1.5]
+    back = decode_draw_value(encoded)
+    assert repr(back.tolist()) == repr(value.tolist()) and back.dtype == value.dtype
+    assert math.isnan(decode_draw_value(encode_draw_value(math.nan)))
 
 
 def test_C_BUS_5_a_session_and_a_recorder_with_defaults_make_a_valid_recording(

@@ -479,3 +479,20 @@ def test_timeline_malformed_sample_is_a_simclock_error(tmp_path: Path) -> None:
         r"record one with simclock run SCENARIO --out run\.mcap$",
     ):
         load_samples(bad)
+
+
+@pytest.mark.parametrize("topic", ["/clock", "/simclock/events", "/simclock/draws/x", "/simclock"])
+def test_C_BUS_5_device_on_a_reserved_topic_is_refused_at_load_naming_the_key(
+    tmp_path: Path, topic: str
+) -> None:
+    text = GRID.replace("dim = 2", f'dim = 2\ntopic = "{topic}"')
+    assert _error(tmp_path, text) == (
+        f"devices.imu.topic: {topic!r} is reserved for the library (/clock and /simclock/...); "
+        "use another topic, e.g. the default '/sensors/imu'"
+    )
+
+
+def test_C_BUS_5_a_topic_that_only_starts_like_a_reserved_one_is_accepted(tmp_path: Path) -> None:
+    text = GRID.replace("dim = 2", 'dim = 2\ntopic = "/simclockwise/imu"')
+    scenario = load_scenario(_write(tmp_path, text))
+    assert [d.spec.topic for d in scenario.devices] == ["/simclockwise/imu"]

@@ -1,6 +1,9 @@
 """Example tests for SPEC §3 (bus and events), C-BUS-1..4.
 
-A delivery record is ``(now_ns() during delivery, topic, sequence)``.
+A delivery record is ``(now_ns() during delivery, topic, sequence)``. The
+plain cases the conformance suite checks on HeapSimClock (one global
+sequence, total order for every subscriber, a future message waiting for the
+clock) live there only; this file keeps the detailed and Bus-specific ones.
 """
 
 from __future__ import annotations
@@ -47,17 +50,6 @@ def listen(clock: HeapSimClock, topic: str | None, into: list[Record]) -> Handle
 # ---------------------------------------------------------------------------
 
 
-def test_C_BUS_1_one_sequence_across_topics() -> None:
-    bus = Bus()
-    assert bus.next_sequence == 0
-    topics = ["/a", "/b", "/a", "/c/d", EVENTS_TOPIC, "/b"]
-    messages = [bus.publish(t, i, stamp_ns=0) for i, t in enumerate(topics)]
-    assert [m.sequence for m in messages] == [0, 1, 2, 3, 4, 5]
-    assert [m.topic for m in messages] == topics
-    assert [m.payload for m in messages] == [0, 1, 2, 3, 4, 5]
-    assert bus.next_sequence == 6
-
-
 def test_C_BUS_1_message_carries_stamp_and_sequence() -> None:
     clock = HeapSimClock(0, start_ns=40)
     first = clock.bus.publish("/x", {"v": 1})
@@ -88,23 +80,6 @@ def test_C_BUS_1_clock_events_take_the_same_sequence() -> None:
 # ---------------------------------------------------------------------------
 # C-BUS-2: every subscriber receives the total order, whatever the subscription order.
 # ---------------------------------------------------------------------------
-
-
-def test_C_BUS_2_total_order_whatever_the_subscription_order() -> None:
-    bus = Bus()
-    wild_first: list[int] = []
-    only_a: list[int] = []
-    only_b: list[int] = []
-    wild_last: list[int] = []
-    bus.subscribe(None, lambda m: wild_first.append(m.sequence))
-    bus.subscribe("/b", lambda m: only_b.append(m.sequence))
-    bus.subscribe("/a", lambda m: only_a.append(m.sequence))
-    bus.subscribe(None, lambda m: wild_last.append(m.sequence))
-    for stamp, topic in [(0, "/a"), (0, "/b"), (5, "/b"), (5, "/a"), (9, "/a")]:
-        bus.publish(topic, None, stamp_ns=stamp)
-    assert wild_first == wild_last == [0, 1, 2, 3, 4]
-    assert only_a == [0, 3, 4]
-    assert only_b == [1, 2]
 
 
 def test_C_BUS_2_publish_from_a_subscriber_is_delivered_after_the_current_message() -> None:
@@ -176,19 +151,6 @@ def test_C_BUS_2_unsubscribe_from_inside_own_delivery() -> None:
 # ---------------------------------------------------------------------------
 # C-BUS-3: future stamps are delivered when the clock reaches them.
 # ---------------------------------------------------------------------------
-
-
-def test_C_BUS_3_future_message_waits_for_the_clock() -> None:
-    clock = HeapSimClock(0)
-    got: list[Record] = []
-    listen(clock, None, got)
-    clock.bus.publish("/a", None, stamp_ns=100)
-    assert got == []
-    assert clock.next_event_ns() == 100
-    clock.advance(99)
-    assert got == []
-    clock.advance(1)
-    assert got == [(100, "/a", 0)]
 
 
 def test_C_BUS_3_delivery_in_stamp_then_sequence_order() -> None:

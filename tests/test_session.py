@@ -274,3 +274,47 @@ def test_C_EP_1_on_reset_that_raises_leaves_the_episode_unbegun() -> None:
         ("enc0", 0, 10 * MS),
     ]
     assert calls == [0, 1, 2]
+
+
+# -- the session's phases are a source of the core, not heap entries ---------------------
+
+
+def test_session_phases_are_not_clock_entries() -> None:
+    session = Session(GridClock(0, 2 * MS))
+    session.add_sensor(SensorSpec("imu0", 4 * MS), _noise)
+    session.start()
+    # Only the user's entries are entries (C-X-PEEK): the phases are not.
+    assert (session.clock.next_event_ns(), session.clock.pending_count()) == (None, 0)
+    session.advance(10 * MS)
+    assert [s.acquisition_ns // MS for s in session.samples] == [0, 4, 8]
+
+
+def test_session_phases_run_before_the_entries_of_their_boundary_whatever_the_push_order() -> None:
+    session = Session(GridClock(0, 2 * MS), clock_topic=None)
+    session.add_sensor(SensorSpec("imu0", 4 * MS), _noise)
+    order: list[str] = []
+    session.bus.subscribe("/sensors/imu0", lambda m: order.append(f"sample@{m.stamp_ns // MS}"))
+    # Pushed before the session starts, at a boundary where the sensor fires.
+    session.clock.schedule(4 * MS, lambda: order.append("entry@4"))
+    session.advance(4 * MS)
+    assert order == ["sample@0", "sample@4", "entry@4"]
+
+
+def test_session_idle_stretch_costs_nothing() -> None:
+    session = Session(GridClock(0, 1), clock_topic=None)
+    session.add_sensor(SensorSpec("imu0", 10**12), _noise)
+    session.advance(10**15)  # 10**15 boundaries, 1001 of them with work
+    assert len(session.samples) == 1001
+    assert session.stats("sensors/imu0").fired == 1001
+
+
+def test_a_clock_runs_one_session_and_a_refused_second_changes_nothing() -> None:
+    clock = GridClock(0, MS)
+    first = Session(clock)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^this GridClock already runs a Session; create one GridClock per Session$",
+    ):
+        Session(clock)
+    first.advance(2 * MS)
+    assert first.clock.now_ns() == 2 * MS

@@ -1,9 +1,15 @@
-"""HeapSimClock against the independent oracle, side by side (SPEC §1, C-X-PEEK, C-X-RATE).
+"""Every clock against the independent oracle, side by side (SPEC §1, C-X-PEEK, C-X-RATE).
 
 A Hypothesis ``RuleBasedStateMachine`` makes the same calls on three clocks:
-``HeapSimClock`` (``heap``), ``oracles.ReferenceClock`` (``ref``) and a second
-``HeapSimClock`` (``whole``) that receives every split ``advance(a); advance(b)``
-as one ``advance(a + b)`` (C-ADV-5). Callbacks record ``(label, now)``, and may
+the backend under test (``heap``), ``oracles.ReferenceClock`` (``ref``) and a
+second instance of the backend (``whole``) that receives every split
+``advance(a); advance(b)`` as one ``advance(a + b)`` (C-ADV-5). The backends:
+``HeapSimClock``; ``GridClock`` on 1 ns and 7 ns grids; the clock of a running
+``Session`` (5 ns grid, with a sensor, a controller and ``/clock``); and a
+``MujocoClock`` (1 ms pendulum). On a grid of step ``u`` every generated time,
+period, phase and advance is a multiple of ``u`` and every rate's period a
+whole multiple of ``u`` (the grid clocks are strict), so the oracle's times are
+the grid clock's exact times. Callbacks record ``(label, now)``, and may
 schedule, cancel (others or themselves), call ``advance`` (refused, C-ADV-4),
 raise ``Exception`` (C-ERR-1) or a ``BaseException`` (C-ERR-2).
 
@@ -26,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -38,7 +45,17 @@ from hypothesis.stateful import (
 
 import simclock
 from oracles import ReferenceClock
-from simclock import EVENTS_TOPIC, EventKind, Handle, HeapSimClock, Message
+from simclock import (
+    EVENTS_TOPIC,
+    ControllerSpec,
+    EventKind,
+    GridClock,
+    Handle,
+    HeapSimClock,
+    Message,
+    SensorSpec,
+    Session,
+)
 
 
 class _Clock(Protocol):
@@ -130,6 +147,8 @@ class _Side:
     heap_failures: list[Failure] = field(default_factory=list)
     # (time, registration) of the last one-shot that fired, for C-TIE-1.
     last_one_shot: tuple[int, int] = (-1, -1)
+    # Every time the machine generates is a multiple of this (the grid step).
+    unit: int = 1
 
     def failures(self) -> list[Failure]:
         if isinstance(self.clock, ReferenceClock):
@@ -183,17 +202,18 @@ class _Side:
             if action == "schedule":
                 # Half the time exactly at this grid's next firing, where C-PER-2
                 # (re-push after the callback) decides who goes first.
-                at = now + arg % 30
+                at = now + (arg % 30) * side.unit
                 if grid is not None and arg >= 30:
                     at = grid.time_of(next_k[0])
                 side.register("s", "record", 0, functools.partial(clock.schedule, at))
             elif action == "spawn_periodic":
+                period = (arg % 9 + 1) * side.unit
                 side.register_grid(
                     "p",
                     "record",
                     0,
-                    Grid.periodic(arg % 9 + 1, 0),
-                    lambda cb: clock.schedule_periodic(arg % 9 + 1, cb),
+                    Grid.periodic(period, 0),
+                    lambda cb: clock.schedule_periodic(period, cb),
                 )
             elif action == "cancel":
                 side.handles[arg % len(side.handles)].cancel()
@@ -212,8 +232,19 @@ Callback = Callable[[], None]
 Schedule = Callable[[Callback], Handle]
 
 
-def _heap_side(name: str, start: int) -> _Side:
-    clock = HeapSimClock(seed=7, start_ns=start)
+Make = Callable[[int], Any]
+"""``make(start_ns) -> clock``: one backend of the machine."""
+
+
+def _core_of(clock: Any) -> HeapSimClock:
+    """The HeapSimClock every clock is built on (the clock itself for HeapSimClock)."""
+    core = clock if isinstance(clock, HeapSimClock) else clock._inner
+    assert isinstance(core, HeapSimClock)
+    return core
+
+
+def _heap_side(name: str, start: int, make: Make | None = None) -> _Side:
+    clock = HeapSimClock(seed=7, start_ns=start) if make is None else make(start)
     side = _Side(name, clock)
 
     def on_event(message: Message) -> None:
@@ -288,14 +319,29 @@ advances = st.one_of(st.just(0), st.integers(1, 30), st.integers(31, 400))
 
 
 class ClockVsOracle(RuleBasedStateMachine):
-    """Same calls on HeapSimClock, the oracle, and an unsplit HeapSimClock."""
+    """Same calls on a backend, the oracle, and an unsplit backend (``heap``, ``ref``, ``whole``).
+
+    Subclasses set ``BACKEND`` (a key of :data:`MAKERS`; ``heap``: HeapSimClock),
+    ``UNIT`` (the grid step: every generated time is a multiple of it) and
+    ``LATE_START`` (whether the backend can start at a time other than 0).
+    """
+
+    BACKEND = "heap"
+    UNIT = 1
+    LATE_START = True
 
     def __init__(self) -> None:
         super().__init__()
-        self.heap = _heap_side("heap", 0)
-        self.ref = _Side("ref", ReferenceClock(0))
-        self.whole = _heap_side("whole", 0)
-        self.last_now = 0
+        self._sides_at(0)
+
+    def _sides_at(self, start: int) -> None:
+        make = MAKERS.get(self.BACKEND)
+        self.heap = _heap_side("heap", start, make)
+        self.ref = _Side("ref", ReferenceClock(start))
+        self.whole = _heap_side("whole", start, make)
+        for side in self.sides:
+            side.unit = self.UNIT
+        self.last_now = start
 
     @property
     def sides(self) -> tuple[_Side, _Side, _Side]:
@@ -303,10 +349,7 @@ class ClockVsOracle(RuleBasedStateMachine):
 
     @initialize(start=st.one_of(st.just(0), st.integers(1, 10**12)))
     def start(self, start: int) -> None:
-        self.heap = _heap_side("heap", start)
-        self.ref = _Side("ref", ReferenceClock(start))
-        self.whole = _heap_side("whole", start)
-        self.last_now = start
+        self._sides_at(start * self.UNIT if self.LATE_START else 0)
 
     @rule(
         delta=st.integers(0, 40),
@@ -316,7 +359,7 @@ class ClockVsOracle(RuleBasedStateMachine):
     def schedule(self, delta: int, action: str, arg: int) -> None:
         for side in self.sides:
             clock = side.clock
-            at = clock.now_ns() + delta
+            at = clock.now_ns() + delta * self.UNIT
             side.register("s", action, arg, functools.partial(clock.schedule, at))
 
     @rule(
@@ -326,6 +369,8 @@ class ClockVsOracle(RuleBasedStateMachine):
         arg=st.integers(0, 60),
     )
     def schedule_periodic(self, period: int, phase: int, action: str, arg: int) -> None:
+        period *= self.UNIT
+        phase *= self.UNIT
         for side in self.sides:
             clock = side.clock
             side.register_grid(
@@ -346,6 +391,10 @@ class ClockVsOracle(RuleBasedStateMachine):
     def schedule_rate(
         self, rate: int | Fraction, as_fraction: bool, phase: int, action: str, arg: int
     ) -> None:
+        phase *= self.UNIT
+        if self.UNIT > 1:
+            # A strict grid takes only rates whose period is a whole number of steps.
+            rate = Fraction(10**9, self.UNIT * (int(Fraction(10**9) / Fraction(rate)) % 25 + 1))
         hz: int | Fraction = Fraction(rate) if as_fraction else rate
         for side in self.sides:
             clock = side.clock
@@ -367,6 +416,7 @@ class ClockVsOracle(RuleBasedStateMachine):
                 handle.cancel()
 
     def _advance_all(self, dts: tuple[int, ...]) -> None:
+        dts = tuple(dt * self.UNIT for dt in dts)
         outcomes = []
         for side in (self.heap, self.ref):
             halted: list[int] = []
@@ -450,15 +500,85 @@ class ClockVsOracle(RuleBasedStateMachine):
     @invariant()
     def heap_is_sound(self) -> None:
         for side in (self.heap, self.whole):
-            clock = side.clock
-            assert isinstance(clock, HeapSimClock)
-            clock._check()
+            core = _core_of(side.clock)
+            core._check()
             # C-CAN-4: tombstones are bounded by the live entries.
-            assert clock.heap_size() <= 2 * clock.pending_count() + 64
+            assert core.heap_size() <= 2 * core.pending_count() + 64
 
 
 def test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle() -> None:
     run_state_machine_as_test(ClockVsOracle)
+
+
+def _grid(step: int) -> Make:
+    return lambda start: GridClock(7, step, start_ns=start)
+
+
+def _session_clock(start: int) -> GridClock:
+    """The clock of a running Session on a 5 ns grid: a sensor, a controller, ``/clock``."""
+    session = Session(GridClock(7, 5, start_ns=start), clock_period_ns=10)
+    session.add_sensor(
+        SensorSpec("imu", 15, latency_ns=5), lambda noise: [float(noise.uniform(0, 1))]
+    )
+    session.add_controller(ControllerSpec("pd", 20), lambda latest: {"n": len(latest)})
+    session.start()
+    return session.clock
+
+
+def _mujoco_clock(start: int) -> Any:
+    mujoco = pytest.importorskip("mujoco")
+    from backends.clocks import PENDULUM_1MS
+
+    assert start == 0
+    return simclock.MujocoClock(mujoco.MjModel.from_xml_string(PENDULUM_1MS), 7)
+
+
+MAKERS: dict[str, Make] = {
+    "grid_1ns": _grid(1),
+    "grid_7ns": _grid(7),
+    "session_5ns": _session_clock,
+    "mujoco_1ms": _mujoco_clock,
+}
+
+
+class GridVsOracle1(ClockVsOracle):
+    BACKEND = "grid_1ns"
+
+
+class GridVsOracle7(ClockVsOracle):
+    BACKEND = "grid_7ns"
+    UNIT = 7
+
+
+class SessionClockVsOracle(ClockVsOracle):
+    BACKEND = "session_5ns"
+    UNIT = 5
+
+
+class MujocoVsOracle(ClockVsOracle):
+    BACKEND = "mujoco_1ms"
+    UNIT = 1_000_000
+    LATE_START = False
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [GridVsOracle1, GridVsOracle7, SessionClockVsOracle, MujocoVsOracle],
+    ids=["grid_1ns", "grid_7ns", "session_5ns", "mujoco_1ms"],
+)
+def test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_every_clock_matches_oracle(
+    machine: type[ClockVsOracle],
+) -> None:
+    """The same machine on every clock of the library, times on its grid (C-GRID-1).
+
+    Under the ``ci`` profile each clock gets a third of the examples (the four
+    of them together cost about what HeapSimClock's own machine costs twice);
+    ``thorough`` runs them all.
+    """
+    current = settings()
+    if current.derandomize:  # the bounded ``ci`` profile of tests/conftest.py
+        current = settings(current, max_examples=max(10, current.max_examples // 3))
+    run_state_machine_as_test(machine, settings=current)
 
 
 def test_C_CAN_4_schedule_cancel_churn_keeps_heap_bounded_and_matches_oracle() -> None:

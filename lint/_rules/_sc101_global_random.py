@@ -4,7 +4,9 @@ What it does:
     Flags every call of, or reference to, a function of the stdlib ``random``
     module that draws from or reseeds its hidden global generator
     (``random.random``, ``random.seed``, ``random.choice``, ...), under any
-    import alias and through ``from random import ...``.
+    import alias and through ``from random import ...``; also the module
+    itself used as a value (``rng = rng or random``), since every draw from
+    that name is then a global one (comparing against it is fine).
 
 Why:
     The global generator is shared by every library in the process: whatever
@@ -26,7 +28,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lint._rule import Rule
-from lint._rules._common import imports_module
+from lint._rules._common import CallInfo, imports_module
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -54,6 +56,7 @@ VALID = [
     "import random\ndef f(rng: random.Random) -> float:\n    return rng.random()",
     "import random\ndef f():\n    random = make_rng()\n    return random.uniform(0, 1)",
     "from random import Random\nr = Random(3).choice([1, 2])",
+    "import random\ndef f(rng):\n    return rng is random",
 ]
 INVALID = [
     "import random\nx = random.random()",
@@ -65,6 +68,7 @@ INVALID = [
     "from random import *\nx = randint(1, 6)",
     "import random\nx = [random.random() for _ in range(3)]",
     "import random\nlabel = f'{random.random()}'",
+    "import random\ndef f(rng=None):\n    rng = rng or random\n    return rng.random()",
 ]
 
 
@@ -72,11 +76,22 @@ def may_match(source: bytes) -> bool:
     return imports_module(source, "random")
 
 
+def flags(qualname: str, call: CallInfo | None, compared: bool) -> str | None:
+    """The name to report for a reference to ``qualname``, or None (shared with the fallback)."""
+    parts = qualname.split(".")
+    if parts[0] != "random":
+        return None
+    if len(parts) == 1:
+        # The module itself as a value (``rng = rng or random``): later draws are global.
+        return None if compared else "random (the module bound as a generator)"
+    return qualname if parts[1] in GLOBAL_FUNCTIONS else None
+
+
 def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
     for ref in analysis.references:
-        parts = ref.qualname.split(".")
-        if len(parts) >= 2 and parts[0] == "random" and parts[1] in GLOBAL_FUNCTIONS:
-            yield ref.node, ref.qualname
+        name = flags(ref.qualname, None, ref.compared)
+        if name is not None:
+            yield ref.node, name
 
 
 RULE = Rule.declared_in(globals(), modules=("random",), anchors=("random",))

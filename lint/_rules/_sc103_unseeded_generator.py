@@ -4,13 +4,17 @@ What it does:
     Flags constructions that take their seed from the operating system:
     ``random.Random()`` and ``random.Random(None)``, ``random.SystemRandom()``
     (it cannot be seeded at all), ``numpy.random.default_rng()`` /
-    ``default_rng(None)``, and numpy bit generators or ``SeedSequence`` built
-    with no seed (``PCG64()``, ``SeedSequence()``, ...), under any alias.
+    ``default_rng(None)``, ``numpy.random.RandomState()``, and numpy bit
+    generators or ``SeedSequence`` built with no seed (``PCG64()``,
+    ``SeedSequence()``, ...), under any alias; and any of these seeded from
+    the wall clock (``random.Random(time.time())``). A ``Random()`` or
+    ``RandomState()`` assigned to a name that the module then seeds
+    (``rng = random.Random()`` ... ``rng.seed(seed)``) is fine.
 
 Why:
-    An unseeded generator draws fresh OS entropy on every run, so no two runs
-    agree and a failing one cannot be replayed from the scenario seed
-    (C-RNG-1).
+    An unseeded generator draws fresh OS entropy (a clock-seeded one, the
+    time of day) on every run, so no two runs agree and a failing one cannot
+    be replayed from the scenario seed (C-RNG-1).
 
 Example:
     import numpy as np
@@ -28,7 +32,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lint._rule import Rule
-from lint._rules._common import imports_module
+from lint._rules._common import CallInfo, imports_module
+from lint._rules._sc301_wall_clock import NOW_WHEN_BARE, WALL_CLOCK
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -36,7 +41,10 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     from lint._analysis import Analysis
 
 CODE = "SC103"
-MESSAGE = "unseeded generator `{name}()` draws OS entropy; pass the scenario seed or a stream"
+MESSAGE = (
+    "generator `{name}` is not seeded from the scenario (OS entropy or wall clock); "
+    "pass the scenario seed or a stream"
+)
 
 # Constructor -> name of its seed keyword (the first positional is the seed).
 SEEDED_CONSTRUCTORS = {
@@ -48,8 +56,15 @@ SEEDED_CONSTRUCTORS = {
     "numpy.random.SFC64": "seed",
     "numpy.random.MT19937": "seed",
     "numpy.random.SeedSequence": "entropy",
+    "numpy.random.RandomState": "seed",
+    "numpy.random.mtrand.RandomState": "seed",
 }
 UNSEEDABLE = frozenset({"random.SystemRandom"})
+# Constructors whose instance has a ``seed()`` method that can seed it later.
+RESEEDABLE = frozenset(
+    {"random.Random", "numpy.random.RandomState", "numpy.random.mtrand.RandomState"}
+)
+CLOCK_READS = WALL_CLOCK | NOW_WHEN_BARE
 
 VALID = [
     "import random\nrng = random.Random(42)",
@@ -59,6 +74,9 @@ VALID = [
     "from numpy.random import SeedSequence\nss = SeedSequence(entropy=3)",
     "def default_rng():\n    return 1\nrng = default_rng()",
     "import random\nclass R(random.Random):\n    pass",
+    "import random\nclass E:\n    def __init__(self):\n        self.rng = random.Random()\n"
+    "    def seed(self, s):\n        self.rng.seed(s)",
+    "import numpy as np\nrs = np.random.RandomState(seed)",
 ]
 INVALID = [
     "import random\nrng = random.Random()",
@@ -70,11 +88,16 @@ INVALID = [
     "from numpy.random import SeedSequence\nss = SeedSequence()",
     "import random\nrng = random.SystemRandom()",
     "from random import Random\nrng = Random()",
+    "import numpy as np\nrs = np.random.RandomState()",
+    "import random, time\nrng = random.Random(time.time())",
+    "import numpy as np\nfrom time import time\nrng = np.random.default_rng(int(time() * 1000))",
+    "import random\nrng = random.Random()\nrng.seed()",
 ]
 
 
 _CONSTRUCTOR = re.compile(
-    rb"\b(?:Random|SystemRandom|default_rng|PCG64|PCG64DXSM|Philox|SFC64|MT19937|SeedSequence)\b"
+    rb"\b(?:Random|SystemRandom|default_rng|PCG64|PCG64DXSM|Philox|SFC64|MT19937|SeedSequence"
+    rb"|RandomState)\b"
 )
 
 
@@ -86,38 +109,47 @@ def may_match(source: bytes) -> bool:
     )
 
 
-def _is_none(expr: libcst.BaseExpression) -> bool:
-    import libcst
-
-    return isinstance(expr, libcst.Name) and expr.value == "None"
+def flags(qualname: str, call: CallInfo | None, compared: bool) -> str | None:
+    """The name to report for a reference to ``qualname``, or None (shared with the fallback)."""
+    if call is None:
+        return None
+    if qualname in UNSEEDABLE:
+        return f"{qualname}()"
+    keyword = SEEDED_CONSTRUCTORS.get(qualname)
+    if keyword is None:
+        return None
+    given = call.seed_given(keyword)
+    if given is False:
+        return f"{qualname}()"
+    if given and call.reads & CLOCK_READS:
+        return f"{qualname}(<wall clock>)"
+    return None
 
 
 def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
-    from lint._analysis import keyword_args, positional_args
-
+    seeded: set[str] | None = None
     for ref in analysis.references:
         call = ref.call
-        if call is None:
+        if call is None or (
+            ref.qualname not in SEEDED_CONSTRUCTORS and ref.qualname not in UNSEEDABLE
+        ):
             continue
-        if ref.qualname in UNSEEDABLE:
-            yield ref.node, ref.qualname
+        info = analysis.call_info(call, SEEDED_CONSTRUCTORS.get(ref.qualname, "x"))
+        name = flags(ref.qualname, info, ref.compared)
+        if name is None:
             continue
-        keyword = SEEDED_CONSTRUCTORS.get(ref.qualname)
-        if keyword is None:
-            continue
-        positional = positional_args(call)
-        if positional:
-            seed: libcst.BaseExpression | None = positional[0].value
-        else:
-            keywords = keyword_args(call)
-            seed = next(
-                (k.value for k in keywords if k.keyword is not None and k.keyword.value == keyword),
-                None,
-            )
-            if seed is None and any(k.keyword is None for k in keywords):
-                continue  # **kwargs may carry the seed: cannot tell.
-        if seed is None or _is_none(seed):
-            yield ref.node, ref.qualname
+        if ref.qualname in RESEEDABLE and name.endswith("()"):
+            target = analysis.assigned_to.get(id(call))
+            if target is not None:
+                seeded = analysis.seeded_receivers() if seeded is None else seeded
+                if target in seeded:
+                    continue  # seeded right after construction
+        yield ref.node, name
 
 
-RULE = Rule.declared_in(globals(), modules=("random", "numpy"), anchors=("random",))
+RULE = Rule.declared_in(
+    globals(),
+    modules=("random", "numpy", "time", "datetime", "timeit"),
+    # "seed": a later ``rng.seed(s)`` must survive the cut to excuse ``rng = Random()``.
+    anchors=("random", "Random", "RandomState", "default_rng", "seed"),
+)

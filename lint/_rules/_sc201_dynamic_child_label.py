@@ -4,7 +4,9 @@ What it does:
     Flags ``x.child(label)`` whose label is not a string literal: f-strings
     with placeholders, ``+`` with a non-literal, ``%``, ``.format()``, calls,
     variables. A literal, a concatenation of literals, or a module-level name
-    bound once to a string literal is fine.
+    bound once to a string literal is fine. Applies in modules that import
+    simclock or mention ``random_source`` (where ``.child`` is a stream's),
+    so ``element.child(tag)`` of an unrelated API is never flagged.
 
 Why:
     A stream's numbers are a function of its label path (C-RNG-2, C-RNG-3).
@@ -31,6 +33,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lint._rule import Rule
+from lint._rules._common import imports_module
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -41,32 +44,40 @@ CODE = "SC201"
 MESSAGE = "non-constant label in `{name}`; use a string literal so the stream tree is static"
 
 VALID = [
-    "noise = root.child('/sensors/imu0/noise')",
-    "noise = root.child('/sensors' '/imu0')",
-    "noise = root.child('/sensors' + '/imu0')",
-    "LABEL = '/planner'\nrng = root.child(LABEL)",
-    "rng = root.child(label='/planner')",
-    "rng = root.child(f'/static')",
-    "text = 'root.child(name)'  # root.child(name)",
+    "import simclock\nnoise = root.child('/sensors/imu0/noise')",
+    "import simclock\nnoise = root.child('/sensors' '/imu0')",
+    "import simclock\nnoise = root.child('/sensors' + '/imu0')",
+    "import simclock\nLABEL = '/planner'\nrng = root.child(LABEL)",
+    "import simclock\nrng = root.child(label='/planner')",
+    "import simclock\nrng = root.child(f'/static')",
+    "import simclock\ntext = 'root.child(name)'  # root.child(name)",
+    "tag = element.child(tag_name)",
 ]
 INVALID = [
-    "rng = root.child(f'/sensors/cam{i}')",
-    "rng = root.child('/sensors/' + name)",
-    "rng = root.child('/sensors/%s' % name)",
-    "rng = root.child('/sensors/{}'.format(name))",
-    "rng = root.child(name)",
-    "rng = root.child(label=name)",
-    "LABEL = '/a'\nLABEL = '/b'\nrng = root.child(LABEL)",
-    "def f(LABEL):\n    return root.child(LABEL)",
-    "rng = root.child(*parts)",
+    "import simclock\nrng = root.child(f'/sensors/cam{i}')",
+    "import simclock\nrng = root.child('/sensors/' + name)",
+    "import simclock\nrng = root.child('/sensors/%s' % name)",
+    "import simclock\nrng = root.child('/sensors/{}'.format(name))",
+    "import simclock\nrng = root.child(name)",
+    "import simclock\nrng = root.child(label=name)",
+    "import simclock\nLABEL = '/a'\nLABEL = '/b'\nrng = root.child(LABEL)",
+    "import simclock\ndef f(LABEL):\n    return root.child(LABEL)",
+    "import simclock\nrng = root.child(*parts)",
 ]
 
 
 _LABEL_NAME = re.compile(r"\bchild\s*\(\s*(?:label\s*=\s*)?([A-Za-z_]\w*)")
 
 
+_CHILD_CALL = re.compile(rb"\.\s*child\s*\(")
+
+
 def may_match(source: bytes) -> bool:
-    return b"child" in source
+    return (
+        b"child" in source
+        and (b"random_source" in source or imports_module(source, "simclock"))
+        and _CHILD_CALL.search(source) is not None
+    )
 
 
 def words(text: str) -> set[str]:

@@ -4,11 +4,20 @@ What it does:
     Flags calls of, and references to, functions that read or wait on the
     host's clocks: ``time.time``, ``time.monotonic``, ``time.perf_counter``
     (and their ``_ns`` forms), ``time.process_time``, ``time.thread_time``,
-    ``time.clock_gettime``, ``time.sleep``, ``datetime.datetime.now`` /
-    ``utcnow`` / ``today`` and ``datetime.date.today``, under any alias.
-    ``time.localtime``/``gmtime``/``ctime`` are flagged only when called with
-    no argument (then they read the clock). Applies only to the paths
-    configured as simulation code (default: every file).
+    ``time.clock_gettime``, ``time.sleep``, ``timeit.default_timer``,
+    ``datetime.datetime.now`` / ``utcnow`` / ``today`` and
+    ``datetime.date.today``, under any alias. ``time.localtime`` / ``gmtime``
+    / ``ctime`` / ``asctime`` are flagged only when called with no time
+    argument, ``time.strftime`` only with a format alone (then they read the
+    clock).
+
+    Applies only to simulation code. A file is simulation code when it
+    imports one of the ``simulation-imports`` modules (default:
+    ``simclock``) or matches a ``simulation-code`` glob (default: none).
+    Every finding says which, e.g. ``(simulation code: imports simclock)``.
+    The default keeps benchmarks, training loops, loggers, examples and
+    tests that time themselves out of the rule; a project marks its own
+    simulation packages with ``simulation-code = ["src/sim/**"]``.
 
 Why:
     Simulated time is ``clock.now_ns()``. A wall-clock read makes behaviour
@@ -33,7 +42,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lint._rule import Rule
-from lint._rules._common import imports_module
+from lint._rules._common import CallInfo, imports_module
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -42,6 +51,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
 CODE = "SC301"
 MESSAGE = "wall-clock read `{name}` in simulation code; use clock.now_ns() / advance()"
+SIMULATION_IMPORTS = ("simclock",)
 
 WALL_CLOCK = frozenset(
     {
@@ -50,11 +60,14 @@ WALL_CLOCK = frozenset(
         "time.process_time_ns", "time.thread_time", "time.thread_time_ns",
         "time.clock_gettime", "time.clock_gettime_ns", "time.sleep",
         "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
-        "datetime.date.today",
+        "datetime.date.today", "timeit.default_timer",
     }
 )  # fmt: skip
-# Pure conversions when given a timestamp; clock reads when called bare.
-NOW_WHEN_BARE = frozenset({"time.localtime", "time.gmtime", "time.ctime"})
+# Pure conversions when given a time; clock reads when called without one
+# (value: how many positional arguments leave the time out).
+BARE_ARGS = {"time.localtime": 0, "time.gmtime": 0, "time.ctime": 0, "time.asctime": 0,
+             "time.strftime": 1}  # fmt: skip
+NOW_WHEN_BARE = frozenset(BARE_ARGS)
 
 VALID = [
     "now = clock.now_ns()",
@@ -64,6 +77,8 @@ VALID = [
     "from datetime import timedelta\nx = timedelta(seconds=1)",
     "msg = 'time.time()'  # time.sleep(1)",
     "class A:\n    def f(self):\n        return self.time.monotonic()",
+    "import time\nstamp = time.asctime(time.gmtime(0))",
+    "import timeit\nt = timeit.timeit('x = 1', number=10)",
 ]
 INVALID = [
     "import time\nt = time.time()",
@@ -76,6 +91,9 @@ INVALID = [
     "import time\nclock_fn = time.perf_counter",
     "import time\nlocal = time.localtime()",
     "import datetime as dt\nnow = dt.datetime.now(tz=dt.timezone.utc)",
+    "import time\nstamp = time.strftime('%H:%M')",
+    "import timeit\nstart = timeit.default_timer()",
+    "from timeit import default_timer as timer\nt0 = timer()",
 ]
 
 
@@ -91,20 +109,36 @@ _USE = re.compile(
 def may_match(source: bytes) -> bool:
     return (
         b"time" in source
-        and (imports_module(source, "time") or imports_module(source, "datetime"))
+        and (
+            imports_module(source, "time")
+            or imports_module(source, "datetime")
+            or imports_module(source, "timeit")
+        )
         and _USE.search(source) is not None
     )
 
 
+def flags(qualname: str, call: CallInfo | None, compared: bool) -> str | None:
+    """The name to report for a reference to ``qualname``, or None (shared with the fallback)."""
+    if qualname in WALL_CLOCK:
+        return qualname
+    bare = call is not None and call.positional <= BARE_ARGS.get(qualname, -1)
+    if bare and call is not None and not call.keywords and not call.star_kwargs:
+        return qualname
+    return None
+
+
 def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
+    from lint._analysis import call_info
+
     for ref in analysis.references:
-        name = ref.qualname
-        if name in WALL_CLOCK or (
-            name in NOW_WHEN_BARE and ref.call is not None and not ref.call.args
-        ):
-            yield ref.node, name
+        if ref.qualname in WALL_CLOCK or ref.qualname in BARE_ARGS:
+            info = call_info(ref.call) if ref.call is not None else None
+            name = flags(ref.qualname, info, ref.compared)
+            if name is not None:
+                yield ref.node, name
 
 
 RULE = Rule.declared_in(
-    globals(), simulation_only=True, modules=("time", "datetime"), anchors=_LAST_NAMES
+    globals(), simulation_only=True, modules=("time", "datetime", "timeit"), anchors=_LAST_NAMES
 )

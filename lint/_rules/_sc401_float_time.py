@@ -7,7 +7,9 @@ What it does:
     and ``schedule_rate``, the rate (first argument) of ``schedule_rate``, and
     any ``*_ns=`` keyword of an ``advance``/``schedule*`` call. Float-valued
     means: a float literal (``1e9``, ``0.5``), a true division (``10**9 / 30``),
-    ``float(...)``, or arithmetic involving one of these.
+    ``float(...)``, or arithmetic involving one of these. Applies in modules
+    that import simclock, where these names are its time API: a learning-rate
+    ``schedule(0.0)`` or a game's ``advance(0.5)`` elsewhere is never flagged.
 
 Why:
     Times are exact integers (SPEC §1); the clock refuses floats with
@@ -32,6 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lint._rule import Rule
+from lint._rules._common import imports_module
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -50,27 +53,28 @@ TIME_POSITIONS = {
 }
 
 VALID = [
-    "clock.advance(1_000_000)",
-    "clock.schedule(2 * 10**6, cb)",
-    "clock.schedule_periodic(period_ns, cb, phase_ns=0)",
-    "clock.advance(int(1e6))",
-    "clock.advance(10**9 // 30)",
-    "clock.schedule(at_ns, cb, note=0.5)",
-    "gain = 0.5\nclock.advance(dt_ns)",
-    "clock.schedule_rate(Fraction(30000, 1001), cb)",
+    "import simclock\nclock.advance(1_000_000)",
+    "import simclock\nclock.schedule(2 * 10**6, cb)",
+    "import simclock\nclock.schedule_periodic(period_ns, cb, phase_ns=0)",
+    "import simclock\nclock.advance(int(1e6))",
+    "import simclock\nclock.advance(10**9 // 30)",
+    "import simclock\nclock.schedule(at_ns, cb, note=0.5)",
+    "import simclock\ngain = 0.5\nclock.advance(dt_ns)",
+    "import simclock\nclock.schedule_rate(Fraction(30000, 1001), cb)",
+    "lr = schedule(0.0)",
 ]
 INVALID = [
-    "clock.advance(1e6)",
-    "clock.advance(0.5)",
-    "clock.schedule(1.5e9, cb)",
-    "clock.schedule_periodic(10**9 / 30, cb)",
-    "clock.schedule_periodic(1_000_000, cb, 0.0)",
-    "clock.schedule_periodic(1_000_000, cb, phase_ns=2.5)",
-    "clock.advance(dt_ns=-1.0)",
-    "clock.advance(float(n))",
-    "clock.schedule(2 * 1e6, cb)",
-    "clock.schedule_rate(29.97, cb)",
-    "advance(1e3)",
+    "import simclock\nclock.advance(1e6)",
+    "import simclock\nclock.advance(0.5)",
+    "import simclock\nclock.schedule(1.5e9, cb)",
+    "import simclock\nclock.schedule_periodic(10**9 / 30, cb)",
+    "import simclock\nclock.schedule_periodic(1_000_000, cb, 0.0)",
+    "import simclock\nclock.schedule_periodic(1_000_000, cb, phase_ns=2.5)",
+    "import simclock\nclock.advance(dt_ns=-1.0)",
+    "import simclock\nclock.advance(float(n))",
+    "import simclock\nclock.schedule(2 * 1e6, cb)",
+    "import simclock\nclock.schedule_rate(29.97, cb)",
+    "import simclock\nadvance(1e3)",
 ]
 
 
@@ -81,7 +85,11 @@ _CALL = re.compile(rb"\b(?:advance|schedule\w*)\s*\(")
 
 
 def may_match(source: bytes) -> bool:
-    return (b"advance" in source or b"schedule" in source) and _CALL.search(source) is not None
+    return (
+        (b"advance" in source or b"schedule" in source)
+        and _CALL.search(source) is not None
+        and imports_module(source, "simclock")
+    )
 
 
 def words(text: str) -> set[str]:

@@ -25,7 +25,7 @@ from simclock.cli._main import main as cli
 
 __all__ = ["main"]
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]  # simclock/cli/_demo.py -> the repository
 
 
 def main(out_dir: str = "out") -> int:

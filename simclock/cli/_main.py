@@ -20,6 +20,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "simclock.cli._run",
     "simclock.cli._mcap",
     "simclock.cli._recover",
+    "simclock.cli._sweep",
 )
 
 
@@ -42,8 +43,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
-    result: int = func(args)
+    try:
+        result: int = func(args)
+    except Exception as exc:
+        # The CLI rule: a refusal is one line on stderr and exit 2, never a traceback.
+        # Handlers report their own errors; this is the net for what slips past them.
+        print(f"simclock {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
     return result
+
+
+def _one_line(exc: BaseException) -> str:
+    """``exc`` as one bounded line: its type when it is not a simclock error, then its text."""
+    from simclock.core._errors import SimclockError
+    from simclock.core._failure import exception_message
+
+    text = " ".join(exception_message(exc).split())[:500]
+    return text if isinstance(exc, SimclockError) else f"{type(exc).__name__}: {text}"
 
 
 if __name__ == "__main__":

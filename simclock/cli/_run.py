@@ -169,6 +169,14 @@ def _run(args: argparse.Namespace) -> int:
         )
     if result.dropped_in_flight:
         print(f"  {result.dropped_in_flight} samples in flight dropped at episode resets")
+    pacing = result.pacing
+    if pacing is not None and pacing.rtf is not None:
+        # Lag is the host's, not the simulation's: reported here, never in the trace.
+        lags = len(pacing.lag_events)
+        print(
+            f"pacing: rtf {pacing.rtf}, max lag {format_ns(pacing.max_lag_ns)}, "
+            f"{lags} PACING_LAG event{'s' if lags != 1 else ''}"
+        )
     if result.out is not None:
         print(f"recording: {result.out} ({result.messages} messages + /clock)")
     print(f"fingerprint: {result.fingerprint}")

@@ -13,7 +13,7 @@ from simclock.core._errors import (
     SimclockValueError,
 )
 from simclock.core._failure import callback_failure_event, publish_callback_failure
-from simclock.core._heapclock import HeapSimClock
+from simclock.core._heapclock import HeapSimClock, TimedSource
 from simclock.core._names import callback_name
 from simclock.core._protocols import (
     Callback,
@@ -47,6 +47,7 @@ __all__ = [
     "SimclockValueError",
     "Subscriber",
     "SystemClock",
+    "TimedSource",
     "callback_failure_event",
     "callback_name",
     "check_time_ns",

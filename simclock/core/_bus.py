@@ -32,15 +32,41 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import callback_name
+from simclock.core._names import (
+    callback_name,
+    check_str_matching,
+    exact_str,
+    exception_message,
+    safe_repr,
+    type_name,
+)
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
-__all__ = ["EVENTS_TOPIC", "Bus", "Event", "EventKind", "Message", "Subscriber"]
+__all__ = [
+    "EVENTS_TOPIC",
+    "RESERVED_TOPICS",
+    "Bus",
+    "Event",
+    "EventKind",
+    "Message",
+    "Subscriber",
+    "is_reserved_topic",
+]
 
 EVENTS_TOPIC = "/simclock/events"
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
+
+RESERVED_TOPICS = ("/clock", "/simclock/...")
+"""Topics only the library publishes on (C-BUS-5): ``/clock`` and all of ``/simclock/``."""
+
+
+def is_reserved_topic(topic: str) -> bool:
+    """True for ``/clock`` and every topic under ``/simclock/`` (C-BUS-5)."""
+    return topic in ("/clock", "/simclock") or topic.startswith("/simclock/")
 
 
 class EventKind(enum.StrEnum):
@@ -71,16 +97,25 @@ class Event:
             if not isinstance(self.kind, str):
                 raise SimclockTypeError(
                     f"kind must be a simclock.EventKind, got {type(self.kind).__name__} "
-                    f"{self.kind!r}"
+                    f"{safe_repr(self.kind)}"
                 )
             try:
                 kind = EventKind(self.kind)
             except ValueError:
                 raise SimclockValueError(
-                    f"kind must be one of {[str(k) for k in EventKind]}, got {self.kind!r}; "
-                    "publish your own records as plain payloads on a topic of your own"
+                    f"kind must be one of {[str(k) for k in EventKind]}, got "
+                    f"{safe_repr(self.kind)}; publish your own records as plain payloads on a "
+                    "topic of your own"
                 ) from None
             object.__setattr__(self, "kind", kind)
+        # Checked at construction, not when the event is first hashed or recorded.
+        if type(self.at_ns) is not int or self.at_ns < 0:
+            object.__setattr__(self, "at_ns", check_time_ns(self.at_ns, "at_ns"))
+        if not isinstance(self.details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping of str to JSON values, got "
+                f"{type(self.details).__name__} {safe_repr(self.details)}"
+            )
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for recording: ``{"kind", "at_ns", "details"}``."""
@@ -89,13 +124,24 @@ class Event:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Event:
         """Inverse of :meth:`to_json` (used by replay); ``ValueError`` for an unknown kind."""
+        if not isinstance(data, Mapping):
+            raise SimclockTypeError(
+                f"data must be a mapping as made by Event.to_json(), got "
+                f"{type(data).__name__} {safe_repr(data)}"
+            )
         try:
             kind = EventKind(data["kind"])
         except (KeyError, ValueError, TypeError):
             raise SimclockValueError(
-                f"event must have a 'kind' among {[str(k) for k in EventKind]}, got {data!r}"
+                f"event must have a 'kind' among {[str(k) for k in EventKind]}, "
+                f"got {safe_repr(data)}"
             ) from None
-        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(data.get("details", {})))
+        details = data.get("details", {})
+        if not isinstance(details, Mapping):
+            raise SimclockTypeError(
+                f"details must be a mapping, got {type(details).__name__} {safe_repr(details)}"
+            )
+        return cls(kind, check_time_ns(data.get("at_ns"), "at_ns"), dict(details))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +153,38 @@ class Message:
     sequence: int
     payload: Any
 
+    def __post_init__(self) -> None:
+        # Fast path first: the bus makes one Message per publish. Any topic str is
+        # allowed (a replayed foreign file may have any); the bus checks its own.
+        if type(self.topic) is not str:
+            if not isinstance(self.topic, str):
+                raise SimclockTypeError(
+                    f"topic must be a str, got {type(self.topic).__name__} {safe_repr(self.topic)}"
+                )
+            object.__setattr__(self, "topic", exact_str(self.topic))
+        if type(self.stamp_ns) is not int or self.stamp_ns < 0:
+            object.__setattr__(self, "stamp_ns", check_time_ns(self.stamp_ns, "stamp_ns"))
+        sequence = self.sequence
+        if type(sequence) is not int or sequence < 0:
+            if isinstance(sequence, bool) or not isinstance(sequence, int | np.integer):
+                raise SimclockTypeError(
+                    f"sequence must be an int >= 0, got {type(sequence).__name__} "
+                    f"{safe_repr(sequence)}"
+                )
+            if sequence < 0:
+                raise SimclockValueError(f"sequence must be >= 0, got {safe_repr(sequence)}")
+            object.__setattr__(self, "sequence", int(sequence))
+
 
 Subscriber = Callable[[Message], object]
 
 
 def _check_topic(topic: object) -> str:
-    if not isinstance(topic, str):
-        raise SimclockTypeError(f"topic must be a str, got {type(topic).__name__} {topic!r}")
-    if not _TOPIC.fullmatch(topic):
-        raise SimclockValueError(
-            f"topic must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
-        )
-    return topic
+    """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
+    checked = check_str_matching(
+        topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]"
+    )
+    return exact_str(checked)
 
 
 def _subscriber_name(sub: Subscriber) -> str:
@@ -161,7 +227,19 @@ class Bus:
         return self._next_sequence
 
     def bind(self, clock: SimClock) -> None:
-        """Take time from ``clock``; binding twice to different clocks is refused."""
+        """Take time from ``clock``; binding twice to different clocks is refused.
+
+        ``clock`` needs ``now_ns()`` and ``schedule(at_ns, cb)`` (a
+        :class:`~simclock.SimClock`); anything else is a ``TypeError`` here,
+        not at the first publish.
+        """
+        if not (
+            callable(getattr(clock, "now_ns", None)) and callable(getattr(clock, "schedule", None))
+        ):
+            raise SimclockTypeError(
+                f"clock must be a SimClock (with now_ns() and schedule()), got "
+                f"{type(clock).__name__} {safe_repr(clock)}"
+            )
         if self._clock is not None and self._clock is not clock:
             raise SimclockRuntimeError(
                 "bus is already bound to another clock; create one Bus per clock"
@@ -174,9 +252,9 @@ class Bus:
         Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
-            _check_topic(topic)
+            topic = _check_topic(topic)
         if not callable(callback):
-            raise SimclockTypeError(f"callback must be callable, got {callback!r}")
+            raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
             self._subs.setdefault(topic, []).append(callback)
 
@@ -199,7 +277,7 @@ class Bus:
         reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
         lower than the last stamp published.
         """
-        _check_topic(topic)
+        topic = _check_topic(topic)
         clock = self._clock
         with self._lock:
             if stamp_ns is None:
@@ -271,6 +349,11 @@ class Bus:
         The caller is responsible for the total order; the bus's own sequence
         is not consumed.
         """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} "
+                f"{safe_repr(message)}"
+            )
         self._deliver(message)
 
     def _deliver(self, message: Message) -> None:
@@ -297,8 +380,8 @@ class Bus:
                 "subscriber": _subscriber_name(sub),
                 "topic": message.topic,
                 "sequence": message.sequence,
-                "error_type": type(exc).__qualname__,
-                "error_message": str(exc),
+                "error_type": type_name(exc),
+                "error_message": exception_message(exc),
             },
         )
         # Bound: now (== the message's stamp); unbound: never below the last stamp.

@@ -11,25 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
-from simclock.core._names import callback_name
+from simclock.core._errors import SimclockTypeError
+from simclock.core._names import callback_name, exception_message, safe_repr, type_name
+from simclock.core._timeint import check_time_ns
 
 __all__ = ["callback_failure_event", "exception_message", "publish_callback_failure"]
-
-
-def exception_message(exc: BaseException) -> str:
-    """``str(exc)``, or a fixed placeholder naming the type when ``str`` raises (C-ERR-1).
-
-    Also used when ``str(exc)`` returns something that is not a ``str``
-    (``__str__`` returning a non-string raises ``TypeError`` inside ``str``).
-    """
-    try:
-        return str(exc)
-    except Exception:
-        return f"<str() of {type(exc).__qualname__} raised>"
-    except BaseException:
-        # A __str__ raising KeyboardInterrupt or SystemExit is still the
-        # callback's failure, not the clock's: report it with the placeholder.
-        return f"<str() of {type(exc).__qualname__} raised>"
 
 
 def callback_failure_event(
@@ -42,9 +28,18 @@ def callback_failure_event(
     (:func:`exception_message`), then ``extra`` (a ``Session`` adds the
     component id, a periodic thread its name). Never raises for any ``exc``.
     """
+    at_ns = check_time_ns(at_ns, "at_ns")
+    if not isinstance(exc, BaseException):
+        raise SimclockTypeError(
+            f"exc must be an exception, got {type(exc).__name__} {safe_repr(exc)}"
+        )
+    if extra is not None and not isinstance(extra, Mapping):
+        raise SimclockTypeError(
+            f"extra must be a mapping or None, got {type(extra).__name__} {safe_repr(extra)}"
+        )
     details: dict[str, object] = {
         "callback": callback_name(cb),
-        "error_type": type(exc).__qualname__,
+        "error_type": type_name(exc),
         "error_message": exception_message(exc),
     }
     if extra:
@@ -60,4 +55,8 @@ def publish_callback_failure(
     The event is stamped ``at_ns`` (the failing entry's time, which is the
     clock's ``now`` while it is reported).
     """
+    if not isinstance(bus, Bus):
+        raise SimclockTypeError(
+            f"bus must be a simclock.Bus, got {type(bus).__name__} {safe_repr(bus)}"
+        )
     bus.publish(EVENTS_TOPIC, callback_failure_event(at_ns, cb, exc, extra))

@@ -5,6 +5,23 @@ per-clock counter, so comparison never reaches an entry or a callback
 (C-TIE-1). Cancellation is lazy (C-CAN-4): a cancelled entry stays as a
 tombstone until it reaches the root or until tombstones outnumber live entries
 by more than ``2*live + compact_threshold``, when the heap is rebuilt in place.
+
+This is the one scheduling core of the library: ``GridClock`` (quantisation),
+``Session`` (components), ``MujocoClock`` (a physics step) and ``ReplayClock``
+(a message source) compose it and never pop, fire or re-arm entries
+themselves. Besides the :class:`~simclock.SimClock` protocol it offers a small
+library API (not part of the protocol, used by those clocks):
+
+* :meth:`HeapSimClock.schedule_repeating` -- a periodic or rate schedule whose
+  firings are quantised up to a grid (``quantum``), counting overruns;
+* :meth:`HeapSimClock.fire_until` -- fire every live entry at or before a
+  limit (the one firing loop; ``now`` is left at the last entry fired);
+* :meth:`HeapSimClock.run_until` -- advance to a target while interleaving a
+  :class:`TimedSource` (recorded messages, a session's phases): a source item
+  at an instant shared with entries runs first, with ``now`` at its time;
+* :meth:`HeapSimClock.skip_to` -- jump forward without firing (a replay's
+  seek): one-shots due before the jump are dropped and counted ``skipped``,
+  repeating entries resume at their first grid point at or after it.
 """
 
 from __future__ import annotations
@@ -14,127 +31,31 @@ import itertools
 from fractions import Fraction
 
 from simclock.core._bus import Bus
+from simclock.core._entry import (
+    _CANCELLED,
+    _FAILED,
+    _FIRED,
+    _ONESHOT,
+    _PENDING,
+    _PERIODIC,
+    _QUANTISED,
+    _RATE,
+    _RUNNING,
+    _SKIPPED,
+    TimedSource,
+    _Entry,
+    check_rate_hz,
+    first_rate_index,
+    rate_offset_ns,
+)
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._names import check_callable
-from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._names import check_callable, safe_repr
+from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
-__all__ = ["HeapSimClock", "check_rate_hz", "rate_offset_ns"]
-
-# Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
-_PENDING = 0  # in the heap, will fire
-_RUNNING = 1  # popped, its callback is running (repeating entries only)
-_CANCELLED = 2  # cancelled: a tombstone while still in the heap
-_CANCELLED_RUNNING = 3  # cancelled while its own callback runs: never re-pushed
-_FIRED = 4  # a one-shot whose callback has started
-_FAILED = 5  # a one-shot whose callback raised Exception
-
-_ONESHOT = 0
-_PERIODIC = 1
-_RATE = 2
-
-_NS_PER_S = 1_000_000_000
-
-
-def check_rate_hz(rate_hz: object) -> Fraction:
-    """Validate a rate in Hz given as ``int`` or ``Fraction`` (C-X-RATE).
-
-    ``bool`` and ``float`` are ``TypeError`` (a float rate is not exact);
-    rates <= 0 or above 1 GHz (a period under 1 ns) are ``ValueError``.
-    """
-    if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
-        raise SimclockTypeError(
-            f"rate_hz must be an int or fractions.Fraction of Hz, got "
-            f"{type(rate_hz).__name__} {rate_hz!r}; write Fraction(30000, 1001) for 29.97 Hz"
-        )
-    rate = Fraction(rate_hz)
-    if rate <= 0:
-        raise SimclockValueError(f"rate_hz must be > 0, got {rate_hz!r}")
-    if rate > _NS_PER_S:
-        raise SimclockValueError(
-            f"rate_hz must be <= 1e9 (one firing per ns at most), got {rate_hz!r}"
-        )
-    return rate
-
-
-def rate_offset_ns(k: int, rate: Fraction) -> int:
-    """``ceil(k * 10**9 / rate)`` in exact integers: offset of firing ``k`` (C-X-RATE)."""
-    return -((-k * _NS_PER_S * rate.denominator) // rate.numerator)
-
-
-def _first_rate_index(elapsed: int, rate: Fraction) -> int:
-    """Smallest ``k >= 0`` with ``rate_offset_ns(k, rate) >= elapsed``."""
-    if elapsed <= 0:
-        return 0
-    k = (elapsed * rate.numerator) // (_NS_PER_S * rate.denominator)
-    while rate_offset_ns(k, rate) < elapsed:
-        k += 1
-    while k > 0 and rate_offset_ns(k - 1, rate) >= elapsed:
-        k -= 1
-    return k
-
-
-class _Entry:
-    """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
-
-    A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
-    follow from ``state`` (``_FIRED``/``_FAILED``), and ``schedule`` is the hot
-    path. Repeating entries are completed by :meth:`repeating`. ``cancel`` and
-    ``stats`` are bound into the :class:`Handle` (cheaper than a ``partial``).
-    """
-
-    __slots__ = ("cb", "clock", "failed", "fired", "k", "kind", "period", "phase", "rate", "state")
-
-    # Set only on repeating entries (see repeating()).
-    fired: int
-    failed: int
-    k: int
-    phase: int
-    period: int
-    rate: Fraction | None
-
-    def __init__(self, clock: HeapSimClock, cb: Callback, kind: int = _ONESHOT) -> None:
-        self.clock = clock
-        self.cb = cb
-        self.kind = kind
-        self.state = _PENDING
-
-    def repeating(self, phase: int, k: int, period: int = 0, rate: Fraction | None = None) -> int:
-        """Fill in a periodic/rate entry's grid; return the time of firing ``k``."""
-        self.phase = phase
-        self.period = period
-        self.rate = rate
-        self.k = k
-        self.fired = 0
-        self.failed = 0
-        return self.at_k()
-
-    def at_k(self) -> int:
-        """Nominal time of firing ``k``, in exact integers (C-PER-1, C-PER-3, C-X-RATE)."""
-        if self.kind == _PERIODIC:
-            return self.phase + self.k * self.period
-        assert self.rate is not None
-        return self.phase + rate_offset_ns(self.k, self.rate)
-
-    def cancel(self) -> None:
-        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
-        state = self.state
-        if state == _PENDING:
-            self.state = _CANCELLED
-            self.clock._tombstone_added()
-        elif state == _RUNNING:
-            # Cancelled from inside its own callback: the re-push is skipped.
-            self.state = _CANCELLED_RUNNING
-
-    def stats(self) -> PeriodicStats:
-        """Counters of this schedule (C-X-STATS); ``fired`` counts callbacks started."""
-        if self.kind == _ONESHOT:
-            state = self.state
-            return PeriodicStats(fired=int(state >= _FIRED), failed=int(state == _FAILED))
-        return PeriodicStats(fired=self.fired, failed=self.failed)
-
+__all__ = ["HeapSimClock", "TimedSource", "check_rate_hz", "rate_offset_ns"]
 
 # The frozen dataclass __init__ of Handle sets each field through
 # object.__setattr__; schedule() is hot, so it fills the two slots directly.
@@ -179,17 +100,19 @@ class HeapSimClock:
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
-                f"draw_observer must be callable or None, got {draw_observer!r}"
+                f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         self._random = SeededRandomSource(seed, observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
-            raise SimclockTypeError(f"compact_threshold must be an int, got {compact_threshold!r}")
+            raise SimclockTypeError(
+                f"compact_threshold must be an int, got {safe_repr(compact_threshold)}"
+            )
         if compact_threshold < 0:
             raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._threshold = compact_threshold
         # Invariant: _heap is a binary heap of (at_ns, seq, entry); seqs are unique.
         # Invariant: _dead == number of heap items whose entry is not _PENDING.
@@ -274,10 +197,7 @@ class HeapSimClock:
         period = check_positive_ns(period_ns, "period_ns")
         phase = check_time_ns(phase_ns, "phase_ns")
         check_callable(cb)
-        now = self._now
-        k0 = 0 if phase >= now else -((phase - now) // period)
-        entry = _Entry(self, cb, _PERIODIC)
-        return self._push(entry.repeating(phase, k0, period=period), entry)
+        return self.schedule_repeating(cb, phase, period=period)
 
     def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
@@ -290,9 +210,38 @@ class HeapSimClock:
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
         check_callable(cb)
-        entry = _Entry(self, cb, _RATE)
-        k0 = _first_rate_index(self._now - phase, rate)
-        return self._push(entry.repeating(phase, k0, rate=rate), entry)
+        return self.schedule_repeating(cb, phase, rate=rate)
+
+    def schedule_repeating(
+        self,
+        cb: Callback,
+        phase: int,
+        *,
+        period: int = 0,
+        rate: Fraction | None = None,
+        quantum: int = 1,
+    ) -> Handle:
+        """Library API: a periodic (``period``) or rate (``rate``) schedule on a quantum.
+
+        Arguments are already checked by the caller (``period > 0`` or a rate
+        from :func:`check_rate_hz`, ``phase >= 0``, ``quantum > 0``). Firing
+        ``k`` is at the first multiple of ``quantum`` at or after the nominal
+        ``phase + k*period`` (or ``phase + ceil(k*1e9/rate)``), and the first
+        ``k`` is the first nominal time ``>= now``; the next nominal time comes
+        from the original grid, never from a quantised one (C-GRID-2). A
+        firing whose time is at or after the next nominal time counts as an
+        ``overrun``. With ``quantum == 1`` this is ``schedule_periodic`` /
+        ``schedule_rate`` (C-PER-1..3, C-X-RATE). O(log n).
+        """
+        now = self._now
+        if rate is None:
+            kind = _PERIODIC if quantum == 1 else _QUANTISED
+            k0 = 0 if phase >= now else -((phase - now) // period)
+        else:
+            kind = _RATE if quantum == 1 else _QUANTISED
+            k0 = first_rate_index(now - phase, rate)
+        entry = _Entry(self, cb, kind)
+        return self._push(entry.repeating(phase, k0, period, rate, quantum), entry)
 
     # -- cancellation -----------------------------------------------------
 
@@ -334,6 +283,102 @@ class HeapSimClock:
                 "schedule the work with schedule() instead"
             )
         target = self._now + dt
+        self._fire(target)
+        self._now = target
+
+    def fire_until(self, limit_ns: int) -> None:
+        """Library API: fire every live entry with ``at_ns <= limit_ns``, in order.
+
+        Like :meth:`advance` but ``now`` stays at the last entry fired (it is
+        not moved to ``limit_ns``), so a composing clock can interleave its own
+        work (a recorded message at ``limit_ns + 1``). ``RuntimeError`` from
+        inside a callback. ``limit_ns`` below ``now`` fires nothing.
+        """
+        self._check_idle("fire_until")
+        self._fire(check_time_ns(limit_ns, "limit_ns"))
+
+    def run_until(self, target_ns: int, source: TimedSource | None = None) -> None:
+        """Library API: advance to ``target_ns``, interleaving ``source`` with the entries.
+
+        Order: everything by time; at an instant shared by a source item and
+        entries, the source item runs first (with ``now`` at that instant),
+        then the entries, including those it pushed at that instant. Afterwards
+        ``now == target_ns``. ``target_ns < now`` is a ``ValueError``; a call
+        from inside a callback or the source a ``RuntimeError``; a source whose
+        next item lies in the past is a ``RuntimeError`` (its bug, not the
+        clock's). A ``BaseException`` leaves ``now`` at the failing item.
+        """
+        self._check_idle("run_until")
+        target = check_time_ns(target_ns, "target_ns")
+        if target < self._now:
+            raise SimclockValueError(
+                f"target_ns={target} is in the past (now is {self._now} ns); pass a time >= now"
+            )
+        if source is not None:
+            while True:
+                at = source.next_ns()
+                if at is None or at > target:
+                    break
+                self._fire(at - 1)
+                if at < self._now:
+                    raise SimclockRuntimeError(
+                        f"source {source!r} has an item at {at} ns, before now={self._now} ns"
+                    )
+                self._now = at
+                self._running = True
+                try:
+                    source.fire(at)
+                finally:
+                    self._running = False
+        self._fire(target)
+        self._now = target
+
+    def skip_to(self, t_ns: int) -> None:
+        """Library API: move ``now`` to ``t_ns`` firing nothing before it (a replay's seek).
+
+        One-shots due before ``t_ns`` are dropped (``stats().skipped == 1``);
+        each repeating entry resumes at its first grid point ``>= t_ns`` and
+        counts the firings it missed as ``skipped``, re-pushed in the order
+        they were due. ``t_ns < now`` is a ``ValueError``; from inside a
+        callback a ``RuntimeError``. O(k log n) for k entries moved.
+        """
+        self._check_idle("skip_to")
+        t = check_time_ns(t_ns, "t_ns")
+        if t < self._now:
+            raise SimclockValueError(f"t_ns={t} is before now={self._now} ns; time never goes back")
+        heap = self._heap
+        moved: list[_Entry] = []
+        while heap and heap[0][0] < t:
+            entry = heapq.heappop(heap)[2]
+            if entry.state != _PENDING:
+                self._dead -= 1
+            elif entry.kind == _ONESHOT:
+                entry.state = _SKIPPED
+            else:
+                k = entry.first_k_at_or_after(t)
+                entry.skipped += k - entry.k
+                entry.k = k
+                moved.append(entry)
+        for entry in moved:
+            heapq.heappush(heap, (entry.at_k(), next(self._seq), entry))
+        self._now = t
+        if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
+            self._compact()
+
+    def _check_idle(self, what: str) -> None:
+        if self._running:
+            raise SimclockRuntimeError(
+                f"{what}() called from inside a callback at now={self._now} ns; "
+                "schedule the work with schedule() instead"
+            )
+
+    def _fire(self, limit: int) -> None:
+        """The one firing loop of the library: every live entry with ``at <= limit``.
+
+        Pops, sets ``now``, runs, reports a failure (C-ERR-1) and re-arms a
+        repeating entry after its callback (C-PER-2), then re-establishes the
+        C-CAN-4 bound. Callers check nesting and move ``now`` afterwards.
+        """
         # Local bindings: this loop is the clock's hot path.
         heap = self._heap
         pop = heapq.heappop
@@ -341,13 +386,14 @@ class HeapSimClock:
         seq = self._seq
         self._running = True
         try:
-            while heap and heap[0][0] <= target:
+            while heap and heap[0][0] <= limit:
                 at, _seq, entry = pop(heap)
                 if entry.state:  # not _PENDING: a tombstone leaving at the root
                     self._dead -= 1
                     continue
                 self._now = at
-                if not entry.kind:
+                kind = entry.kind
+                if not kind:
                     # One-shot: done before its callback runs, so a cancel from
                     # inside it is the no-op of C-CAN-3.
                     entry.state = _FIRED
@@ -355,39 +401,34 @@ class HeapSimClock:
                         entry.cb()
                     except Exception as exc:
                         entry.state = _FAILED
-                        self._report_failure(at, entry.cb, exc)
+                        publish_callback_failure(self.bus, at, entry.cb, exc)
                     continue
                 entry.state = _RUNNING
                 entry.fired += 1
+                if kind == _QUANTISED and at >= entry.nominal(entry.k + 1):
+                    entry.overrun += 1
                 try:
                     entry.cb()
                 except Exception as exc:
                     entry.failed += 1
-                    self._report_failure(at, entry.cb, exc)
+                    publish_callback_failure(self.bus, at, entry.cb, exc)
                 finally:
                     if entry.state == _RUNNING:
                         # C-PER-2: re-pushed after the callback (returned or
                         # raised), with a fresh seq; C-PER-3: from the grid.
                         entry.state = _PENDING
                         k = entry.k = entry.k + 1
-                        if entry.kind == _PERIODIC:
-                            nxt = entry.phase + k * entry.period  # inlined for speed
-                        else:
-                            nxt = entry.at_k()
+                        # inlined for speed: the plain periodic's grid, else at_k().
+                        nxt = entry.phase + k * entry.period if kind == _PERIODIC else entry.at_k()
                         push(heap, (nxt, next(seq), entry))
                     else:
                         entry.state = _CANCELLED
-            self._now = target
         finally:
             self._running = False
             # Firing live entries lowers the live count while far-future tombstones
             # stay, so the C-CAN-4 bound must be re-established here, not only in cancel.
             if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
                 self._compact()
-
-    def _report_failure(self, at: int, cb: Callback, exc: Exception) -> None:
-        """Publish ``Event(SCHEDULER_CALLBACK_FAILED)`` for a raising callback (C-ERR-1)."""
-        publish_callback_failure(self.bus, at, cb, exc)
 
     # -- checking -------------------------------------------------------------
 
@@ -411,3 +452,4 @@ class HeapSimClock:
                 assert at >= self._now, "live entry in the past"
             if entry.kind != _ONESHOT:
                 assert at == entry.at_k(), "periodic entry off its grid"
+                assert at >= entry.nominal(entry.k), "firing before its nominal time"

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from simclock.core._errors import SimclockTypeError
+from simclock.core._names import safe_repr
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -53,6 +56,16 @@ class Handle:
 
     cancel: Callable[[], None]
     stats: Callable[[], PeriodicStats] = _no_stats
+
+    def __post_init__(self) -> None:
+        # A third-party backend builds Handles: a non-callable is refused here,
+        # not when the user first cancels (C-CAN-1 says cancel never raises).
+        for name in ("cancel", "stats"):
+            value = getattr(self, name)
+            if not callable(value):
+                raise SimclockTypeError(
+                    f"{name} must be callable, got {type(value).__name__} {safe_repr(value)}"
+                )
 
 
 @runtime_checkable

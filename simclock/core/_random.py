@@ -11,6 +11,7 @@ children were made, or on draws from other streams (C-RNG-4). Changing
 from __future__ import annotations
 
 import hashlib
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import safe_repr
 
 __all__ = ["DrawObserver", "SeededRandomSource", "derive_spawn_key", "normalise_label"]
 
@@ -38,13 +40,15 @@ def normalise_label(parent: str, label: object) -> str:
     ``[A-Za-z0-9_.-]`` raise ``ValueError``; a non-``str`` raises ``TypeError``.
     """
     if not isinstance(label, str):
-        raise SimclockTypeError(f"label must be a str, got {type(label).__name__} {label!r}")
+        raise SimclockTypeError(
+            f"label must be a str, got {type(label).__name__} {safe_repr(label)}"
+        )
     body = label[1:] if label.startswith("/") else label
     segments = body.split("/")
     for segment in segments:
         if not _SEGMENT.fullmatch(segment):
             raise SimclockValueError(
-                f"label {label!r} is malformed: segments must be non-empty and use only "
+                f"label {safe_repr(label)} is malformed: segments must be non-empty and use only "
                 "[A-Za-z0-9_.-], e.g. '/sensors/imu0/noise'"
             )
     prefix = "" if parent == "/" else parent
@@ -59,31 +63,72 @@ def derive_spawn_key(path: str) -> tuple[int, ...]:
 
 def _check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+        raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {safe_repr(seed)}")
     value = operator.index(seed)
     if value < 0:
-        raise SimclockValueError(f"seed must be >= 0, got {value!r}")
+        raise SimclockValueError(f"seed must be >= 0, got {safe_repr(value)}")
     return value
+
+
+# A draw of more elements than this is refused before numpy allocates: size=10**12
+# would be a MemoryError after the call had already been judged valid.
+MAX_DRAW_ELEMENTS = 1 << 27
+# numpy's integers() draws int64: bounds outside it are refused before any draw.
+_INT64_MIN = -(1 << 63)
+_INT64_END = 1 << 63
+
+
+def _check_real(value: object, name: str) -> float:
+    """A finite real parameter of a distribution (``int``/``float``/numpy scalar), as float.
+
+    Checked before the draw: numpy would broadcast an array-like (drawing
+    first), overflow on 10**400, or return NaN for a NaN parameter.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
+    ):
+        raise SimclockTypeError(
+            f"{name} must be a real number (int or float), got {type(value).__name__} "
+            f"{safe_repr(value)}; draw arrays with size=..."
+        )
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise SimclockValueError(f"{name} must be finite, got {safe_repr(value)}")
+    return result
 
 
 def _check_size(size: object) -> int | tuple[int, ...] | None:
     if size is None:
         return None
-    if isinstance(size, bool):
-        raise SimclockTypeError(f"size must be an int, a tuple of ints or None, got {size!r}")
-    if isinstance(size, int):
-        return size
-    if isinstance(size, tuple) and all(
-        isinstance(n, int) and not isinstance(n, bool) for n in size
-    ):
-        return size
-    raise SimclockTypeError(f"size must be an int, a tuple of ints or None, got {size!r}")
+    if type(size) is int:
+        dims: tuple[int, ...] = (size,)
+    elif type(size) is tuple and all(type(n) is int for n in size):
+        dims = size
+    else:
+        raise SimclockTypeError(
+            f"size must be an int, a tuple of ints or None, got {safe_repr(size)}"
+        )
+    total = 1
+    for n in dims:
+        if n < 0:
+            raise SimclockValueError(f"size must not be negative, got {safe_repr(size)}")
+        # Bounded per factor, so the product of a 10**400 dimension is never formed.
+        total = min(total * min(n, MAX_DRAW_ELEMENTS + 1), MAX_DRAW_ELEMENTS + 1)
+    if total > MAX_DRAW_ELEMENTS:
+        raise SimclockValueError(
+            f"size must hold at most {MAX_DRAW_ELEMENTS} elements, got {safe_repr(size)}; "
+            "draw in smaller batches"
+        )
+    return size
 
 
 def _check_sigma(sigma: object) -> None:
     # numpy's own refusal ("scale < 0") names neither the argument nor the value.
-    if isinstance(sigma, int | float | np.integer | np.floating) and sigma < 0:
-        raise SimclockValueError(f"sigma must be >= 0, got {sigma!r}")
+    if _check_real(sigma, "sigma") < 0:
+        raise SimclockValueError(f"sigma must be >= 0, got {safe_repr(sigma)}")
 
 
 def _check_bounds(low: object, high: object) -> None:
@@ -91,12 +136,19 @@ def _check_bounds(low: object, high: object) -> None:
     for name, value in (("low", low), ("high", high)):
         if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
             raise SimclockTypeError(
-                f"{name} must be an int, got {type(value).__name__} {value!r}; "
+                f"{name} must be an int, got {type(value).__name__} {safe_repr(value)}; "
                 "integers() draws from [low, high) with int bounds"
             )
-    if not operator.index(low) < operator.index(high):  # type: ignore[arg-type]
+    lo, hi = operator.index(low), operator.index(high)  # type: ignore[arg-type]
+    if not lo < hi:
         raise SimclockValueError(
-            f"high must be > low (high is exclusive), got low={low!r}, high={high!r}"
+            f"high must be > low (high is exclusive), got low={safe_repr(low)}, "
+            f"high={safe_repr(high)}"
+        )
+    if lo < _INT64_MIN or hi > _INT64_END:
+        raise SimclockValueError(
+            f"integers() draws int64: need -2**63 <= low < high <= 2**63, got "
+            f"low={safe_repr(low)}, high={safe_repr(high)}"
         )
 
 
@@ -115,7 +167,13 @@ class SeededRandomSource:
         self, seed: int, label: str = "/", *, observer: DrawObserver | None = None
     ) -> None:
         self._seed = _check_seed(seed)
-        self._label = "/" if label == "/" else normalise_label("/", label)
+        if observer is not None and not callable(observer):
+            raise SimclockTypeError(
+                f"observer must be callable as observer(label, method, args, value) or None, "
+                f"got {type(observer).__name__} {safe_repr(observer)}"
+            )
+        # isinstance first: a str subclass's (or any object's) __eq__ never runs here.
+        self._label = "/" if type(label) is str and label == "/" else normalise_label("/", label)
         self._observer = observer
         seq = np.random.SeedSequence(self._seed, spawn_key=derive_spawn_key(self._label))
         self._gen = np.random.Generator(np.random.PCG64(seq))
@@ -131,7 +189,7 @@ class SeededRandomSource:
         return self._label
 
     def __repr__(self) -> str:
-        return f"SeededRandomSource(seed={self._seed}, label={self._label!r})"
+        return f"SeededRandomSource(seed={self._seed}, label={safe_repr(self._label)})"
 
     def child(self, label: str) -> SeededRandomSource:
         """The stream at ``self.label + '/' + label`` (C-RNG-2, C-RNG-3).
@@ -147,7 +205,17 @@ class SeededRandomSource:
             self._observer(self._label, method, args, value)
 
     def uniform(self, a: float, b: float) -> float:
-        """One float from ``[a, b)``."""
+        """One float from ``[a, b)``.
+
+        ``a``/``b`` are finite real scalars (``TypeError`` for an array-like,
+        ``ValueError`` for NaN, infinities or 10**400); a refused call draws nothing.
+        """
+        low, high = _check_real(a, "a"), _check_real(b, "b")
+        # numpy refuses b < a (and an overflowing b - a) only inside the draw call.
+        if not (low <= high and math.isfinite(high - low)):
+            raise SimclockValueError(
+                f"uniform needs a <= b with a finite b - a, got a={safe_repr(a)}, b={safe_repr(b)}"
+            )
         value = float(self._gen.uniform(a, b))
         self._emit("uniform", (a, b), value)
         return value
@@ -155,16 +223,12 @@ class SeededRandomSource:
     def normal(self, mu: float, sigma: float, size: int | tuple[int, ...] | None = None) -> Any:
         """Normal draws: a ``float`` when ``size`` is None, else an ndarray.
 
-        ``sigma < 0`` is a ``ValueError``; a refused call draws nothing.
+        ``mu``/``sigma`` are finite real scalars, ``sigma < 0`` is a ``ValueError``;
+        ``size`` holds at most ``MAX_DRAW_ELEMENTS``; a refused call draws nothing.
         """
+        _check_real(mu, "mu")
         _check_sigma(sigma)
-        shape = _check_size(size)
-        if shape is None:
-            value: Any = float(self._gen.normal(mu, sigma))
-        else:
-            value = self._gen.normal(mu, sigma, size=shape)
-        self._emit("normal", (mu, sigma, shape), value)
-        return value
+        return self._draw("normal", float, (mu, sigma), _check_size(size))
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray.
@@ -173,12 +237,19 @@ class SeededRandomSource:
         with ``low < high`` (``ValueError``); a refused call draws nothing.
         """
         _check_bounds(low, high)
-        shape = _check_size(size)
-        if shape is None:
-            value: Any = int(self._gen.integers(low, high))
-        else:
-            value = self._gen.integers(low, high, size=shape)
-        self._emit("integers", (low, high, shape), value)
+        return self._draw("integers", int, (low, high), _check_size(size))
+
+    def _draw(
+        self,
+        method: str,
+        scalar: Callable[[Any], Any],
+        args: tuple[Any, ...],
+        shape: int | tuple[int, ...] | None,
+    ) -> Any:
+        """``generator.<method>(*args)`` as a Python scalar, or an ndarray of ``shape``."""
+        draw = getattr(self._gen, method)
+        value = scalar(draw(*args)) if shape is None else draw(*args, size=shape)
+        self._emit(method, (*args, shape), value)
         return value
 
     def numpy_rng(self) -> np.random.Generator:

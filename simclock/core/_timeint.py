@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import safe_repr
 
 __all__ = ["check_positive_ns", "check_time_ns", "seconds_to_ns"]
 
@@ -34,11 +35,11 @@ def check_time_ns(value: object, name: str) -> int:
         result = operator.index(value)
     else:
         raise SimclockTypeError(
-            f"{name} must be an int of nanoseconds, got {type(value).__name__} {value!r}; "
+            f"{name} must be an int of nanoseconds, got {type(value).__name__} {safe_repr(value)}; "
             "convert seconds explicitly, e.g. simclock.seconds_to_ns(...)"
         )
     if result < 0:
-        raise SimclockValueError(f"{name} must be >= 0 ns, got {result!r}")
+        raise SimclockValueError(f"{name} must be >= 0 ns, got {safe_repr(result)}")
     return result
 
 
@@ -50,8 +51,54 @@ def check_positive_ns(value: object, name: str) -> int:
         # A negative period must not be told ">= 0": 0 is refused too.
         result = operator.index(value)  # type: ignore[arg-type]
     if result <= 0:
-        raise SimclockValueError(f"{name} must be > 0 ns, got {result!r}")
+        raise SimclockValueError(f"{name} must be > 0 ns, got {safe_repr(result)}")
     return result
+
+
+# Bounds checked before any exact conversion, so a refusal is cheap: Decimal("1e9999999")
+# is 30 bytes, but its Fraction is a 10-million-digit int. 10**30 s is far beyond the
+# 2**64 ns that C-TIME-4 asks for; 60 digits hold any exact ns value below it.
+_MAX_DECIMAL_DIGITS = 60
+_MAX_SECONDS_EXPONENT = 30
+_MAX_TEXT = 200
+
+
+def _bounded_decimal(seconds: Decimal | str, name: str) -> Decimal:
+    """``Decimal(seconds)`` with its digits and exponent bounded, or ``ValueError``."""
+    if isinstance(seconds, str):
+        if len(seconds) > _MAX_TEXT:
+            raise SimclockValueError(
+                f"{name} must be a decimal number of seconds of at most {_MAX_TEXT} "
+                f"characters, got a str of {len(seconds)}"
+            )
+        try:
+            dec = Decimal(seconds)
+        except InvalidOperation:
+            raise SimclockValueError(
+                f"{name} must be a decimal number of seconds, got {safe_repr(seconds)}"
+            ) from None
+    else:
+        dec = seconds
+    if not dec.is_finite():
+        raise SimclockValueError(f"{name} must be finite, got {safe_repr(seconds)}")
+    if dec.is_zero():
+        return Decimal(0)
+    if dec.adjusted() > _MAX_SECONDS_EXPONENT:
+        raise SimclockValueError(
+            f"{name} must be below 1e{_MAX_SECONDS_EXPONENT + 1} s, got {safe_repr(seconds)}"
+        )
+    if dec.adjusted() < -9:
+        raise SimclockValueError(
+            f"{name} = {safe_repr(seconds)} s is not a whole number of nanoseconds "
+            "(it is below 1 ns); refusing to round it"
+        )
+    # str() first: it is linear in the digits, as_tuple() builds one int object per digit.
+    if len(str(dec)) > 2 * _MAX_DECIMAL_DIGITS or len(dec.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
+        raise SimclockValueError(
+            f"{name} has more than {_MAX_DECIMAL_DIGITS} significant digits, "
+            f"got {safe_repr(seconds)}; no time-int needs that many"
+        )
+    return dec
 
 
 def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
@@ -64,9 +111,15 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
     (``numpy.float32(0.002)`` is ``"0.002"`` too). The result must be a whole,
     non-negative number of ns; ``1e-10`` s is 0.1 ns and is refused with
     ``ValueError`` rather than rounded. ``bool``, NaN and infinities are refused.
+
+    Cost: a refusal is O(1) in the size of the value's exponent: ``str`` longer
+    than 200 characters, decimals with more than 60 significant digits or of
+    1e31 s and more are refused before the exact conversion.
     """
     if isinstance(seconds, bool | np.bool_):
-        raise SimclockTypeError(f"{name} must be a number of seconds, got bool {seconds!r}")
+        raise SimclockTypeError(
+            f"{name} must be a number of seconds, got bool {safe_repr(seconds)}"
+        )
     exact: Fraction
     if isinstance(seconds, int | np.integer):
         exact = Fraction(operator.index(seconds))
@@ -74,7 +127,7 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
         exact = seconds
     elif isinstance(seconds, float | np.floating):
         if not math.isfinite(float(seconds)):
-            raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
+            raise SimclockValueError(f"{name} must be finite, got {safe_repr(seconds)}")
         # The shortest decimal at the float's own precision: a float32 0.002 is
         # "0.002", whereas its float64 widening prints 0.0020000000949949026.
         if isinstance(seconds, np.floating):
@@ -83,26 +136,18 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
             text = repr(float(seconds))
         exact = Fraction(Decimal(text))
     elif isinstance(seconds, Decimal | str):
-        try:
-            dec = Decimal(seconds)
-        except InvalidOperation:
-            raise SimclockValueError(
-                f"{name} must be a decimal number of seconds, got {seconds!r}"
-            ) from None
-        if not dec.is_finite():
-            raise SimclockValueError(f"{name} must be finite, got {seconds!r}")
-        exact = Fraction(dec)
+        exact = Fraction(_bounded_decimal(seconds, name))
     else:
         raise SimclockTypeError(
             f"{name} must be a number of seconds (int, Fraction, Decimal, str or float), "
-            f"got {type(seconds).__name__} {seconds!r}"
+            f"got {type(seconds).__name__} {safe_repr(seconds)}"
         )
     ns = exact * 1_000_000_000
     if ns.denominator != 1:
         raise SimclockValueError(
-            f"{name} = {seconds!r} s is not a whole number of nanoseconds ({ns} ns); "
-            "refusing to round it"
+            f"{name} = {safe_repr(seconds)} s is not a whole number of nanoseconds "
+            f"({ns} ns); refusing to round it"
         )
     if ns < 0:
-        raise SimclockValueError(f"{name} must be >= 0 s, got {seconds!r}")
+        raise SimclockValueError(f"{name} must be >= 0 s, got {safe_repr(seconds)}")
     return int(ns)

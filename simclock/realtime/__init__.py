@@ -1,6 +1,12 @@
 """Real time: the host's monotonic clock, periodic threads and paced runs (SPEC §9-§10)."""
 
-from simclock.realtime._pacing import PacingControl, PacingMode, PacingReport, run_paced
+from simclock.realtime._pacing import (
+    PacingControl,
+    PacingMode,
+    PacingReference,
+    PacingReport,
+    run_paced,
+)
 from simclock.realtime._realtime import (
     JitterStats,
     LatenessHistogram,
@@ -15,6 +21,7 @@ __all__ = [
     "MonotonicClock",
     "PacingControl",
     "PacingMode",
+    "PacingReference",
     "PacingReport",
     "PeriodicThreadHandle",
     "run_paced",

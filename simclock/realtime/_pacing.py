@@ -27,10 +27,11 @@ from fractions import Fraction
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import check_str_enum, safe_repr
 from simclock.core._protocols import SimClock
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
-__all__ = ["PacingControl", "PacingMode", "PacingReport", "run_paced"]
+__all__ = ["PacingControl", "PacingMode", "PacingReference", "PacingReport", "run_paced"]
 
 _DEFAULT_STEP_NS = 1_000_000
 _DEFAULT_LAG_THRESHOLD_NS = 20_000_000
@@ -72,22 +73,30 @@ _WALL_PACED = frozenset(
 )
 
 
+_RTF_EXPONENT = 12
+
+
 def _check_rtf(rtf: object) -> Fraction:
     """A real-time factor as an exact positive ``Fraction`` (it is a ratio, not a time)."""
     if isinstance(rtf, bool) or not isinstance(rtf, int | float | Fraction | Decimal):
         raise SimclockTypeError(
             f"rtf must be a positive number (int, float, Fraction or Decimal), "
-            f"got {type(rtf).__name__} {rtf!r}"
+            f"got {type(rtf).__name__} {safe_repr(rtf)}"
         )
     # Decimal's own test: math.isfinite(Decimal("sNaN")) raises instead of answering.
     if (isinstance(rtf, float) and not math.isfinite(rtf)) or (
         isinstance(rtf, Decimal) and not rtf.is_finite()
     ):
-        raise SimclockValueError(f"rtf must be finite and > 0, got {rtf!r}")
+        raise SimclockValueError(f"rtf must be finite and > 0, got {safe_repr(rtf)}")
+    # Bounded before Fraction(): Decimal("1e999999") would build a million-digit int.
+    if isinstance(rtf, Decimal) and not rtf.is_zero() and abs(rtf.adjusted()) > _RTF_EXPONENT:
+        raise SimclockValueError(
+            f"rtf must be between 1e-{_RTF_EXPONENT} and 1e{_RTF_EXPONENT}, got {safe_repr(rtf)}"
+        )
     value = Fraction(rtf)
     if value <= 0:
         raise SimclockValueError(
-            f"rtf must be > 0 (1.0 is real time, 2.0 twice as fast), got {rtf!r}"
+            f"rtf must be > 0 (1.0 is real time, 2.0 twice as fast), got {safe_repr(rtf)}"
         )
     return value
 
@@ -145,6 +154,43 @@ class PacingControl:
             return self._version, self._rtf, self._paused
 
 
+class PacingReference:
+    """One wall-clock reference shared by several :func:`run_paced` calls.
+
+    A run driven in chunks (``run_paced(clock, t1, reference=ref)``, then
+    ``t2``, ...) keeps the anchor of its first call: sim time ``t`` is due at
+    ``wall_start + (t - sim_start) / rtf`` for the whole run, so a stall in
+    one chunk is caught up in the next ones (``realtime_paced``) instead of
+    shifting every later chunk, and a lag episode spans chunks (one
+    ``PACING_LAG`` per episode). Every call must use the first call's
+    ``mode`` and ``rtf`` (``ValueError`` otherwise, nothing run); its report
+    covers the whole run so far. Not thread-safe: one run, one thread.
+    """
+
+    def __init__(self) -> None:
+        # Invariant: None until the first call; then that call's anchor, for good.
+        self._first: _FirstCall | None = None
+        self._advances = 0
+        self._frames = 0
+
+    @property
+    def started(self) -> bool:
+        """Whether a first ``run_paced`` call has taken the reference."""
+        return self._first is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstCall:
+    """What a :class:`PacingReference` keeps from its first call."""
+
+    mode: PacingMode
+    rtf: Fraction
+    sim_start: int
+    pacer: _Pacer | None
+    wall_start: int | None
+    read_wall: Callable[[], int] | None
+
+
 @dataclass(frozen=True, slots=True)
 class PacingReport:
     """What :func:`run_paced` did.
@@ -157,11 +203,17 @@ class PacingReport:
     re-anchoring (``operator_training``); ``unreported``: lag events an
     unbound ``events`` bus refused (its last stamp was later, e.g. the bus is
     reused after a run that reached a later sim time); they are still in
-    ``lag_events``.
+    ``lag_events``. ``rtf``: the real-time factor in force when the run ended
+    (a :class:`PacingControl`'s, which may differ from the argument), ``None``
+    in the modes that do not pace (``unbounded``, ``deterministic_ci``).
+
+    With a :class:`PacingReference` every field covers all the calls made
+    with that reference so far (one run split into chunks): ``sim_start_ns``
+    and ``wall_ns`` from its first call, counters and lag events summed.
     """
 
     mode: PacingMode
-    rtf: Fraction
+    rtf: Fraction | None
     sim_start_ns: int
     sim_end_ns: int
     advances: int
@@ -181,15 +233,10 @@ class PacingReport:
 
 
 def _check_mode(mode: object) -> PacingMode:
-    if not isinstance(mode, str):
-        raise SimclockTypeError(
-            f"mode must be a str or PacingMode, got {type(mode).__name__} {mode!r}"
-        )
-    try:
-        return PacingMode(mode)
-    except ValueError:
-        names = ", ".join(m.value for m in PacingMode)
-        raise SimclockValueError(f"mode must be one of {names}; got {mode!r}") from None
+    names = ", ".join(m.value for m in PacingMode)
+    return check_str_enum(
+        mode, PacingMode, "mode must be a str or PacingMode", f"mode must be one of {names}; got "
+    )
 
 
 def _default_sleep(duration_ns: int) -> None:
@@ -308,6 +355,7 @@ def run_paced(
     events: Bus | None = None,
     source: Callable[[], int] | None = None,
     sleep: Callable[[int], object] | None = None,
+    reference: PacingReference | None = None,
 ) -> PacingReport:
     """Advance ``clock`` to ``until_ns`` with sim time following wall time (C-SYS-4, C-MODE-1..2).
 
@@ -328,7 +376,11 @@ def run_paced(
     forbids. ``source()`` (int ns, ``time.monotonic_ns``) and
     ``sleep(duration_ns)`` are the wall-clock pair; ``deterministic_ci`` calls
     neither. ``on_frame`` is only for ``rendered`` and must not change the
-    simulation; ``control`` only for the wall-paced modes.
+    simulation; ``control`` only for the wall-paced modes. ``reference``
+    (a :class:`PacingReference`) keeps one wall-clock reference across
+    calls: a later call neither re-anchors nor forgets a lag, and its report
+    covers the run so far; it must be given the first call's ``mode`` and
+    ``rtf``.
 
     Errors: wrong types ``TypeError`` (also a ``clock`` that is not a
     ``SimClock``, e.g. a ``MonotonicClock``); ``until_ns`` before now, a bad ``mode``,
@@ -363,31 +415,51 @@ def run_paced(
     threshold = check_positive_ns(lag_threshold_ns, "lag_threshold_ns")
     if on_frame is not None:
         if not callable(on_frame):
-            raise SimclockTypeError(f"on_frame must be callable, got {on_frame!r}")
+            raise SimclockTypeError(f"on_frame must be callable, got {safe_repr(on_frame)}")
         if run_mode is not PacingMode.RENDERED:
             raise SimclockValueError(
-                f"on_frame is only called in mode 'rendered', got mode {run_mode.value!r}; "
+                f"on_frame is only called in mode 'rendered', got mode "
+                f"{safe_repr(run_mode.value)}; "
                 "drop on_frame or use mode='rendered'"
             )
     if control is not None:
         if not isinstance(control, PacingControl):
-            raise SimclockTypeError(f"control must be a simclock.PacingControl, got {control!r}")
+            raise SimclockTypeError(
+                f"control must be a simclock.PacingControl, got {safe_repr(control)}"
+            )
         if run_mode not in _WALL_PACED:
             raise SimclockValueError(
                 f"control needs a wall-paced mode (realtime_paced, rendered, "
-                f"operator_training), got mode {run_mode.value!r}"
+                f"operator_training), got mode {safe_repr(run_mode.value)}"
             )
     if events is not None and not isinstance(events, Bus):
-        raise SimclockTypeError(f"events must be a simclock.Bus or None, got {events!r}")
+        raise SimclockTypeError(f"events must be a simclock.Bus or None, got {safe_repr(events)}")
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
-            raise SimclockTypeError(f"{label} must be callable, got {fn!r}")
+            raise SimclockTypeError(f"{label} must be callable, got {safe_repr(fn)}")
+    if reference is not None:
+        if not isinstance(reference, PacingReference):
+            raise SimclockTypeError(
+                f"reference must be a simclock.PacingReference or None, got {safe_repr(reference)}"
+            )
+        first = reference._first
+        if first is not None and (first.mode, first.rtf) != (run_mode, rate):
+            raise SimclockValueError(
+                f"mode {run_mode.value!r} and rtf {rate} differ from the reference's first call "
+                f"(mode {first.mode.value!r}, rtf {first.rtf}); one reference is one run: "
+                "pass the same mode and rtf, or a new PacingReference"
+            )
 
     sim_start = now
     pacer: _Pacer | None = None
     wall_start: int | None = None
     read_wall: Callable[[], int] | None = None
-    if run_mode is not PacingMode.DETERMINISTIC_CI:
+    if reference is not None and reference._first is not None:
+        # Continue the run: same anchor, same lag episode, same counters.
+        first = reference._first
+        pacer, sim_start, wall_start = first.pacer, first.sim_start, first.wall_start
+        read_wall = first.read_wall
+    elif run_mode is not PacingMode.DETERMINISTIC_CI:
         # Resolved here, not as a default argument: deterministic_ci must not even
         # hold a reference to the wall clock, and tests replace time.monotonic_ns.
         read_wall = source if source is not None else time.monotonic_ns
@@ -406,6 +478,8 @@ def run_paced(
         else:
             wall_start = read_wall()
 
+    if reference is not None and reference._first is None:
+        reference._first = _FirstCall(run_mode, rate, sim_start, pacer, wall_start, read_wall)
     peek = getattr(clock, "next_event_ns", None)
     advances = 0
     frames = 0
@@ -443,9 +517,13 @@ def run_paced(
     wall_ns: int | None = None
     if read_wall is not None and wall_start is not None:
         wall_ns = read_wall() - wall_start
+    if reference is not None:
+        reference._advances += advances
+        reference._frames += frames
+        advances, frames = reference._advances, reference._frames
     return PacingReport(
         mode=run_mode,
-        rtf=rate,
+        rtf=pacer.rtf if pacer is not None else None,
         sim_start_ns=sim_start,
         sim_end_ns=now,
         advances=advances,

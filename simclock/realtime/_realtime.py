@@ -44,7 +44,7 @@ from fractions import Fraction
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import callback_failure_event
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, safe_repr
 from simclock.core._protocols import Callback, Handle, PeriodicStats, SystemClock
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -68,6 +68,8 @@ _PR_SET_TIMERSLACK = 29
 # Publishing an event on an unbound bus can lose a race with another thread's
 # later stamp; a fresh read of the clock wins the retry.
 _PUBLISH_ATTEMPTS = 3
+# The longest single wait of a periodic thread (the OS limit); the loop waits again after it.
+_MAX_WAIT_NS = int(threading.TIMEOUT_MAX) * 1_000_000_000
 
 
 class MonotonicClock:
@@ -95,10 +97,10 @@ class MonotonicClock:
         if source is not None and not callable(source):
             raise SimclockTypeError(
                 f"source must be a callable returning int ns, got {type(source).__name__} "
-                f"{source!r}; pass e.g. time.monotonic_ns"
+                f"{safe_repr(source)}; pass e.g. time.monotonic_ns"
             )
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._random = SeededRandomSource(seed)
         self.source: Callable[[], int] = source if source is not None else time.monotonic_ns
         self.bus = bus if bus is not None else Bus()
@@ -135,6 +137,9 @@ class LatenessHistogram:
 
     _SUB_BITS = 6
     _SUB = 1 << _SUB_BITS
+    # Values of up to this many bits are counted (2**64 ns is 584 years); the bound
+    # keeps bucket_bounds() from building a 2**70-bit int for a hostile index.
+    MAX_VALUE_BITS = 1 << 12
 
     def __init__(self) -> None:
         self._counts: dict[int, int] = {}
@@ -151,7 +156,19 @@ class LatenessHistogram:
 
     @classmethod
     def bucket_bounds(cls, index: int) -> tuple[int, int]:
-        """Inclusive ``(low_ns, high_ns)`` of bucket ``index``."""
+        """Inclusive ``(low_ns, high_ns)`` of bucket ``index``.
+
+        ``index`` is an int in ``[0, max_index()]`` (``TypeError``/``ValueError``
+        otherwise, before any big number is built).
+        """
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise SimclockTypeError(
+                f"index must be an int, got {type(index).__name__} {safe_repr(index)}"
+            )
+        if not 0 <= index <= cls.max_index():
+            raise SimclockValueError(
+                f"index must be in [0, {cls.max_index()}], got {safe_repr(index)}"
+            )
         if index < 2 * cls._SUB:
             return index, index
         shift, sub = divmod(index - 2 * cls._SUB, cls._SUB)
@@ -159,10 +176,19 @@ class LatenessHistogram:
         mantissa = sub + cls._SUB
         return mantissa << shift, ((mantissa + 1) << shift) - 1
 
+    @classmethod
+    def max_index(cls) -> int:
+        """The bucket of the largest value :meth:`add` accepts (``2**MAX_VALUE_BITS - 1``)."""
+        return cls._index((1 << cls.MAX_VALUE_BITS) - 1)
+
     def add(self, value_ns: int) -> None:
-        """Record one value (int ns, >= 0)."""
+        """Record one value (int ns, ``0 <= value_ns < 2**MAX_VALUE_BITS``)."""
         if type(value_ns) is not int or value_ns < 0:
             value_ns = check_time_ns(value_ns, "value_ns")
+        if value_ns.bit_length() > self.MAX_VALUE_BITS:
+            raise SimclockValueError(
+                f"value_ns must be below 2**{self.MAX_VALUE_BITS}, got {safe_repr(value_ns)}"
+            )
         index = self._index(value_ns)
         self._counts[index] = self._counts.get(index, 0) + 1
         self.count += 1
@@ -177,9 +203,12 @@ class LatenessHistogram:
     def percentile_ns(self, p: int | float | Fraction) -> int | None:
         """Nearest-rank ``p``-th percentile (``0 < p <= 100``), or ``None`` with no values."""
         if isinstance(p, bool) or not isinstance(p, int | float | Fraction):
-            raise SimclockTypeError(f"p must be a number in (0, 100], got {type(p).__name__} {p!r}")
-        if not (math.isfinite(p) and 0 < p <= 100):
-            raise SimclockValueError(f"p must be in (0, 100], got {p!r}")
+            raise SimclockTypeError(
+                f"p must be a number in (0, 100], got {type(p).__name__} {safe_repr(p)}"
+            )
+        # Compared exactly, never through float(): math.isfinite(10**400) overflows.
+        if (isinstance(p, float) and math.isnan(p)) or not 0 < p <= 100:
+            raise SimclockValueError(f"p must be in (0, 100], got {safe_repr(p)}")
         if not self.count:
             return None
         rank = math.ceil(Fraction(p) * self.count / 100)
@@ -244,6 +273,19 @@ class PeriodicThreadHandle(Handle):
     jitter: Callable[[], JitterStats] = _no_jitter
     thread: threading.Thread | None = None
 
+    def __post_init__(self) -> None:
+        Handle.__post_init__(self)
+        if not callable(self.jitter):
+            raise SimclockTypeError(
+                f"jitter must be callable, got {type(self.jitter).__name__} "
+                f"{safe_repr(self.jitter)}"
+            )
+        if self.thread is not None and not isinstance(self.thread, threading.Thread):
+            raise SimclockTypeError(
+                f"thread must be a threading.Thread or None, got "
+                f"{type(self.thread).__name__} {safe_repr(self.thread)}"
+            )
+
 
 def _lower_timer_slack() -> None:
     """Ask Linux to wake this thread's sleeps within 1 ns of the request, not 50 µs."""
@@ -259,7 +301,7 @@ def _lower_timer_slack() -> None:
 def _check_priority(priority: object) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise SimclockTypeError(
-            f"priority must be an int or None, got {type(priority).__name__} {priority!r}"
+            f"priority must be an int or None, got {type(priority).__name__} {safe_repr(priority)}"
         )
     if not hasattr(os, "sched_setscheduler"):
         raise SimclockRuntimeError(
@@ -312,15 +354,18 @@ class _PeriodicThread:
         self._skipped = 0
         self._overrun = 0
         self._unreported = 0
+        # The deadline being waited for or fired; stamps a failure of the worker itself.
+        self._deadline = base
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     # -- control ------------------------------------------------------------
 
     def _default_sleep(self, duration_ns: int) -> None:
         # Waiting on the stop event instead of time.sleep lets cancel() wake us.
-        # Capped: a longer timeout raises OverflowError and kills the worker; the
-        # loop re-reads the clock and sleeps again, so a cut sleep costs nothing.
-        self._stop.wait(min(duration_ns / 1e9, threading.TIMEOUT_MAX))
+        # Capped in ints before dividing: a longer timeout (or a 10**400 ns period,
+        # whose float conversion overflows) would raise OverflowError and kill the
+        # worker; the loop re-reads the clock and sleeps again, so a cut sleep costs nothing.
+        self._stop.wait(min(duration_ns, _MAX_WAIT_NS) / 1e9)
 
     def cancel(self) -> None:
         """Stop, then join unless called from the worker itself; never raises, idempotent.
@@ -402,6 +447,25 @@ class _PeriodicThread:
             return True
 
     def _run(self) -> None:
+        """The worker: the loop, and a report if something other than ``cb`` raises in it.
+
+        ``cb`` failures are C-ERR-1 events and the loop goes on. Anything else
+        raising ``Exception`` on this thread (an injected ``sleep``, the clock's
+        ``now_ns`` returning a non-int later on) ends the worker, but never
+        silently: it is published as ``SCHEDULER_CALLBACK_FAILED`` with
+        ``stopped: True`` in the details, and counted in ``failed``.
+        """
+        try:
+            self._loop()
+        except Exception as exc:
+            with self._lock:
+                self._failed += 1
+            event = callback_failure_event(
+                self._deadline, self._run, exc, {"thread": self.thread.name, "stopped": True}
+            )
+            self._publish(event.kind, event.at_ns, dict(event.details))
+
+    def _loop(self) -> None:
         if self._priority is not None:
             try:
                 # pid 0 is the calling thread on Linux: only this worker becomes real-time.
@@ -418,7 +482,8 @@ class _PeriodicThread:
         now = self._now
         k = 0
         while not self._stop.is_set():
-            if not self._wait_until(base + k * period):
+            self._deadline = base + k * period
+            if not self._wait_until(self._deadline):
                 return
             started = now()
             # Fire once, for the latest deadline already passed (C-SYS-2).
@@ -458,6 +523,13 @@ class _PeriodicThread:
                 self._publish(event.kind, event.at_ns, dict(event.details))
             k = latest + 1
 
+    def _stamp(self, at_ns: int) -> int:
+        """The clock's now for an unbound bus; the event's own time if the clock fails."""
+        try:
+            return check_time_ns(self._now(), "clock.now_ns()")
+        except Exception:
+            return at_ns
+
     def _publish(self, kind: EventKind, at_ns: int, details: dict[str, object]) -> None:
         bus = self._bus
         if bus is None:
@@ -470,10 +542,12 @@ class _PeriodicThread:
                 if bus.clock is not None:
                     bus.publish(EVENTS_TOPIC, event)
                 else:
-                    bus.publish(EVENTS_TOPIC, event, stamp_ns=self._now())
+                    bus.publish(EVENTS_TOPIC, event, stamp_ns=self._stamp(at_ns))
                 return
             except SimclockValueError:
                 continue  # another thread published a later stamp first; re-read now
+            except Exception:
+                break  # the clock's now_ns itself fails: count the event as unreported
         with self._lock:
             self._unreported += 1
 
@@ -533,21 +607,23 @@ def schedule_periodic_thread(
     period = check_positive_ns(period_ns, "period_ns")
     phase = check_time_ns(phase_ns, "phase_ns")
     if not callable(cb):
-        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {cb!r}")
+        raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {safe_repr(cb)}")
     if hasattr(clock, "advance") or not callable(getattr(clock, "now_ns", None)):
         raise SimclockTypeError(
             f"clock must be a free-running SystemClock such as simclock.MonotonicClock, "
             f"got {type(clock).__name__}; for a SimClock use clock.schedule_periodic(...)"
         )
     if name is not None and not isinstance(name, str):
-        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
+        raise SimclockTypeError(
+            f"name must be a str or None, got {type(name).__name__} {safe_repr(name)}"
+        )
     if bus is not None and not isinstance(bus, Bus):
-        raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+        raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
     spin = None if spin_ns is None else check_time_ns(spin_ns, "spin_ns")
     if sleep is not None and not callable(sleep):
         raise SimclockTypeError(
             f"sleep must be a callable taking a duration in ns, got {type(sleep).__name__} "
-            f"{sleep!r}"
+            f"{safe_repr(sleep)}"
         )
     if priority is not None:
         _check_priority(priority)

@@ -8,22 +8,27 @@ consumes nothing: the next draw of that label still gets the recorded one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from simclock.core._errors import SimclockRuntimeError
-from simclock.core._random import _check_bounds, _check_sigma, _check_size, normalise_label
+from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.core._names import safe_repr
+from simclock.core._random import (
+    _check_bounds,
+    _check_real,
+    _check_sigma,
+    _check_size,
+    normalise_label,
+)
 from simclock.recording._checks import RecordingError
 from simclock.recording._fingerprint import canonical_json
 from simclock.recording._format import decode_draw_value, encode_draw_value
 from simclock.recording._reader import RecordingReader
 
 __all__ = ["DrawLog", "ReplayRandomSource"]
-
-# numpy's own argument checks for uniform/normal, run on a generator nobody reads.
-_PROBE = np.random.default_rng(0)
 
 
 class DrawLog:
@@ -116,14 +121,18 @@ class ReplayRandomSource:
 
     def uniform(self, a: float, b: float) -> float:
         """The next recorded ``uniform(a, b)`` draw of this label."""
-        _PROBE.uniform(a, b)
+        low, high = _check_real(a, "a"), _check_real(b, "b")
+        if not (low <= high and math.isfinite(high - low)):
+            raise SimclockValueError(
+                f"uniform needs a <= b with a finite b - a, got a={safe_repr(a)}, b={safe_repr(b)}"
+            )
         return float(self._log.take(self._label, "uniform", (a, b)))
 
     def normal(self, mu: float, sigma: float, size: int | tuple[int, ...] | None = None) -> Any:
         """The next recorded ``normal`` draw of this label."""
+        _check_real(mu, "mu")
         _check_sigma(sigma)
         shape = _check_size(size)
-        _PROBE.normal(mu, sigma)
         return self._log.take(self._label, "normal", (mu, sigma, shape))
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:

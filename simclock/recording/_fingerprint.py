@@ -49,6 +49,7 @@ import numpy as np
 
 from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr
 
 __all__ = [
     "FINGERPRINT_ALGORITHM",
@@ -80,6 +81,22 @@ class RawPayload:
     schema: str
     data: bytes
 
+    def __post_init__(self) -> None:
+        # Checked here, not when the payload is first hashed (to_json would fail there).
+        for name in ("encoding", "schema"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise SimclockTypeError(
+                    f"{name} must be a str, got {type(value).__name__} {safe_repr(value)}"
+                )
+            object.__setattr__(self, name, exact_str(value))
+        if type(self.data) is not bytes:
+            if not isinstance(self.data, bytes | bytearray | memoryview):
+                raise SimclockTypeError(
+                    f"data must be bytes, got {type(self.data).__name__} {safe_repr(self.data)}"
+                )
+            object.__setattr__(self, "data", bytes(self.data))
+
     def to_json(self) -> dict[str, str]:
         """The JSON form used in fingerprints and ``simclock replay --json``."""
         return {"data": self.data.hex(), "encoding": self.encoding, "schema": self.schema}
@@ -91,7 +108,7 @@ def _default(obj: object) -> Any:
         return obj.tolist()
     if isinstance(obj, Event | RawPayload):
         return obj.to_json()
-    raise TypeError(f"{type(obj).__name__} {obj!r}")
+    raise TypeError(f"{type(obj).__name__} {safe_repr(obj)}")
 
 
 # One encoder, built once: json.dumps with options builds a new encoder per call.
@@ -206,14 +223,23 @@ class Fingerprinter:
         self.count = 0
 
     def __call__(self, message: Message) -> None:
-        """Hash ``message`` (the subscriber entry point)."""
+        """Hash ``message`` (the subscriber entry point).
+
+        ``TypeError`` for anything but a :class:`~simclock.Message`, before the
+        hash or the count changes.
+        """
+        if not isinstance(message, Message):
+            raise SimclockTypeError(
+                f"message must be a simclock.Message, got {type(message).__name__} "
+                f"{safe_repr(message)}"
+            )
         try:
             kind, text = payload_kind_and_json(message.payload)
         except (SimclockTypeError, SimclockValueError) as exc:
             with self._lock:
                 if self._error is None:
                     self._error = (
-                        f"message sequence={message.sequence} on {message.topic!r} at "
+                        f"message sequence={message.sequence} on {safe_repr(message.topic)} at "
                         f"{message.stamp_ns} ns: {exc}"
                     )
             raise
@@ -241,7 +267,14 @@ def trace_fingerprint(messages: Iterable[Message]) -> str:
 
     Equal to a :class:`Fingerprinter` subscribed to the bus that delivered them.
     """
+    try:
+        iterator = iter(messages)
+    except Exception:  # not iterable, or an __iter__ that raises
+        raise SimclockTypeError(
+            f"messages must be an iterable of simclock.Message, got "
+            f"{type(messages).__name__} {safe_repr(messages)}"
+        ) from None
     fp = Fingerprinter()
-    for message in messages:
+    for message in iterator:
         fp(message)
     return fp.hexdigest()

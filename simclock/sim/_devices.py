@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock.core._bus import _check_topic
+from simclock.core._bus import _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import check_str_matching, exact_str, safe_repr
 from simclock.core._protocols import RandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.sim._grid import Policy, check_policy, check_schedule_on_grid
@@ -59,20 +60,27 @@ publishes nothing.
 
 def check_component_segment(value: object, name: str) -> str:
     """Validate one id segment: ``[A-Za-z][A-Za-z0-9_.-]*`` (so it is a random label segment)."""
-    if not isinstance(value, str):
-        raise SimclockTypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
-    if not _SEGMENT.fullmatch(value):
-        raise SimclockValueError(
-            f"{name} must start with a letter and use only [A-Za-z0-9_.-], got {value!r}"
-        )
-    return value
+    return check_str_matching(
+        value, name, _SEGMENT, "start with a letter and use only [A-Za-z0-9_.-]"
+    )
 
 
 def _check_spec_topic(topic: object, default: str) -> str:
-    """``topic`` checked now, not at the first delivery inside a run; ``""`` is ``default``."""
+    """``topic`` checked now, not at the first delivery inside a run; ``""`` is ``default``.
+
+    A reserved topic (``/clock``, ``/simclock/...``) is refused (C-BUS-5): the
+    recorder writes those itself and a component publishing there would break
+    the recording only when it closes.
+    """
     if isinstance(topic, str) and not topic:
         return default
-    return _check_topic(topic)
+    checked = _check_topic(topic)
+    if is_reserved_topic(checked):
+        raise SimclockValueError(
+            f"topic {checked!r} is reserved for the library (/clock and /simclock/...); "
+            f"publish on another topic, e.g. the default {default!r}"
+        )
+    return checked
 
 
 def _set_fields(spec: object, **values: object) -> None:
@@ -98,7 +106,7 @@ class SensorSpec:
     topic: str = ""
 
     def __post_init__(self) -> None:
-        check_component_segment(self.device_id, "device_id")
+        object.__setattr__(self, "device_id", check_component_segment(self.device_id, "device_id"))
         # Normalised, not only checked: a numpy.int64 period would make every
         # Sample time a numpy.int64 (§0: stamps are Python ints) and wrap at 2**63.
         _set_fields(
@@ -116,10 +124,13 @@ class SensorSpec:
         return f"sensors/{self.device_id}"
 
     def check_grid(self, step_ns: int) -> None:
-        """Refuse an off-grid period, phase or latency under ``strict`` (C-GRID-3)."""
+        """Refuse an off-grid period, phase or latency under ``strict`` (C-GRID-3).
+
+        ``step_ns`` is a time-int > 0 (``TypeError``/``ValueError`` otherwise).
+        """
         check_schedule_on_grid(
             self.component_id,
-            step_ns,
+            check_positive_ns(step_ns, "step_ns"),
             self.policy,
             period=self.period_ns,
             phase=self.phase_ns,
@@ -138,7 +149,9 @@ class ControllerSpec:
     topic: str = ""
 
     def __post_init__(self) -> None:
-        check_component_segment(self.controller_id, "controller_id")
+        object.__setattr__(
+            self, "controller_id", check_component_segment(self.controller_id, "controller_id")
+        )
         _set_fields(
             self,
             period_ns=check_positive_ns(self.period_ns, "period_ns"),
@@ -153,9 +166,16 @@ class ControllerSpec:
         return f"controllers/{self.controller_id}"
 
     def check_grid(self, step_ns: int) -> None:
-        """Refuse an off-grid period or phase under ``strict`` (C-GRID-3)."""
+        """Refuse an off-grid period or phase under ``strict`` (C-GRID-3).
+
+        ``step_ns`` is a time-int > 0 (``TypeError``/``ValueError`` otherwise).
+        """
         check_schedule_on_grid(
-            self.component_id, step_ns, self.policy, period=self.period_ns, phase=self.phase_ns
+            self.component_id,
+            check_positive_ns(step_ns, "step_ns"),
+            self.policy,
+            period=self.period_ns,
+            phase=self.phase_ns,
         )
 
 
@@ -193,15 +213,45 @@ class Sample:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Sample:
-        """Inverse of :meth:`to_json` (used by the timeline reader)."""
-        return cls(
-            device=str(data["device"]),
-            index=int(data["index"]),
-            episode=int(data["episode"]),
-            episode_start_ns=int(data["episode_start_ns"]),
-            nominal_acquisition_ns=int(data["nominal_acquisition_ns"]),
-            acquisition_ns=int(data["acquisition_ns"]),
-            requested_delivery_ns=int(data["requested_delivery_ns"]),
-            delivery_ns=int(data["delivery_ns"]),
-            values=tuple(float(v) for v in data["values"]),
-        )
+        """Inverse of :meth:`to_json` (used by the timeline reader).
+
+        ``TypeError`` for a non-mapping or a field of the wrong type, ``ValueError``
+        naming the first missing key; times are time-ints, never rounded floats.
+        """
+        if not isinstance(data, Mapping):
+            raise SimclockTypeError(
+                f"data must be a mapping as made by Sample.to_json(), got "
+                f"{type(data).__name__} {safe_repr(data)}"
+            )
+        for key in _JSON_KEYS:
+            if key not in data:
+                raise SimclockValueError(
+                    f"data has no {safe_repr(key)}; a sample needs the keys {list(_JSON_KEYS)}"
+                )
+        device = data["device"]
+        if not isinstance(device, str):
+            raise SimclockTypeError(
+                f"device must be a str, got {type(device).__name__} {safe_repr(device)}"
+            )
+        values = data["values"]
+        if not isinstance(values, list | tuple) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        ):
+            raise SimclockTypeError(
+                f"values must be a list of numbers, got {type(values).__name__} {safe_repr(values)}"
+            )
+        times = {key: check_time_ns(data[key], key) for key in _JSON_KEYS[1:-1]}
+        return cls(device=exact_str(device), values=tuple(float(v) for v in values), **times)
+
+
+_JSON_KEYS = (
+    "device",
+    "index",
+    "episode",
+    "episode_start_ns",
+    "nominal_acquisition_ns",
+    "acquisition_ns",
+    "requested_delivery_ns",
+    "delivery_ns",
+    "values",
+)

@@ -30,17 +30,21 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from functools import partial
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._heapclock import HeapSimClock, check_rate_hz, rate_offset_ns
-from simclock.core._names import callback_name, check_callable
-from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._heapclock import HeapSimClock, TimedSource, check_rate_hz
+from simclock.core._names import (
+    callback_name,
+    check_callable,
+    check_str_enum,
+    exact_str,
+    safe_repr,
+)
+from simclock.core._protocols import Callback, Handle
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
@@ -67,18 +71,8 @@ class Policy(enum.StrEnum):
 
 def check_policy(policy: object, name: str = "policy") -> Policy:
     """Return ``policy`` as a :class:`Policy`; a ``str`` must be one of its values."""
-    if isinstance(policy, Policy):
-        return policy
-    if not isinstance(policy, str):
-        raise SimclockTypeError(
-            f"{name} must be 'next_boundary' or 'strict', got {type(policy).__name__} {policy!r}"
-        )
-    try:
-        return Policy(policy)
-    except ValueError:
-        raise SimclockValueError(
-            f"{name} must be 'next_boundary' or 'strict', got {policy!r}"
-        ) from None
+    expected = f"{name} must be 'next_boundary' or 'strict'"
+    return check_str_enum(policy, Policy, expected, f"{expected}, got ")
 
 
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
@@ -116,24 +110,10 @@ def check_schedule_on_grid(name: str, step_ns: int, policy: Policy, **times_ns: 
     for field, value in times_ns.items():
         if value % step_ns:
             raise SimclockValueError(
-                f"schedule {name!r}: {field} {format_ns(value)} is not on the "
+                f"schedule {safe_repr(name)}: {field} {format_ns(value)} is not on the "
                 f"{format_ns(step_ns)} grid (policy strict); use a multiple of "
                 f"{step_ns} ns or policy 'next_boundary'"
             )
-
-
-@dataclass(slots=True)
-class _GridSchedule:
-    """One quantised repeating schedule; ``nominal(k)`` is its original, unquantised grid."""
-
-    cb: Callback
-    nominal: Callable[[int], int]
-    k: int
-    fired: int = 0
-    failed: int = 0
-    overrun: int = 0
-    cancelled: bool = False
-    handle: Handle | None = None
 
 
 class GridClock:
@@ -145,9 +125,13 @@ class GridClock:
     Every ``schedule*`` takes ``policy`` (default ``default_policy``) and an
     optional ``name`` used in errors (default: the callback's qualified name).
     Entries are pushed at their quantised time on an inner
-    :class:`~simclock.HeapSimClock`, so C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
+    :class:`~simclock.HeapSimClock`, the one scheduling core: an off-grid
+    periodic or rate is a core entry with a quantum ``s``, re-armed by the
+    core from its nominal grid. So C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
     C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
-    ``s == 1`` the clock behaves exactly like ``HeapSimClock``.
+    ``s == 1`` the clock behaves exactly like ``HeapSimClock``. A
+    :class:`~simclock.Session` attaches its phases as the clock's one
+    :class:`~simclock.core.TimedSource` (:meth:`attach_source`).
 
     Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
     quantised firing is late, never dropped) and ``overrun`` (a firing whose
@@ -178,7 +162,7 @@ class GridClock:
             )
         policy = check_policy(default_policy, "default_policy")
         if on_step is not None and not callable(on_step):
-            raise SimclockTypeError(f"on_step must be callable or None, got {on_step!r}")
+            raise SimclockTypeError(f"on_step must be callable or None, got {safe_repr(on_step)}")
         self._inner = HeapSimClock(
             seed, start_ns=start, step_ns=step, bus=bus, compact_threshold=compact_threshold
         )
@@ -188,6 +172,7 @@ class GridClock:
         # Invariant: between calls, _steps == now_ns() // _s (one hook call per boundary).
         self._steps = start // step
         self._running = False
+        self._source: TimedSource | None = None
 
     # -- reading ----------------------------------------------------------
 
@@ -286,14 +271,12 @@ class GridClock:
         check_callable(cb)
         pol = self._policy(policy)
         check_schedule_on_grid(_name(name, cb), self._s, pol, period=period, phase=phase)
-        if period % self._s == 0 and phase % self._s == 0:
-            # On the grid, quantisation is the identity and a firing never reaches
-            # the next nominal deadline (no overrun): the inner clock's own periodic
-            # has exactly these semantics (C-PER-1..3) at half the cost per firing.
-            return self._inner.schedule_periodic(period, cb, phase)
-        now = self.now_ns()
-        k0 = 0 if phase >= now else -((phase - now) // period)
-        return self._start(cb, partial(_periodic_nominal, phase, period), k0)
+        # On the grid quantisation is the identity and no firing can overrun:
+        # quantum 1 takes the core's plain periodic path.
+        on_grid = period % self._s == 0 and phase % self._s == 0
+        return self._inner.schedule_repeating(
+            cb, phase, period=period, quantum=1 if on_grid else self._s
+        )
 
     def schedule_rate(
         self,
@@ -321,47 +304,29 @@ class GridClock:
         off_grid = period.denominator != 1 or period.numerator % self._s
         if pol is Policy.STRICT and self._s != 1 and off_grid:
             raise SimclockValueError(
-                f"schedule {label!r}: rate {rate} Hz has period {float(period):g} ns, not a "
+                f"schedule {safe_repr(label)}: rate {rate} Hz has period {float(period):g} ns, "
+                "not a "
                 f"multiple of the {format_ns(self._s)} grid (policy strict); use policy "
                 "'next_boundary'"
             )
         check_schedule_on_grid(label, self._s, pol, phase=phase)
-        if (self._s == 1 or not off_grid) and phase % self._s == 0:
-            return self._inner.schedule_rate(rate, cb, phase)  # identity quantisation
-        nominal = partial(_rate_nominal, phase, rate)
-        now = self.now_ns()
-        # Estimate from below, then step: rate_offset_ns rounds up by less than 1 ns.
-        k = max(0, ((now - phase) * rate.numerator) // (1_000_000_000 * rate.denominator) - 1)
-        while nominal(k) < now:
-            k += 1
-        return self._start(cb, nominal, k)
+        identity = (self._s == 1 or not off_grid) and phase % self._s == 0
+        return self._inner.schedule_repeating(
+            cb, phase, rate=rate, quantum=1 if identity else self._s
+        )
 
-    def _start(self, cb: Callback, nominal: Callable[[int], int], k0: int) -> Handle:
-        sched = _GridSchedule(cb=cb, nominal=nominal, k=k0)
-        self._push_next(sched)
-        return Handle(cancel=partial(_cancel, sched), stats=partial(_stats, sched))
+    def attach_source(self, source: TimedSource) -> None:
+        """Library API: run ``source`` in time order with the entries (a ``Session``'s phases).
 
-    def _push_next(self, sched: _GridSchedule) -> None:
-        at = quantise(sched.nominal(sched.k), self._s)
-        sched.handle = self._inner.schedule(at, partial(self._fire, sched))
-
-    def _fire(self, sched: _GridSchedule) -> None:
-        """Run one quantised firing, then push the next (C-PER-2)."""
-        now = self.now_ns()
-        if now >= sched.nominal(sched.k + 1):
-            sched.overrun += 1
-        sched.fired += 1
-        try:
-            sched.cb()
-        except Exception as exc:
-            # Reported here, not by the inner clock, so the event names the user's
-            # callback rather than this wrapper (C-ERR-1).
-            sched.failed += 1
-            publish_callback_failure(self.bus, now, sched.cb, exc)
-        finally:
-            if not sched.cancelled:
-                sched.k += 1
-                self._push_next(sched)
+        At an instant shared with entries the source runs first, after the
+        ``on_step`` hook of that boundary (see :meth:`advance`). One source per
+        clock: a second is a ``RuntimeError`` and changes nothing.
+        """
+        if self._source is not None:
+            raise SimclockRuntimeError(
+                "this GridClock already runs a Session; create one GridClock per Session"
+            )
+        self._source = source
 
     # -- running ----------------------------------------------------------
 
@@ -375,6 +340,13 @@ class GridClock:
         ``b - 1`` (everything before ``b`` has fired, nothing at ``b`` has) and
         ``steps`` is ``k - 1``. ``advance`` from inside a callback or the
         hook raises ``RuntimeError`` and changes nothing.
+
+        A hook raising ``Exception`` is reported like a callback (C-ERR-1):
+        ``Event(SCHEDULER_CALLBACK_FAILED)`` stamped ``b - 1`` with the extra
+        detail ``step: k``; the step counts as taken (it never runs again for
+        ``b``) and the entries at ``b`` still fire. A ``BaseException``
+        propagates (C-ERR-2) with the step not taken: ``now`` is ``b - 1``,
+        ``steps`` is ``k - 1`` and the next ``advance`` runs ``on_step(k)``.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
         if self._running:
@@ -384,13 +356,14 @@ class GridClock:
             )
         inner = self._inner
         hook = self._on_step
+        source = self._source
         target = inner.now_ns() + dt
         s = self._s
         self._running = True
         try:
             if hook is None:
                 try:
-                    inner.advance(dt)
+                    inner.run_until(target, source)
                 finally:
                     # Also after a BaseException (C-ERR-2): now stopped at the failing
                     # entry, and steps must follow it, not stay where it was.
@@ -399,39 +372,28 @@ class GridClock:
             while True:
                 boundary = (self._steps + 1) * s
                 if boundary > target:
-                    inner.advance(target - inner.now_ns())
+                    inner.run_until(target, source)
                     return
                 # Non-boundary entries (future-stamped bus deliveries) fire before the step.
-                inner.advance(boundary - 1 - inner.now_ns())
-                hook(self._steps + 1)
-                self._steps += 1
-                inner.advance(1)
+                inner.run_until(boundary - 1, source)
+                k = self._steps + 1
+                try:
+                    hook(k)
+                except Exception as exc:
+                    # C-ERR-1 for the hook too: reported once, then the boundary is
+                    # passed, so the next advance never runs step k again.
+                    publish_callback_failure(self.bus, inner.now_ns(), hook, exc, {"step": k})
+                self._steps = k
+                inner.run_until(boundary, source)
         finally:
             self._running = False
-
-
-def _periodic_nominal(phase: int, period: int, k: int) -> int:
-    return phase + k * period
-
-
-def _rate_nominal(phase: int, rate: Fraction, k: int) -> int:
-    return phase + rate_offset_ns(k, rate)
-
-
-def _cancel(sched: _GridSchedule) -> None:
-    """Cancel a quantised schedule (C-CAN-1..3): idempotent, never raises."""
-    sched.cancelled = True
-    if sched.handle is not None:
-        sched.handle.cancel()
-
-
-def _stats(sched: _GridSchedule) -> PeriodicStats:
-    return PeriodicStats(fired=sched.fired, failed=sched.failed, skipped=0, overrun=sched.overrun)
 
 
 def _name(name: str | None, cb: Callback) -> str:
     if name is None:
         return callback_name(cb)
     if not isinstance(name, str):
-        raise SimclockTypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
-    return name
+        raise SimclockTypeError(
+            f"name must be a str or None, got {type(name).__name__} {safe_repr(name)}"
+        )
+    return exact_str(name)

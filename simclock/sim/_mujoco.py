@@ -26,6 +26,7 @@ from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import safe_repr
 from simclock.core._timeint import seconds_to_ns
 from simclock.sim._grid import GridClock, Policy
 
@@ -47,7 +48,7 @@ def import_mujoco() -> ModuleType:
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Load an MJCF file into an ``MjModel``; ``ValueError`` naming the file if it fails."""
     if not isinstance(path, str | os.PathLike):
-        raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+        raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
     mujoco = import_mujoco()
     try:
         return mujoco.MjModel.from_xml_path(os.fspath(path))
@@ -84,14 +85,14 @@ class MujocoClock(GridClock):
             model = load_model(model)
         if not isinstance(model, mujoco.MjModel):
             raise SimclockTypeError(
-                f"model must be a mujoco.MjModel or a path to an MJCF file, got {model!r}"
+                f"model must be a mujoco.MjModel or a path to an MJCF file, got {safe_repr(model)}"
             )
         step = seconds_to_ns(model.opt.timestep, "model.opt.timestep")
         if step == 0:
             raise SimclockValueError("model.opt.timestep must be > 0 s, got 0.0")
         if data is not None and not isinstance(data, mujoco.MjData):
             raise SimclockTypeError(
-                f"data must be a mujoco.MjData made from model, or None, got {data!r}"
+                f"data must be a mujoco.MjData made from model, or None, got {safe_repr(data)}"
             )
         key_id = -1
         if keyframe is not None:
@@ -99,7 +100,8 @@ class MujocoClock(GridClock):
             key_id = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
             if key_id < 0:
                 raise SimclockValueError(
-                    f"keyframe {keyframe!r} is not in the model; add <key name={keyframe!r}> "
+                    f"keyframe {safe_repr(keyframe)} is not in the model; "
+                    f"add <key name={safe_repr(keyframe)}> "
                     "to the MJCF or drop keyframe"
                 )
         self._mujoco = mujoco
@@ -132,7 +134,9 @@ class MujocoClock(GridClock):
         sensor_id = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_SENSOR, name))
         if sensor_id < 0:
             names = [self.model.sensor(i).name for i in range(self.model.nsensor)]
-            raise SimclockValueError(f"sensor {name!r} is not in the MuJoCo model; it has {names}")
+            raise SimclockValueError(
+                f"sensor {safe_repr(name)} is not in the MuJoCo model; it has {names}"
+            )
         start = int(self.model.sensor_adr[sensor_id])
         return slice(start, start + int(self.model.sensor_dim[sensor_id]))
 
@@ -146,7 +150,7 @@ class MujocoClock(GridClock):
         if act < 0:
             names = [self.model.actuator(i).name for i in range(self.model.nu)]
             raise SimclockValueError(
-                f"actuator {name!r} is not in the MuJoCo model; it has {names}"
+                f"actuator {safe_repr(name)} is not in the MuJoCo model; it has {names}"
             )
         if not bool(self.model.actuator_ctrllimited[act]):
             return act, None, None
@@ -178,5 +182,5 @@ def _check_name(name: object, argument: str) -> None:
     if not isinstance(name, str):
         raise SimclockTypeError(
             f"{argument} must be a str naming an object of the MJCF model, got "
-            f"{type(name).__name__} {name!r}"
+            f"{type(name).__name__} {safe_repr(name)}"
         )

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockTypeError
+from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats, RandomSource
 from simclock.core._random import DrawObserver, _check_seed
 from simclock.core._timeint import check_positive_ns
-from simclock.realtime._pacing import run_paced
+from simclock.realtime._pacing import PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
 from simclock.sim._devices import ControllerStep, Sample
 from simclock.sim._grid import GridClock
+from simclock.sim._metrics import compute_metrics
 from simclock.sim._mujoco import MujocoClock
 from simclock.sim._scenario_file import (
     MODES,
@@ -91,6 +93,14 @@ def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dic
     return step
 
 
+def _check_scenario(scenario: object) -> None:
+    if not isinstance(scenario, Scenario):
+        raise SimclockTypeError(
+            f"scenario must be a simclock.Scenario (from load_scenario), got "
+            f"{type(scenario).__name__} {safe_repr(scenario)}"
+        )
+
+
 def build_session(
     scenario: Scenario,
     seed: int | None = None,
@@ -106,6 +116,7 @@ def build_session(
     the bus trace is the same recorded or not. ``bus`` (unbound) and
     ``draw_observer`` let a Recorder listen from the start.
     """
+    _check_scenario(scenario)
     run_seed = scenario.seed if seed is None else seed
     physics = scenario.physics
     clock: GridClock
@@ -133,7 +144,13 @@ def build_session(
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """What :func:`run_scenario` did: the trace's fingerprint and counts."""
+    """What :func:`run_scenario` did: the trace's fingerprint and counts.
+
+    ``pacing`` is the :class:`~simclock.PacingReport` of the whole run (one
+    wall-clock reference): its ``lag_events`` are the run's ``PACING_LAG``
+    events, ``max_lag_ns`` the worst lag, ``rtf`` the factor in force
+    (``None`` in the modes that do not pace).
+    """
 
     seed: int
     mode: str
@@ -144,6 +161,9 @@ class RunResult:
     stats: Mapping[str, PeriodicStats]
     dropped_in_flight: int
     out: Path | None
+    pacing: PacingReport | None = None
+    metrics: Mapping[str, float | int | None] = field(default_factory=dict)
+    """The scenario's ``[metrics]`` over the delivered samples, in declaration order."""
 
 
 Progress = Callable[[int, int], object]
@@ -158,6 +178,8 @@ def run_scenario(
     out: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
     chunk_ns: int = 100_000_000,
+    source: Callable[[], int] | None = None,
+    sleep: Callable[[int], object] | None = None,
 ) -> RunResult:
     """Run every episode of ``scenario``; return its fingerprint (C-X-FP).
 
@@ -170,6 +192,13 @@ def run_scenario(
     metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``) and
     ``step_ns``. Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
+
+    Pacing: every chunk continues one :class:`~simclock.PacingReference`, so
+    ``realtime_paced`` keeps a single wall-clock reference for the whole run
+    and catches up a stall in later chunks (a 150 ms stall in a 1 s run still
+    ends at 1 s of wall time); ``source``/``sleep`` are the wall-clock pair
+    of :func:`simclock.run_paced` (tests inject fake time). The run's pacing
+    report, with its ``PACING_LAG`` events, is ``RunResult.pacing``.
     """
     import json
 
@@ -177,12 +206,17 @@ def run_scenario(
 
     # Every argument is checked before the Recorder creates ``out``: a refused call
     # leaves no file behind and runs nothing.
+    _check_scenario(scenario)
     run_seed = scenario.seed if seed is None else _check_seed(seed)
     run_mode = scenario.mode if mode is None else choice(mode, "mode", MODES)
     check_positive_ns(chunk_ns, "chunk_ns")
+    for label, fn in (("source", source), ("sleep", sleep)):
+        if fn is not None and not callable(fn):
+            raise SimclockTypeError(f"{label} must be callable or None, got {fn!r}")
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
-            f"progress must be callable as progress(done_ns, total_ns) or None, got {progress!r}"
+            "progress must be callable as progress(done_ns, total_ns) or None, "
+            f"got {safe_repr(progress)}"
         )
     bus = Bus()
     recorder = None
@@ -211,6 +245,8 @@ def run_scenario(
     fingerprint = Fingerprinter()
     bus.subscribe(None, fingerprint)
     total = scenario.duration_ns * scenario.episodes
+    reference = PacingReference()
+    report: PacingReport | None = None
     try:
         session.start()
         for episode in range(scenario.episodes):
@@ -219,7 +255,15 @@ def run_scenario(
             end = session.episode_start_ns + scenario.duration_ns
             while clock.now_ns() < end:
                 until = min(end, clock.now_ns() + max(chunk_ns, clock.step_ns()))
-                run_paced(clock, until, mode=run_mode, rtf=scenario.rtf)
+                report = run_paced(
+                    clock,
+                    until,
+                    mode=run_mode,
+                    rtf=scenario.rtf,
+                    reference=reference,
+                    source=source,
+                    sleep=sleep,
+                )
                 if progress is not None:
                     progress(clock.now_ns(), total)
     finally:
@@ -245,4 +289,6 @@ def run_scenario(
         stats=stats,
         dropped_in_flight=session.dropped_in_flight,
         out=None if out is None else Path(out),
+        pacing=report,
+        metrics=compute_metrics(scenario.metrics, session.samples),
     )

@@ -48,6 +48,10 @@ exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
     kd = 0.8
     target = 0.0
 
+    [metrics.angle_rms]        # numbers for sweeps: see simclock/sim/_metrics.py
+    kind = "rms_error"
+    device = "encoder0"
+
 The PD law is ``u = kp*(target - angle) - kd*rate`` on the last *delivered*
 samples (0 until both have arrived), clamped to the actuator's ``ctrlrange``;
 each command is written to ``data.ctrl`` and published on
@@ -62,14 +66,17 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.core._bus import is_reserved_topic
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
+from simclock.sim._metrics import MetricConfig, load_metrics
 from simclock.sim._mujoco import MujocoClock
 
 __all__ = [
@@ -85,6 +92,10 @@ __all__ = [
 ]
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
+# C-TIME-4: every time fits the MCAP log time; checked on the digits before any
+# arithmetic, so a 10**6-digit duration is refused at the cost of reading it.
+_MAX_NS = 2**64 - 1
+_MAX_DURATION_TEXT = 64
 _SCALE = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
@@ -109,25 +120,34 @@ def parse_duration(value: object, key: str = "duration") -> int:
         raise ScenarioError(
             key,
             f'expected a duration string with a unit such as "7 ms", got '
-            f"{type(value).__name__} {value!r}",
+            f"{type(value).__name__} {safe_repr(value)}",
         )
-    match = _DURATION.fullmatch(value)
+    match = _DURATION.fullmatch(value) if len(value) <= _MAX_DURATION_TEXT else None
     if match is None:
         raise ScenarioError(
             key,
-            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {value!r}',
+            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {safe_repr(value)}',
         )
-    exact = Decimal(match.group(1)) * _SCALE[match.group(2)]
-    if exact != exact.to_integral_value():
+    # Fraction, not Decimal: Decimal arithmetic rounds to 28 digits, so a 29-digit
+    # value would load rounded (C-GRID-4: exact or refused).
+    exact = Fraction(match.group(1)) * _SCALE[match.group(2)]
+    if exact.denominator != 1:
         raise ScenarioError(
-            key, f"{value!r} is not a whole number of nanoseconds; refusing to round it"
+            key, f"{safe_repr(value)} is not a whole number of nanoseconds; refusing to round it"
+        )
+    if exact > _MAX_NS:
+        raise ScenarioError(
+            key,
+            f"{safe_repr(value)} is beyond 2**64 - 1 ns (about 584 years), the largest time-int",
         )
     return int(exact)
 
 
 def _int(value: object, key: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(key, f"expected an integer, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected an integer, got {type(value).__name__} {safe_repr(value)}"
+        )
     if value < minimum:
         raise ScenarioError(key, f"must be >= {minimum}, got {value}")
     return value
@@ -135,32 +155,36 @@ def _int(value: object, key: str, minimum: int = 0) -> int:
 
 def _number(value: object, key: str, minimum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(key, f"expected a number, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected a number, got {type(value).__name__} {safe_repr(value)}"
+        )
     number = float(value)
     if not math.isfinite(number):
-        raise ScenarioError(key, f"must be finite, got {value!r}")
+        raise ScenarioError(key, f"must be finite, got {safe_repr(value)}")
     if minimum is not None and number < minimum:
-        raise ScenarioError(key, f"must be >= {minimum:g}, got {value!r}")
+        raise ScenarioError(key, f"must be >= {minimum:g}, got {safe_repr(value)}")
     return number
 
 
 def _str(value: object, key: str) -> str:
     if not isinstance(value, str):
-        raise ScenarioError(key, f"expected a string, got {type(value).__name__} {value!r}")
+        raise ScenarioError(
+            key, f"expected a string, got {type(value).__name__} {safe_repr(value)}"
+        )
     return value
 
 
 def choice(value: object, key: str, choices: Sequence[str]) -> str:
-    text = _str(value, key)
+    text = exact_str(_str(value, key))
     if text not in choices:
         listed = ", ".join(f'"{c}"' for c in choices)
-        raise ScenarioError(key, f"must be one of {listed}, got {text!r}")
+        raise ScenarioError(key, f"must be one of {listed}, got {safe_repr(text)}")
     return text
 
 
 def _table(value: object, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {value!r}")
+        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {safe_repr(value)}")
     return value
 
 
@@ -180,7 +204,7 @@ def _require(table: Mapping[str, Any], name: str, prefix: str) -> Any:
 def _check_id(name: str, key: str) -> str:
     if not _ID.fullmatch(name):
         raise ScenarioError(
-            key, f"id {name!r} must start with a letter and use only [A-Za-z0-9_.-]"
+            key, f"id {safe_repr(name)} must start with a letter and use only [A-Za-z0-9_.-]"
         )
     return name
 
@@ -240,6 +264,8 @@ class Scenario:
     physics: PhysicsConfig
     devices: tuple[DeviceConfig, ...]
     controllers: tuple[ControllerConfig, ...]
+    metrics: tuple[MetricConfig, ...] = ()
+    """The ``[metrics]`` table (``simclock.sim._metrics``): what a sweep reports per seed."""
 
 
 _TOP_KEYS = (
@@ -252,6 +278,7 @@ _TOP_KEYS = (
     "physics",
     "devices",
     "controllers",
+    "metrics",
 )
 _DEVICE_KEYS = ("period", "phase", "latency", "policy", "sensor", "dim", "noise_std", "topic")
 _CONTROLLER_KEYS = ("kind", "period", "phase", "policy")
@@ -265,6 +292,10 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     durations, ids, C-GRID-3 (strict schedules on the grid), MJCF sensors and
     actuators that exist, and controller inputs that name real devices.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise SimclockTypeError(
+            f"path must be a str or os.PathLike, got {type(path).__name__} {safe_repr(path)}"
+        )
     file = Path(path)
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
@@ -272,6 +303,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError("", f"cannot read scenario {str(file)!r}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError("", f"{str(file)!r} is not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses once per nesting level: a hostile file must not be a traceback.
+        raise ScenarioError(
+            "", f"{str(file)!r} is nested too deeply to be a scenario; flatten its tables"
+        ) from None
     _check_keys(data, "", _TOP_KEYS)
     name = _str(data.get("name", file.stem), "name")
     seed = _int(data.get("seed", 0), "seed")
@@ -309,6 +345,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         physics=physics,
         devices=devices,
         controllers=controllers,
+        metrics=load_metrics(data.get("metrics", {}), {d: c.dim for d, c in by_id.items()}),
     )
 
 
@@ -351,7 +388,15 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
     topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
     if not _TOPIC.fullmatch(topic):
         raise ScenarioError(
-            prefix + "topic", f"must start with '/' and use only [A-Za-z0-9_./-], got {topic!r}"
+            prefix + "topic",
+            f"must start with '/' and use only [A-Za-z0-9_./-], got {safe_repr(topic)}",
+        )
+    if is_reserved_topic(topic):
+        # C-BUS-5: refused at load time, not when the recorder closes the file.
+        raise ScenarioError(
+            prefix + "topic",
+            f"{topic!r} is reserved for the library (/clock and /simclock/...); "
+            f"use another topic, e.g. the default '/sensors/{dev_id}'",
         )
     noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
     sensor: str | None = None
@@ -405,13 +450,13 @@ def _load_controller(
         dev = _str(_require(table, role, prefix), prefix + role)
         if dev not in devices:
             raise ScenarioError(
-                prefix + role, f"{dev!r} is not a device; define [devices.{dev}] first"
+                prefix + role, f"{safe_repr(dev)} is not a device; define [devices.{dev}] first"
             )
         index = _int(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
         if index >= devices[dev].dim:
             raise ScenarioError(
                 f"{prefix}{role}_index",
-                f"{index} is out of range: device {dev!r} has {devices[dev].dim} values",
+                f"{index} is out of range: device {safe_repr(dev)} has {devices[dev].dim} values",
             )
         params[role] = dev
         params[f"{role}_index"] = index

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic
+from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic, is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
+from simclock.core._names import exact_str, safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
 from simclock.core._timeint import check_positive_ns, check_time_ns
@@ -42,7 +43,7 @@ from simclock.sim._devices import (
     SensorSpec,
     check_component_segment,
 )
-from simclock.sim._grid import GridClock, Policy, quantise
+from simclock.sim._grid import GridClock, quantise
 
 __all__ = [
     "CLOCK_TOPIC",
@@ -74,10 +75,11 @@ def component_stream(
     seed = _check_seed(seed)
     if not isinstance(component_id, str):
         raise SimclockTypeError(
-            f"component_id must be a str, got {type(component_id).__name__} {component_id!r}"
+            f"component_id must be a str, got {type(component_id).__name__} "
+            f"{safe_repr(component_id)}"
         )
     for segment in component_id.split("/"):
-        check_component_segment(segment, f"component_id {component_id!r} segment")
+        check_component_segment(segment, f"component_id {safe_repr(component_id)} segment")
     check_component_segment(stream, "stream")
     path = f"/{component_id}/{stream}"
     # The one audited dynamic label of the library: the path is a pure function of
@@ -96,11 +98,11 @@ def episode_seed(session_seed: int, episode: int) -> int:
     seed = _check_seed(session_seed)
     if isinstance(episode, bool) or not isinstance(episode, int):
         raise SimclockTypeError(
-            f"episode must be an int, got {type(episode).__name__} {episode!r}; "
+            f"episode must be an int, got {type(episode).__name__} {safe_repr(episode)}; "
             "pass the episode index, e.g. 1"
         )
     if episode < 0:
-        raise SimclockValueError(f"episode must be >= 0, got {episode!r}")
+        raise SimclockValueError(f"episode must be >= 0, got {safe_repr(episode)}")
     if episode == 0:
         return seed
     digest = hashlib.blake2b(
@@ -170,8 +172,11 @@ class Session:
     component (C-GRID-3). The session starts on the first :meth:`advance`,
     :meth:`run_until`, :meth:`start` or :meth:`reset_episode`.
 
-    Phase order at every boundary ``b`` (one clock entry per boundary runs them,
-    so the order never depends on push history):
+    Phase order at every boundary ``b`` where the session has work (the
+    phases are a :class:`~simclock.core.TimedSource` of the grid clock, run by
+    the scheduling core before the clock's entries at ``b``; they are not heap
+    entries, so the order never depends on push history, ``next_event_ns``
+    shows the user's entries only, and an idle stretch costs nothing):
 
     1. ``/clock`` with SessionTime ``b`` (C-EP-2);
     2. acquisitions due at ``b`` (first boundary >= nominal, C-GRID-2), sensors
@@ -182,7 +187,7 @@ class Session:
     4. controllers due at ``b``, in the order they were added: they see every
        sample delivered at or before ``b``.
 
-    Then the clock's ``on_step`` hook advances the physics to ``b + s``. A
+    The clock's ``on_step`` hook (physics) for ``b`` has run just before. A
     component callback raising ``Exception`` is reported as
     ``SCHEDULER_CALLBACK_FAILED`` naming the callback (C-ERR-1) and the others
     still run; that firing is consumed. Samples still in flight at an episode
@@ -202,7 +207,7 @@ class Session:
         draw_observer: DrawObserver | None = None,
     ) -> None:
         if not isinstance(clock, GridClock):
-            raise SimclockTypeError(f"clock must be a simclock.GridClock, got {clock!r}")
+            raise SimclockTypeError(f"clock must be a simclock.GridClock, got {safe_repr(clock)}")
         self._clock = clock
         self._seed = clock.random_source().seed if seed is None else _check_seed(seed)
         period = clock.step_ns() if clock_period_ns is None else clock_period_ns
@@ -213,13 +218,20 @@ class Session:
                 f"({clock.step_ns()} ns); publish /clock on boundaries only"
             )
         if on_reset is not None and not callable(on_reset):
-            raise SimclockTypeError(f"on_reset must be callable or None, got {on_reset!r}")
+            raise SimclockTypeError(f"on_reset must be callable or None, got {safe_repr(on_reset)}")
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
-                f"draw_observer must be callable or None, got {draw_observer!r}"
+                f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         # Checked here: a bad topic would otherwise fail the first tick inside the run.
-        self._clock_topic = None if clock_topic is None else _check_topic(clock_topic)
+        topic = None if clock_topic is None else _check_topic(clock_topic)
+        if topic is not None and topic != CLOCK_TOPIC and is_reserved_topic(topic):
+            # C-BUS-5: /clock is the session's to publish; /simclock/... is not.
+            raise SimclockValueError(
+                f"clock_topic {clock_topic!r} is reserved for the library's own messages; "
+                "use '/clock' (the default) or None"
+            )
+        self._clock_topic = topic
         self._on_reset = on_reset
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
@@ -237,6 +249,11 @@ class Session:
         """Every delivered sample, in delivery order (C-DEV-2)."""
         self.dropped_in_flight = 0
         """Samples acquired but not yet delivered when an episode was reset."""
+        # Invariant: once started, _due is the first boundary at which _tick has work
+        # (a /clock message, an acquisition, a delivery or a controller), or None.
+        self._due: int | None = None
+        # Last: a clock that already runs a session refuses, and nothing above leaked.
+        clock.attach_source(_Phases(self))
 
     # -- the plan -----------------------------------------------------------
 
@@ -264,13 +281,13 @@ class Session:
     def add_sensor(self, spec: SensorSpec, read: DeviceRead) -> None:
         """Add a sensor device (C-DEV-1); refused under ``strict`` if off the grid (C-GRID-3)."""
         if not isinstance(spec, SensorSpec):
-            raise SimclockTypeError(f"spec must be a SensorSpec, got {spec!r}")
+            raise SimclockTypeError(f"spec must be a SensorSpec, got {safe_repr(spec)}")
         self._add("sensor", spec.device_id, self._sensors, spec, "read", read, sensor=spec)
 
     def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
         if not isinstance(spec, ControllerSpec):
-            raise SimclockTypeError(f"spec must be a ControllerSpec, got {spec!r}")
+            raise SimclockTypeError(f"spec must be a ControllerSpec, got {safe_repr(spec)}")
         self._add(
             "controller", spec.controller_id, self._controllers, spec, "step", step, controller=spec
         )
@@ -289,11 +306,11 @@ class Session:
     ) -> None:
         """Check then register one component; every check runs before anything is stored."""
         if not callable(fn):
-            raise SimclockTypeError(f"{fn_name} must be callable, got {fn!r}")
-        self._check_plan_open(f"{what} {ident!r}")
+            raise SimclockTypeError(f"{fn_name} must be callable, got {safe_repr(fn)}")
+        self._check_plan_open(f"{what} {safe_repr(ident)}")
         if ident in registry:
             raise SimclockValueError(
-                f"{what} {ident!r} is already in the session; give each {what} its own id"
+                f"{what} {safe_repr(ident)} is already in the session; give each {what} its own id"
             )
         step = self._clock.step_ns()
         spec.check_grid(step)
@@ -348,15 +365,16 @@ class Session:
         if not isinstance(component_id, str):
             raise SimclockTypeError(
                 f"component_id must be a str such as 'sensors/imu0', got "
-                f"{type(component_id).__name__} {component_id!r}"
+                f"{type(component_id).__name__} {safe_repr(component_id)}"
             )
+        component_id = exact_str(component_id)  # a str subclass's __eq__ never runs
         for comp in (*self._sensors.values(), *self._controllers.values()):
             if comp.component_id == component_id:
                 return PeriodicStats(
                     fired=comp.fired, failed=comp.failed, skipped=0, overrun=comp.overrun
                 )
         raise SimclockValueError(
-            f"no component {component_id!r} in the session; use 'sensors/<id>' or "
+            f"no component {safe_repr(component_id)} in the session; use 'sensors/<id>' or "
             "'controllers/<id>'"
         )
 
@@ -387,9 +405,7 @@ class Session:
         self._begin(0, chosen)  # first: an on_reset that raises leaves the session unstarted
         self._started = True
         self._next_clock_ns = now
-        self._clock.schedule_periodic(
-            self._clock.step_ns(), self._tick, now, policy=Policy.STRICT, name="session"
-        )
+        self._refresh_due()
 
     def reset_episode(self, seed: int | None = None) -> None:
         """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
@@ -408,10 +424,10 @@ class Session:
         self._check_can_begin()
         self.start()
         index = self._episode + 1
+        # This boundary's phases already ran for the old episode; the restarted
+        # components are due now, so the next advance runs them again for the new
+        # one. _tick is idempotent per boundary, so nothing fires twice.
         self._begin(index, episode_seed(self._seed, index) if chosen is None else chosen)
-        # This boundary's tick already ran for the old episode; run it again for
-        # the new one. _tick is idempotent per boundary, so nothing fires twice.
-        self._clock.schedule(self._clock.now_ns(), self._tick, policy=Policy.STRICT)
 
     def advance(self, dt_ns: int) -> None:
         """Advance the clock by ``dt_ns`` (starting the session first if needed)."""
@@ -471,8 +487,18 @@ class Session:
             comp.restart(now)
         for comp in self._controllers.values():
             comp.restart(now)
+        self._refresh_due()
 
     # -- the per-boundary phases ---------------------------------------------------
+
+    def _refresh_due(self) -> None:
+        """Recompute the first boundary with work: O(components)."""
+        due = [comp.next_at for comp in (*self._sensors.values(), *self._controllers.values())]
+        if self._deliveries:
+            due.append(self._deliveries[0][0])
+        if self._clock_topic is not None:
+            due.append(self._next_clock_ns)
+        self._due = min(due) if due else None
 
     def _tick(self) -> None:
         """Run the phases due at this boundary (see the class docstring); idempotent."""
@@ -490,6 +516,7 @@ class Session:
             while comp.next_at <= now:
                 comp.take(now)
                 self._call(comp, self._control, comp)
+        self._refresh_due()
 
     def _call(self, comp: _Component, run: Callable[..., None], *args: Any) -> None:
         """Run one component firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
@@ -551,3 +578,28 @@ class Session:
         command = comp.fn(MappingProxyType(self._latest))
         if command is not None:
             self.bus.publish(spec.topic, dict(command))
+
+
+class _Phases:
+    """A session's phases as the :class:`~simclock.core.TimedSource` of its grid clock.
+
+    The clock runs them at every boundary where the session has work, before
+    the entries due there, so the session adds no heap entry (the clock's
+    ``next_event_ns``/``pending_count`` show the user's entries only) and an idle
+    stretch costs nothing. Kept apart from :class:`Session` so its public API
+    stays the session's.
+    """
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def next_ns(self) -> int | None:
+        """The next boundary with work, or ``None`` before the session starts."""
+        session = self._session
+        return session._due if session._started else None
+
+    def fire(self, at_ns: int) -> None:
+        """Run the phases due at ``at_ns`` (the clock's ``now``)."""
+        self._session._tick()

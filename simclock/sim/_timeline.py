@@ -96,6 +96,13 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
             f"{str(file)!r} is not a simclock MCAP recording ({exc}); record one with "
             "simclock run SCENARIO --out run.mcap"
         ) from None
+    except Exception as exc:
+        # A short or damaged file fails inside the MCAP reader or a decompressor with
+        # whatever that library raises (struct.error, ZstdError, ...): still a bad file.
+        raise SimclockValueError(
+            f"{str(file)!r} is not a readable MCAP recording ({type(exc).__name__}: {exc}); "
+            "record one with simclock run SCENARIO --out run.mcap"
+        ) from None
     if not samples:
         raise SimclockValueError(
             f"{str(file)!r} has no device samples; record a scenario with [devices.*] tables"
@@ -124,6 +131,16 @@ def plot_timeline(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    # Checked before anything is drawn: matplotlib would refuse it only in savefig.
+    suffix = Path(os.fspath(out)).suffix.lstrip(".").lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:  # no suffix: matplotlib writes PNG
+        raise SimclockValueError(
+            f"cannot write timeline {os.fspath(out)!r}: unknown image format {suffix!r}; "
+            f"use one of {', '.join(sorted(formats))}, e.g. timeline.png"
+        )
 
     end_ns = start_ns + span_ns
     ms = 1e6

@@ -10,14 +10,16 @@ one of them; ``tests/backends/table.py`` writes the results to
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
 
-from simclock import Bus, SimclockValueError
+from simclock import Bus, Callback, SimclockValueError
 
 from .sorted_list import _GIGA, Item, SortedListClock, Timer
 from .streams import PathStream, join_label
+from .wheel import Entry, WheelClock
 
 __all__ = ["BROKEN"]
 
@@ -285,6 +287,38 @@ class _UncheckedLabels(SortedListClock):
         return _UncheckedLabel(seed)
 
 
+class _FailurePathNameError(SortedListClock):
+    def _report(self, at: int, cb: Callback, exc: Exception) -> None:
+        # defect: an import mistake in the failure path (the helper was never imported)
+        publish_failure(self.bus, at, cb, exc)  # type: ignore[name-defined]  # noqa: F821
+
+
+class _Float64Times(SortedListClock):
+    def _key(self, at: int, seq: int) -> tuple[int, int]:
+        return (-int(float(at)), -seq)  # defect: times stored as float64 (exact only to 2**53)
+
+
+class _Wraps64(SortedListClock):
+    def _key(self, at: int, seq: int) -> tuple[int, int]:
+        return (-(at & 0xFFFF_FFFF_FFFF_FFFF), -seq)  # defect: times stored modulo 2**64
+
+
+class _CascadeReversesTies(WheelClock):
+    def _cascade(self, level: int, slot: int, entries: deque[Entry]) -> None:
+        # defect: a cascade re-places a slot's entries newest first
+        super()._cascade(level, slot, deque(reversed(entries)))
+
+
+class _PeekSlotBound(WheelClock):
+    def next_event_ns(self) -> int | None:
+        found = self._lowest()
+        if found is None:
+            return None
+        level, slot, entries = found
+        # defect: a slot's lower bound instead of its earliest entry
+        return entries[0][0] if level == 0 else self._lower_bound(level, slot)
+
+
 def _factory(cls: type[SortedListClock]) -> Callable[[int, Bus], SortedListClock]:
     def make(seed: int, bus: Bus) -> SortedListClock:
         return cls(seed, bus)
@@ -401,8 +435,39 @@ BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
         "malformed child labels (spaces, '//', '*') are accepted",
         _UncheckedLabels,
     ),
+    "failure_path_name_error": (
+        "C-ERR-1",
+        "a NameError (import mistake) in the callback-failure path",
+        _FailurePathNameError,
+    ),
+    "float64_times": (
+        "C-TIME-4",
+        "times stored as float64: 2**60+1 fires at 2**60",
+        _Float64Times,
+    ),
+    "wraps_at_2_64": (
+        "C-TIME-4",
+        "times stored modulo 2**64: 2**64+1 is accepted and fires at 1",
+        _Wraps64,
+    ),
+    "wheel_cascade_reverses_ties": (
+        "C-TIE-1",
+        "timer wheel (1024 slots per level) whose cascade reverses tie order",
+        _CascadeReversesTies,
+    ),
+    "wheel_peek_slot_bound": (
+        "C-X-PEEK",
+        "timer wheel whose next_event_ns() answers the slot's lower bound",
+        _PeekSlotBound,
+    ),
 }
 """``name -> (clause that must fail, defect, class)``."""
 
 for _name, (_clause, _defect, _cls) in BROKEN.items():
     globals()[_name] = _factory(_cls)
+
+# The salted-hash random tree of ``hash_keyed_children``, handed over as a lambda
+# (no MODULE:FACTORY of its own: the suite must ship it to the other process).
+hash_keyed_lambda: Callable[[int, Bus], SortedListClock] = (  # noqa: E731  (a lambda on purpose)
+    lambda seed, bus: _HashKeyedChildren(seed, bus)  # noqa: PLW0108
+)

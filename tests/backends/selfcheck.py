@@ -21,14 +21,22 @@ __all__ = ["CORRECT", "main", "spec_of", "summarise"]
 CORRECT: dict[str, str] = {
     "heap": "conformance:heap_factory",
     "sorted_list": "backends.sorted_list:factory",
+    "wheel": "backends.wheel:factory",
     "minimal": "backends.minimal:factory",
 }
 """Correct backends by short name -> ``MODULE:FACTORY``."""
 
+PEERS: dict[str, str] = {
+    "simpy": "simpy_adapter:factory",
+    "simpy_stepped": "simpy_adapter:stepped_factory",
+    "sched": "sched_adapter:factory",
+}
+"""Third-party schedulers through their adapters in ``examples/`` -> ``MODULE:FACTORY``."""
+
 
 def spec_of(name: str) -> str:
     """``MODULE:FACTORY`` of a backend short name."""
-    return CORRECT.get(name) or f"backends.broken:{name}"
+    return CORRECT.get(name) or PEERS.get(name) or f"backends.broken:{name}"
 
 
 def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
@@ -42,6 +50,20 @@ def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
         "failed": report["failed"],
         "counts": report["counts"],
         "conforming": report["conforming"],
+        "verdict": report["verdict"],
+        "root_causes": [
+            {"cause": c["cause"], "clauses": c["clauses"]} for c in report["root_causes"]
+        ],
+        "sm_failures": next(
+            (
+                len(t.get("failures", [])) or 1
+                for row in report["clauses"]
+                if row["id"] == "SM-ORACLE"
+                for t in row["tests"]
+                if t["outcome"] == "failed"
+            ),
+            0,
+        ),
         "messages": {
             row["id"]: [t.get("message", "") for t in row["tests"] if t["outcome"] == "failed"]
             for row in report["clauses"]
@@ -70,37 +92,48 @@ def run_parallel(names: list[str], workers: int = 2) -> list[dict[str, Any]]:
     """Run :func:`main` for ``names`` split over ``workers`` subprocesses; results in order."""
     import os
     import subprocess
+    import tempfile
     from pathlib import Path
 
     tests_dir = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([tests_dir, *filter(None, [env.get("PYTHONPATH")])])
-    chunks = [names[i::workers] for i in range(workers)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "backends.selfcheck", *chunk],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=tests_dir,
-        )
-        for chunk in chunks
-        if chunk
-    ]
+    examples = str(Path(tests_dir).parent / "examples")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [tests_dir, examples, *filter(None, [env.get("PYTHONPATH")])]
+    )
+    chunks = [names[i::workers] for i in range(workers) if names[i::workers]]
     by_name: dict[str, dict[str, Any]] = {}
-    for proc in procs:
-        out, err = proc.communicate(timeout=900)
-        if proc.returncode != 0:
-            raise RuntimeError(f"selfcheck worker failed ({proc.returncode}): {err[-3000:]}")
-        for item in json.loads(out.strip().splitlines()[-1]):
-            by_name[item["name"]] = item
+    with tempfile.TemporaryDirectory(prefix="selfcheck-") as tmp:
+        # Output goes to files, not pipes: a worker printing more than a pipe
+        # holds would block while this process waits for another worker.
+        logs = [Path(tmp) / f"worker{i}.out" for i in range(len(chunks))]
+        procs = []
+        for chunk, log in zip(chunks, logs, strict=True):
+            with log.open("w") as sink, log.with_suffix(".err").open("w") as err:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "backends.selfcheck", *chunk],
+                        stdout=sink,
+                        stderr=err,
+                        text=True,
+                        env=env,
+                        cwd=tests_dir,
+                    )
+                )
+        for proc, log in zip(procs, logs, strict=True):
+            proc.wait(timeout=1800)
+            out = log.read_text()
+            if proc.returncode != 0:
+                errors = log.with_suffix(".err").read_text()
+                raise RuntimeError(f"selfcheck worker failed ({proc.returncode}): {errors[-3000:]}")
+            for item in json.loads(out.strip().splitlines()[-1]):
+                by_name[item["name"]] = item
     return [by_name[n] for n in names]
 
 
 def all_names() -> list[str]:
-    """Every backend of the self-check: the correct ones, then the broken ones."""
-    return [*CORRECT, *BROKEN]
+    """Every backend of the self-check: the correct ones, the peers, then the broken ones."""
+    return [*CORRECT, *PEERS, *BROKEN]
 
 
 def render_table(results: list[dict[str, Any]]) -> str:
@@ -111,6 +144,8 @@ def render_table(results: list[dict[str, Any]]) -> str:
     ]
     for r in results:
         name = r["name"]
+        if name in PEERS:
+            continue
         defect = BROKEN[name][1] if name in BROKEN else "none (correct backend)"
         expected = r["expected"] or "none"
         if r["expected"] is None:
@@ -124,4 +159,48 @@ def render_table(results: list[dict[str, Any]]) -> str:
             verdict = "rejected" if caught else "**MISSED**"
         failed = ", ".join(r["failed"]) or "-"
         lines.append(f"| `{r['spec']}` | {defect} | {expected} | {verdict} | {failed} |")
+    return "\n".join(lines)
+
+
+_WHAT = {
+    "heap": "`simclock.HeapSimClock`: binary heap, lazy cancel with compaction",
+    "sorted_list": "`tests/backends/sorted_list.py`: a list kept sorted with `bisect.insort`",
+    "wheel": "`tests/backends/wheel.py`: hierarchical timer wheel, 1024 slots per level",
+    "minimal": "the sorted list behind the six protocol methods only",
+    "simpy": "SimPy `Environment`, `advance` = `env.run(until=...)` (`examples/simpy_adapter.py`)",
+    "simpy_stepped": "SimPy `Environment`, `advance` = `env.step()` up to the target",
+    "sched": "stdlib `sched.scheduler` through `examples/sched_adapter.py`",
+}
+
+
+def peer_reasons(name: str) -> dict[str, str]:
+    """``clause -> why`` the peer ``name`` does not keep it (its adapter's ``WHY``)."""
+    import importlib.util
+    from pathlib import Path
+
+    module_name = PEERS[name].split(":", 1)[0]
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{module_name}.py"
+    spec = importlib.util.spec_from_file_location(f"_peer_{module_name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    reasons: dict[str, str] = getattr(module, "WHY_STEPPED" if name == "simpy_stepped" else "WHY")
+    return reasons
+
+
+def render_peer_table(results: list[dict[str, Any]]) -> str:
+    """The comparison table of ``docs/conformance.md``: which clauses each scheduler keeps, why."""
+    lines = [
+        "| backend | verdict | clauses not kept | why |",
+        "|---|---|---|---|",
+    ]
+    for r in results:
+        name = r["name"]
+        if name not in CORRECT and name not in PEERS:
+            continue
+        why = peer_reasons(name) if name in PEERS else {}
+        na = [f"{c} (not applicable)" for c in r["not_applicable"]]
+        failed = ", ".join([*r["failed"], *na]) or "none"
+        reasons = "; ".join(f"**{c}**: {why[c]}" for c in r["failed"] if c in why) or "-"
+        lines.append(f"| {_WHAT[name]} | {r['verdict']} | {failed} | {reasons} |")
     return "\n".join(lines)

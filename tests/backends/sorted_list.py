@@ -21,16 +21,14 @@ from functools import partial
 import numpy as np
 
 from simclock import (
-    EVENTS_TOPIC,
     Bus,
     Callback,
-    Event,
-    EventKind,
     Handle,
     PeriodicStats,
     SimclockRuntimeError,
     SimclockTypeError,
     SimclockValueError,
+    publish_callback_failure,
 )
 
 from .streams import PathStream
@@ -257,13 +255,8 @@ class SortedListClock:
     # -- running --------------------------------------------------------------
 
     def _report(self, at: int, cb: Callback, exc: Exception) -> None:
-        name = getattr(cb, "__qualname__", type(cb).__qualname__)
-        details = {
-            "callback": name,
-            "error_type": type(exc).__qualname__,
-            "error_message": str(exc),
-        }
-        self.bus.publish(EVENTS_TOPIC, Event(EventKind.SCHEDULER_CALLBACK_FAILED, at, details))
+        """C-ERR-1 through the backend author's kit: exact details, safe for any exception."""
+        publish_callback_failure(self.bus, at, cb, exc)
 
     def _run(self, at: int, timer: Timer) -> bool:
         """Run one callback; True to keep going (C-ERR-1)."""

@@ -24,9 +24,11 @@ SEED_MESSAGE = (
     "SC102 global numpy.random use `numpy.random.seed`; draw from a seeded "
     "numpy.random.Generator (random_source().numpy_rng())"
 )
-WALL = "import time\nt = time.time()\n"
+# Simulation code by default: it imports simclock.
+WALL = "import simclock\nimport time\nt = time.time()\n"
 WALL_MESSAGE = (
-    "SC301 wall-clock read `time.time` in simulation code; use clock.now_ns() / advance()"
+    "SC301 wall-clock read `time.time` in simulation code; use clock.now_ns() / advance() "
+    "[simulation code: imports simclock]"
 )
 
 
@@ -62,7 +64,7 @@ def test_C_RNG_6_findings_exit_1_with_text_lines(
     write(project, "pkg/b.py", WALL)
     status, out, _ = run(capsys, "pkg", "--no-cache")
     assert status == 1
-    assert out == f"pkg/a.py:2:1: {SEED_MESSAGE}\npkg/b.py:2:5: {WALL_MESSAGE}\n"
+    assert out == f"pkg/a.py:2:1: {SEED_MESSAGE}\npkg/b.py:3:5: {WALL_MESSAGE}\n"
 
 
 def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,7 +74,7 @@ def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
     assert (status, out) == (2, "")
     assert err == (
         "simclock-lint: error: --select names unknown code 'SC9'; use one of "
-        "SC101, SC102, SC103, SC201, SC301, SC401 or a prefix like 'SC1'\n"
+        "SC101, SC102, SC103, SC104, SC201, SC301, SC401 or a prefix like 'SC1'\n"
     )
     with pytest.raises(SystemExit) as exited:
         main(["--format", "xml"])
@@ -114,14 +116,12 @@ def test_C_RNG_6_internal_error_exits_2_and_others_still_linted(
 def test_C_RNG_6_unparsable_file_reported_and_others_still_linted(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(project, "a_bad.py", "import random\nx = (\n")  # libcst points at the end of file
+    write(project, "a_bad.py", "import random\nx = (\n")  # CPython's message and position
     write(project, "b.py", SEED)
     status, out, _ = run(capsys, ".", "--no-cache")
     assert status == 1
     assert out == (
-        "a_bad.py:3:1: SC000 could not parse: expected one of (, ), *, +, -, ..., AWAIT, False, "
-        "NAME, NUMBER, None, True, [, lambda, not, yield, ~\n"
-        f"b.py:2:1: {SEED_MESSAGE}\n"
+        f"a_bad.py:2:5: SC000 could not parse: '(' was never closed\nb.py:2:1: {SEED_MESSAGE}\n"
     )
 
 
@@ -155,14 +155,14 @@ def test_C_RNG_6_json_and_github_formats(project: Path, capsys: pytest.CaptureFi
 
 
 def test_C_RNG_6_show_source(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(project, "a.py", "import time\nstart = time.monotonic()\n")
+    write(project, "a.py", "import simclock, time\nstart = time.monotonic()\n")
     status, out, _ = run(capsys, "a.py", "--no-cache", "--show-source")
     lines = out.splitlines()
     assert status == 1
     assert lines[1:] == ["    start = time.monotonic()", "            ^"]
 
 
-def test_C_RNG_6_explain_and_list_rules(capsys: pytest.CaptureFixture[str]) -> None:
+def test_C_RNG_6_explain_and_list_rules(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--explain", "sc201")
     assert status == 0 and out.startswith("SC201: ``.child()`` called with a non-constant label.")
     status, out, _ = run(capsys, "--list-rules")
@@ -171,17 +171,25 @@ def test_C_RNG_6_explain_and_list_rules(capsys: pytest.CaptureFixture[str]) -> N
         "SC101",
         "SC102",
         "SC103",
+        "SC104",
         "SC201",
         "SC301",
         "SC401",
     ]
     assert run(capsys, "--explain", "SC999")[0] == 2
+    status, out, _ = run(capsys, "--explain", "SC301")
+    assert status == 0
+    assert out.endswith(
+        "\nHere (defaults): simulation code = files importing simclock; "
+        "simulation-code globs: none.\n"
+    )
 
 
 PYPROJECT = """
 [tool.simclock-lint]
 exclude = ["fixtures"]
 simulation-code = ["sim/**"]
+simulation-imports = []
 
 [tool.simclock-lint.per-file-ignores]
 "sim/realtime_*.py" = ["SC301"]
@@ -199,7 +207,8 @@ def test_C_RNG_6_pyproject_config_per_path(
     write(project, "tools/legacy.py", SEED)  # glob without '/' matches the name anywhere
     write(project, "fixtures/seeded.py", SEED)  # excluded directory
     status, out, _ = run(capsys, ".", "--no-cache")
-    assert (status, out) == (1, f"sim/step.py:2:5: {WALL_MESSAGE}\n")
+    message = WALL_MESSAGE.replace("imports simclock", "matches simulation-code 'sim/**'")
+    assert (status, out) == (1, f"sim/step.py:3:5: {message}\n")
     # Explicitly named excluded files stay excluded (pre-commit passes every staged file).
     assert run(capsys, "fixtures/seeded.py", "--no-cache")[:2] == (0, "")
 
@@ -219,7 +228,7 @@ def test_C_RNG_6_config_found_above_the_working_directory(
         (
             "colour = 1",
             "[tool.simclock-lint] in {path} has unknown key 'colour'; known keys: cache-dir, "
-            "exclude, ignore, per-file-ignores, select, simulation-code",
+            "exclude, ignore, per-file-ignores, select, simulation-code, simulation-imports",
         ),
         (
             'select = "SC1"',
@@ -227,13 +236,13 @@ def test_C_RNG_6_config_found_above_the_working_directory(
         ),
         (
             'ignore = ["XY1"]',
-            "ignore names unknown code 'XY1'; use one of SC101, SC102, SC103, SC201, SC301, "
-            "SC401 or a prefix like 'SC1'",
+            "ignore names unknown code 'XY1'; use one of SC101, SC102, SC103, SC104, SC201, "
+            "SC301, SC401 or a prefix like 'SC1'",
         ),
         (
             '[tool.simclock-lint.per-file-ignores]\n"sim/*.py" = ["SC9"]',
             "per-file-ignores 'sim/*.py' in {path} names unknown code 'SC9'; use one of "
-            "SC101, SC102, SC103, SC201, SC301, SC401 or a prefix like 'SC1'",
+            "SC101, SC102, SC103, SC104, SC201, SC301, SC401 or a prefix like 'SC1'",
         ),
     ],
 )
@@ -271,12 +280,12 @@ def test_C_RNG_6_cache_serves_unchanged_files_and_invalidates(
     assert warm[2] == "simclock-lint: 1 finding in 2 files (2 from cache)\n"
     write(project, "b.py", WALL)  # content change: only b.py is linted again
     assert run(capsys, ".")[1:] == (
-        f"a.py:2:1: {SEED_MESSAGE}\nb.py:2:5: {WALL_MESSAGE}\n",
+        f"a.py:2:1: {SEED_MESSAGE}\nb.py:3:5: {WALL_MESSAGE}\n",
         "simclock-lint: 2 findings in 2 files (1 from cache)\n",
     )
     # A selection change is part of the key: nothing stale is served.
     assert run(capsys, ".", "--select", "SC3")[1:] == (
-        f"b.py:2:5: {WALL_MESSAGE}\n",
+        f"b.py:3:5: {WALL_MESSAGE}\n",
         "simclock-lint: 1 finding in 2 files (0 from cache)\n",
     )
 

@@ -1,0 +1,210 @@
+"""Schedule entries of the core clock, and the grid arithmetic they share.
+
+An :class:`_Entry` is one schedule: a one-shot, or a periodic/rate schedule
+re-pushed after each firing (optionally quantised up to a grid). The heap and
+the firing loop live in :mod:`simclock.core._heapclock`; this module holds the
+per-entry state machine, counters and grid times, so both stay small.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Protocol
+
+from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import safe_repr
+from simclock.core._protocols import Callback, PeriodicStats
+
+if TYPE_CHECKING:
+    from simclock.core._heapclock import HeapSimClock
+
+__all__ = ["TimedSource", "check_rate_hz", "first_rate_index", "rate_offset_ns"]
+
+# Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
+_PENDING = 0  # in the heap, will fire
+_RUNNING = 1  # popped, its callback is running (repeating entries only)
+_CANCELLED = 2  # cancelled: a tombstone while still in the heap
+_CANCELLED_RUNNING = 3  # cancelled while its own callback runs: never re-pushed
+_FIRED = 4  # a one-shot whose callback has started
+_FAILED = 5  # a one-shot whose callback raised Exception
+_SKIPPED = 6  # a one-shot dropped by skip_to() before it was due
+
+_ONESHOT = 0
+_PERIODIC = 1  # phase + k*period, no quantum: the hot re-arm path
+_RATE = 2  # phase + ceil(k * 1e9 / rate), no quantum
+_QUANTISED = 3  # either grid, each firing moved up to the next multiple of quantum
+
+_NS_PER_S = 1_000_000_000
+
+
+def check_rate_hz(rate_hz: object) -> Fraction:
+    """Validate a rate in Hz given as ``int`` or ``Fraction`` (C-X-RATE).
+
+    ``bool`` and ``float`` are ``TypeError`` (a float rate is not exact);
+    rates <= 0 or above 1 GHz (a period under 1 ns) are ``ValueError``.
+    """
+    if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | Fraction):
+        raise SimclockTypeError(
+            f"rate_hz must be an int or fractions.Fraction of Hz, got "
+            f"{type(rate_hz).__name__} {safe_repr(rate_hz)}; "
+            "write Fraction(30000, 1001) for 29.97 Hz"
+        )
+    rate = Fraction(rate_hz)
+    if rate <= 0:
+        raise SimclockValueError(f"rate_hz must be > 0, got {safe_repr(rate_hz)}")
+    if rate > _NS_PER_S:
+        raise SimclockValueError(
+            f"rate_hz must be <= 1e9 (one firing per ns at most), got {safe_repr(rate_hz)}"
+        )
+    return rate
+
+
+def rate_offset_ns(k: int, rate: Fraction) -> int:
+    """``ceil(k * 10**9 / rate)`` in exact integers: offset of firing ``k`` (C-X-RATE)."""
+    return -((-k * _NS_PER_S * rate.denominator) // rate.numerator)
+
+
+def first_rate_index(elapsed: int, rate: Fraction) -> int:
+    """Smallest ``k >= 0`` with ``rate_offset_ns(k, rate) >= elapsed``."""
+    if elapsed <= 0:
+        return 0
+    k = (elapsed * rate.numerator) // (_NS_PER_S * rate.denominator)
+    while rate_offset_ns(k, rate) < elapsed:
+        k += 1
+    while k > 0 and rate_offset_ns(k - 1, rate) >= elapsed:
+        k -= 1
+    return k
+
+
+class _Entry:
+    """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
+
+    A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
+    follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
+    ``schedule`` is the hot path. Repeating entries are completed by
+    :meth:`repeating`. ``cancel`` and ``stats`` are bound into the
+    :class:`Handle` (cheaper than a ``partial``).
+    """
+
+    __slots__ = (
+        "cb",
+        "clock",
+        "failed",
+        "fired",
+        "k",
+        "kind",
+        "overrun",
+        "period",
+        "phase",
+        "quantum",
+        "rate",
+        "skipped",
+        "state",
+    )
+
+    # Set only on repeating entries (see repeating()).
+    fired: int
+    failed: int
+    skipped: int
+    overrun: int
+    k: int
+    phase: int
+    period: int
+    quantum: int
+    rate: Fraction | None
+
+    def __init__(self, clock: HeapSimClock, cb: Callback, kind: int = _ONESHOT) -> None:
+        self.clock = clock
+        self.cb = cb
+        self.kind = kind
+        self.state = _PENDING
+
+    def repeating(
+        self, phase: int, k: int, period: int = 0, rate: Fraction | None = None, quantum: int = 1
+    ) -> int:
+        """Fill in a periodic/rate entry's grid; return the time of firing ``k``."""
+        self.phase = phase
+        self.period = period
+        self.rate = rate
+        self.quantum = quantum
+        self.k = k
+        self.fired = 0
+        self.failed = 0
+        self.skipped = 0
+        self.overrun = 0
+        return self.at_k()
+
+    def nominal(self, k: int) -> int:
+        """Nominal time of firing ``k`` before quantisation (C-PER-1, C-PER-3, C-X-RATE)."""
+        rate = self.rate
+        if rate is None:
+            return self.phase + k * self.period
+        return self.phase + rate_offset_ns(k, rate)
+
+    def at_k(self) -> int:
+        """Time of firing ``k``: the nominal time, up to the next multiple of ``quantum``."""
+        t = self.nominal(self.k)
+        q = self.quantum
+        return t if q == 1 else -(-t // q) * q
+
+    def first_k_at_or_after(self, t: int) -> int:
+        """The first ``k >= self.k`` whose firing time is ``>= t`` (used by ``skip_to``)."""
+        # A quantised time is below nominal + quantum, so nominal > t - quantum is necessary.
+        floor = t - self.quantum + 1
+        rate = self.rate
+        if rate is None:
+            k = 0 if self.phase >= floor else -((self.phase - floor) // self.period)
+        else:
+            k = first_rate_index(floor - self.phase, rate)
+        saved = self.k
+        self.k = max(k, saved)
+        while self.at_k() < t:
+            self.k += 1
+        k, self.k = self.k, saved
+        return k
+
+    def cancel(self) -> None:
+        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
+        state = self.state
+        if state == _PENDING:
+            self.state = _CANCELLED
+            self.clock._tombstone_added()
+        elif state == _RUNNING:
+            # Cancelled from inside its own callback: the re-push is skipped.
+            self.state = _CANCELLED_RUNNING
+
+    def stats(self) -> PeriodicStats:
+        """Counters of this schedule (C-X-STATS); ``fired`` counts callbacks started.
+
+        Inside a periodic's own callback ``fired`` already counts that firing
+        (1, 2, 3, ... on every clock built on this core).
+        """
+        if self.kind == _ONESHOT:
+            state = self.state
+            return PeriodicStats(
+                fired=int(state in (_FIRED, _FAILED)),
+                failed=int(state == _FAILED),
+                skipped=int(state == _SKIPPED),
+            )
+        return PeriodicStats(
+            fired=self.fired, failed=self.failed, skipped=self.skipped, overrun=self.overrun
+        )
+
+
+class TimedSource(Protocol):
+    """Something that is not a heap entry but must run in time order with them.
+
+    Used with :meth:`HeapSimClock.run_until`: a replay's recorded messages, a
+    session's per-boundary phases. ``next_ns()`` is the time of its next item
+    (``>= now``) or ``None``; ``fire(at_ns)`` runs everything it has due at
+    ``at_ns`` (the clock's ``now`` is ``at_ns`` meanwhile) and must move
+    ``next_ns()`` past ``at_ns``.
+    """
+
+    def next_ns(self) -> int | None:
+        """Time of the next item, or ``None`` when there is none."""
+        ...
+
+    def fire(self, at_ns: int) -> None:
+        """Run the items due at ``at_ns``."""
+        ...

@@ -1,0 +1,1018 @@
+# mypy: disable-error-code="arg-type,union-attr,unused-ignore"
+# The calls below pass wrong types on purpose: that is what they test.
+"""Every public entry refuses bad input cleanly and changes nothing (issue 14, README "Bad input").
+
+The public API is enumerated from ``__all__`` (``simclock``, ``simclock.records``,
+``oracles``, ``conformance``) and from each public class's methods; the table in
+``tests/hostile_api.py`` says how to call each one. Every parameter is replaced
+in turn by every hostile value of :data:`hostile_api.HOSTILE`: the call must
+either accept the value or refuse it with ``TypeError``/``ValueError`` (the
+``Simclock*`` subclass for simclock itself; ``RuntimeError`` where documented),
+and a refused call must leave the snapshot of observable state unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import signal
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hostile_api import (
+    CASES,
+    FOLLOW_UPS,
+    HOSTILE,
+    KNOWN_OPEN,
+    METHODS_NOT_DRIVEN,
+    MODULES,
+    NOT_CALLED,
+    BadHash,
+    Case,
+    FakeSource,
+    HostileStr,
+    is_huge_int,
+    public_names,
+    recording,
+    rng_state,
+    scenario_recording,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+import oracles
+import simclock
+from simclock import (
+    Bus,
+    ControllerSpec,
+    Event,
+    EventKind,
+    Fingerprinter,
+    GridClock,
+    Handle,
+    HeapSimClock,
+    LatenessHistogram,
+    Message,
+    MonotonicClock,
+    RawPayload,
+    Sample,
+    SeededRandomSource,
+    SensorSpec,
+    SimclockError,
+    SimclockTypeError,
+    SimclockValueError,
+    trace_fingerprint,
+)
+
+# -- the table is the public API ------------------------------------------------------
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[1]
+
+
+def _covered_owners() -> set[str]:
+    return {case.owner.split(".")[0] for case in CASES}
+
+
+def test_every_public_name_is_in_the_table() -> None:
+    """A new public name fails here until it has a row (or a reason not to be called)."""
+    owners = _covered_owners()
+    missing = [n for n in public_names() if n not in NOT_CALLED and _short(n) not in owners]
+    assert missing == []
+    stale = sorted(set(NOT_CALLED) - set(public_names()))
+    assert stale == []
+    shorts = {_short(n) for n in public_names()}
+    assert sorted(owners - shorts) == []
+
+
+def test_names_not_called_are_what_the_table_says() -> None:
+    """Constants are constants, records are frozen dataclasses, errors are SimclockErrors."""
+    for qualified, reason in NOT_CALLED.items():
+        module, name = qualified.rsplit(".", 1)
+        obj = getattr(MODULES[module], name)
+        if reason.startswith("constant"):
+            assert isinstance(obj, str | int | dict), qualified
+        elif reason == "exception class":
+            assert issubclass(obj, SimclockError), qualified
+        elif reason.startswith("frozen result record"):
+            assert dataclasses.is_dataclass(obj), qualified
+            assert obj.__dataclass_params__.frozen, qualified  # type: ignore[attr-defined]
+        elif reason == "Protocol":
+            assert getattr(obj, "_is_protocol", False), qualified
+
+
+def _library_classes() -> Iterator[tuple[str, type]]:
+    for qualified in public_names():
+        if qualified in NOT_CALLED and qualified != "simclock.ReplayRandomSource":
+            continue
+        module, name = qualified.rsplit(".", 1)
+        obj = getattr(MODULES[module], name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException | str):
+            yield name, obj
+
+
+def _public_methods(cls: type) -> list[str]:
+    names = []
+    for name in dir(cls):
+        if name.startswith("_") and name != "__call__":
+            continue
+        member = inspect.getattr_static(cls, name)
+        if isinstance(member, property):
+            continue
+        func = getattr(member, "__func__", member)
+        module = getattr(func, "__module__", "") or ""
+        if callable(func) and module.split(".")[0] in MODULES:
+            names.append(name)
+    return names
+
+
+def test_every_public_method_is_in_the_table() -> None:
+    """A new public method fails here until it has a row (or is listed as taking nothing)."""
+    rows = {(c.owner, c.member) for c in CASES}
+    missing = [
+        f"{owner}.{method}"
+        for owner, cls in _library_classes()
+        for method in _public_methods(cls)
+        if (owner, method) not in rows
+        and f"{owner}.{method}" not in METHODS_NOT_DRIVEN
+        and (f"{owner}.{method}", "") not in rows
+    ]
+    assert missing == []
+
+
+def _signature(case: Case, fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    return [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def _call(fn: Callable[..., Any], params: list[inspect.Parameter], args: dict[str, Any]) -> Any:
+    positional = [args[p.name] for p in params if p.kind is p.POSITIONAL_ONLY]
+    keywords = {p.name: args[p.name] for p in params if p.kind is not p.POSITIONAL_ONLY}
+    return fn(*positional, **keywords)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_every_parameter_is_driven_and_the_valid_call_succeeds(case: Case) -> None:
+    ctx = case.setup()
+    fn = case.target(ctx)
+    params = _signature(case, fn)
+    valid = case.valid(ctx)
+    assert sorted(p.name for p in params if p.name not in case.skip) == sorted(
+        k for k in valid if k not in case.skip
+    )
+    assert set(case.skip) | set(valid) <= {p.name for p in params}
+    if not case.valid_call:
+        return
+    # The valid call is valid: a refusal below is the hostile value's doing.
+    defaults = {p.name: p.default for p in params if p.name in case.skip}
+    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
+    result = _call(fn, params, {**defaults, **valid})
+    if case.cleanup is not None:
+        case.cleanup(ctx, result)
+
+
+# -- driving every parameter with every hostile value ----------------------------------
+
+
+class _Hang(BaseException):
+    pass
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise _Hang
+
+
+def _drive(case: Case, param: str, label: str, value: object) -> str | None:
+    """Call ``case`` with ``param=value``; return a description of a defect, or None."""
+    ctx = case.setup()
+    fn = case.target(ctx)
+    params = _signature(case, fn)
+    defaults = {p.name: p.default for p in params if p.name in case.skip}
+    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
+    args = {**defaults, **case.valid(ctx), param: value}
+    before = case.snapshot(ctx)
+    allowed: tuple[type[BaseException], ...] = (TypeError, ValueError)
+    if case.runtime:
+        allowed += (RuntimeError,)
+    # A hang guard only (never a speed assertion): an endless call fails instead of blocking.
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(20)
+    try:
+        result = _call(fn, params, args)
+        if case.cleanup is not None:
+            try:
+                case.cleanup(ctx, result)
+            except Exception as exc:
+                failed = type(exc).__name__
+                return f"{param}={label}: accepted, then failed later: {failed}: {exc}"[:300]
+    except allowed as exc:
+        signal.alarm(0)
+        if not case.builtin and not isinstance(exc, SimclockError):
+            return f"{param}={label}: builtin {type(exc).__name__}: {exc}"[:300]
+        after = case.snapshot(ctx)
+        if after != before:
+            return f"{param}={label}: refused ({type(exc).__name__}) but state changed"
+        return None
+    except _Hang:
+        return f"{param}={label}: still running after 20 s"
+    except Exception as exc:
+        signal.alarm(0)
+        return f"{param}={label}: {type(exc).__name__}: {exc}"[:300]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return None
+
+
+def _driven(case: Case) -> list[str]:
+    ctx = case.setup()
+    fn = case.target(ctx)
+    if case.cleanup is not None:
+        # Contexts hold nothing to release; only results do (threads, open files).
+        pass
+    return [p.name for p in _signature(case, fn) if p.name not in case.skip]
+
+
+def _values_for(case: Case, param: str) -> list[tuple[str, object]]:
+    return [
+        (label, value)
+        for label, value in HOSTILE
+        if not (param in case.accepts_huge and is_huge_int(value))
+    ]
+
+
+def _with_known_open(cases: tuple[Case, ...]) -> list[Any]:
+    return [
+        pytest.param(
+            case,
+            id=case.name,
+            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_OPEN[case.name])]
+            if case.name in KNOWN_OPEN
+            else [],
+        )
+        for case in cases
+    ]
+
+
+def test_known_open_and_follow_up_rows_exist() -> None:
+    names = {c.name for c in CASES}
+    assert sorted(set(KNOWN_OPEN) - names) == []
+    assert sorted(set(FOLLOW_UPS) - names) == []
+
+
+@pytest.mark.parametrize("case", _with_known_open(CASES))
+def test_hostile_values_are_refused_cleanly(
+    case: Case, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A path-like hostile value (e.g. 'x') must not litter the repository.
+    monkeypatch.chdir(tmp_path)
+    defects = [
+        defect
+        for param in _driven(case)
+        for label, value in _values_for(case, param)
+        if (defect := _drive(case, param, label, value)) is not None
+    ]
+    assert defects == []
+
+
+def _pairs() -> list[tuple[Case, str]]:
+    return [
+        (case, param) for case in CASES if case.name not in KNOWN_OPEN for param in _driven(case)
+    ]
+
+
+_PAIRS = _pairs()
+
+# Hostile objects are drawn by index: Hypothesis itself compares and reprs drawn values.
+_junk = st.one_of(
+    st.integers(0, len(HOSTILE) - 1).map(lambda i: ("hostile", i)),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=50),
+    st.binary(max_size=20),
+    st.decimals(),
+    st.fractions(),
+    st.lists(st.integers(), max_size=3),
+    st.tuples(st.integers(), st.integers()),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+)
+
+
+@given(pair=st.sampled_from(_PAIRS), value=_junk)
+def test_generated_values_are_refused_cleanly(
+    pair: tuple[Case, str], value: object, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    case, param = pair
+    if isinstance(value, tuple) and value[:1] == ("hostile",):
+        value = HOSTILE[value[1]][1]
+    if param in case.accepts_huge and is_huge_int(value):
+        return
+    assert _drive(case, param, type(value).__name__, value) is None
+
+
+def test_coverage_numbers() -> None:
+    """The size of the sweep, printed for the report (``pytest -s``)."""
+    names = public_names()
+    driven = sum(len(_driven(c)) for c in CASES)
+    print(
+        f"\npublic names: {len(names)} ({len(names) - len(NOT_CALLED)} called, "
+        f"{len(NOT_CALLED)} not called with reasons); rows: {len(CASES)}; "
+        f"parameters driven: {driven}; hostile values: {len(HOSTILE)}; "
+        f"calls: {sum(len(_values_for(c, p)) for c in CASES for p in _driven(c))}; "
+        f"rows with open defects (xfail): {len(KNOWN_OPEN)}"
+    )
+    assert driven > 200
+
+
+# -- console scripts ------------------------------------------------------------------
+
+
+def _bad_files(tmp: Path) -> dict[str, Path]:
+    short = tmp / "short.mcap"
+    short.write_bytes(b"abc")
+    data = bytearray(scenario_recording().read_bytes())
+    damaged = tmp / "damaged.mcap"
+    middle = len(data) // 2
+    data[middle : middle + 32] = b"\xff" * 32
+    damaged.write_bytes(bytes(data))
+    deep = tmp / "deep.toml"
+    deep.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    garbage = tmp / "garbage.toml"
+    garbage.write_bytes(b"\xff\xfe\x00\x01" * 100)
+    return {"short": short, "damaged": damaged, "deep": deep, "garbage": garbage, "dir": tmp}
+
+
+def _simclock_argvs(tmp: Path) -> list[list[str]]:
+    f = _bad_files(tmp)
+    argvs: list[list[str]] = []
+    for name in ("short", "damaged", "dir", "garbage"):
+        path = str(f[name])
+        argvs += [
+            ["info", path],
+            ["replay", path],
+            ["diff", path, str(recording())],
+            ["timeline", path, "-o", str(tmp / "t.png")],
+        ]
+    for name in ("deep", "garbage", "short", "dir"):
+        argvs.append(["run", str(f[name])])
+    argvs += [
+        ["timeline", str(recording()), "-o", str(tmp / "x.unknownext")],
+        ["timeline", str(recording()), "-o", str(tmp / "t.png"), "--span", "1e9999999 s"],
+        ["replay", str(recording()), "--until", "-1"],
+        ["replay", str(recording()), "--until", "9" * 5000],
+        ["run", "/nonexistent/x.toml", "--seed", "-1"],
+        ["records", "--bogus"],
+        ["info", "x" * 5000],
+        [],
+        ["nonsense"],
+    ]
+    return argvs
+
+
+def _run_main(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+
+
+def test_simclock_cli_refuses_bad_files_and_arguments_with_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simclock.cli import main
+
+    failures = []
+    for argv in _simclock_argvs(tmp_path):
+        code = _run_main(main, argv)
+        err = capsys.readouterr().err
+        lines = err.strip().splitlines()
+        usage = any(line.startswith("usage:") for line in lines)
+        if argv and argv[0] == "info" and argv[1].endswith("damaged.mcap") and code == 0:
+            continue  # info reads only the summary; a damaged chunk is replay's to find
+        if code != 2 or "Traceback" in err or not lines or (not usage and len(lines) != 1):
+            failures.append((argv[:3], code, err[-300:]))
+    assert failures == []
+
+
+def test_lint_and_conformance_entry_points_refuse_bad_arguments_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance._run import main as conformance_main
+    from lint._cli import main as lint_main
+
+    cases: list[tuple[Callable[[list[str]], int], list[str]]] = [
+        (lint_main, [str(tmp_path / "missing.py")]),
+        (lint_main, ["--bogus"]),
+        (lint_main, ["--jobs", "-1", "."]),
+        (lint_main, ["--explain", "NOPE"]),
+        (conformance_main, ["no_such_module_x:f"]),
+        (conformance_main, ["os:path"]),
+        (conformance_main, ["x" * 5000]),
+        (conformance_main, []),
+        (conformance_main, ["conformance:heap_factory", "--profile", "nope"]),
+        (conformance_main, ["conformance:heap_factory", "--json", str(tmp_path / "no" / "x.json")]),
+    ]
+    failures = []
+    for main, argv in cases:
+        code = _run_main(main, argv)
+        err = capsys.readouterr().err
+        if code != 2 or "Traceback" in err:
+            failures.append((main.__module__, argv[:2], code, err[-300:]))
+    assert failures == []
+
+
+# -- the issue's examples, one test each, exact messages -------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Bus().deliver("x"),  # type: ignore[arg-type]
+        lambda: Fingerprinter()("x"),  # type: ignore[arg-type]
+        lambda: trace_fingerprint(["x"]),  # type: ignore[list-item]
+    ],
+    ids=["Bus.deliver", "Fingerprinter", "trace_fingerprint"],
+)
+def test_a_non_message_is_a_type_error_not_an_attribute_error(call: Callable[[], object]) -> None:
+    with pytest.raises(
+        SimclockTypeError, match=r"^message must be a simclock\.Message, got str 'x'$"
+    ):
+        call()
+
+
+def test_fingerprinter_refusing_a_non_message_changes_nothing() -> None:
+    fp = Fingerprinter()
+    fp(Message("/a", 1, 0, 1))
+    before = (fp.count, fp.hexdigest())
+    with pytest.raises(SimclockTypeError):
+        fp(5)  # type: ignore[arg-type]
+    assert (fp.count, fp.hexdigest()) == before
+
+
+def test_event_from_json_of_a_numpy_int_is_a_type_error() -> None:
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^data must be a mapping as made by Event\.to_json\(\), got int64 np\.int64\(3\)$",
+    ):
+        Event.from_json(np.int64(3))  # type: ignore[arg-type]
+
+
+def test_sample_from_json_names_the_missing_key() -> None:
+    with pytest.raises(
+        SimclockValueError,
+        match=r"^data has no 'device'; a sample needs the keys \['device', 'index', 'episode', "
+        r"'episode_start_ns', 'nominal_acquisition_ns', 'acquisition_ns', "
+        r"'requested_delivery_ns', 'delivery_ns', 'values'\]$",
+    ):
+        Sample.from_json({})
+
+
+def test_sample_from_json_refuses_float_times() -> None:
+    data = Sample("imu0", 0, 0, 0, 1, 2, 3, 4, (0.5,)).to_json()
+    assert Sample.from_json(data) == Sample("imu0", 0, 0, 0, 1, 2, 3, 4, (0.5,))
+    data["delivery_ns"] = 4.7
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^delivery_ns must be an int of nanoseconds, got float 4\.7; "
+        r"convert seconds explicitly, e\.g\. simclock\.seconds_to_ns\(\.\.\.\)$",
+    ):
+        Sample.from_json(data)
+
+
+@pytest.mark.parametrize(
+    ("step", "error", "message"),
+    [
+        (0, SimclockValueError, r"^step_ns must be > 0 ns, got 0$"),
+        (
+            2.0,
+            SimclockTypeError,
+            r"^step_ns must be an int of nanoseconds, got float 2\.0; convert seconds "
+            r"explicitly, e\.g\. simclock\.seconds_to_ns\(\.\.\.\)$",
+        ),
+    ],
+)
+def test_check_grid_refuses_zero_and_floats(
+    step: object, error: type[Exception], message: str
+) -> None:
+    for spec in (ControllerSpec("pd", 4), SensorSpec("imu0", 4, policy="strict")):
+        with pytest.raises(error, match=message):
+            spec.check_grid(step)  # type: ignore[arg-type]
+
+
+def test_percentile_of_a_huge_int_is_a_value_error() -> None:
+    hist = LatenessHistogram()
+    hist.add(5)
+    with pytest.raises(
+        SimclockValueError, match=r"^p must be in \(0, 100\], got <int of 1329 bits>$"
+    ):
+        hist.percentile_ns(10**400)
+    assert hist.percentile_ns(100) == 5
+
+
+def test_bucket_bounds_of_a_huge_index_is_refused_before_any_big_number() -> None:
+    top = LatenessHistogram.max_index()
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            SimclockValueError,
+            match=rf"^index must be in \[0, {top}\], got 1180591620717411303424$",
+        ):
+            LatenessHistogram.bucket_bounds(2**70)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000  # bytes: the 2**(2**64)-bit bound of the old code was a MemoryError
+    low, high = LatenessHistogram.bucket_bounds(top)
+    assert high == 2**LatenessHistogram.MAX_VALUE_BITS - 1 and low < high
+
+
+def test_sampling_batch_refuses_malformed_entries_with_builtin_errors() -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"^entries must be \(time_us, token, sensor_id, millivolts\) tuples, got str$",
+    ):
+        oracles.sampling_batch("abc", [], 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^stop_us must be an int, got str$"):
+        oracles.sampling_batch([], [], "x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make", [lambda: Bus(clock=5), lambda: Bus().bind(5)], ids=["Bus", "bind"])  # type: ignore[arg-type]
+def test_a_bus_refuses_a_clock_that_is_not_one_at_once(make: Callable[[], object]) -> None:
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^clock must be a SimClock \(with now_ns\(\) and schedule\(\)\), got int 5$",
+    ):
+        make()
+
+
+def test_a_refused_bind_leaves_the_bus_unbound() -> None:
+    bus = Bus()
+    with pytest.raises(SimclockTypeError):
+        bus.bind(5)  # type: ignore[arg-type]
+    assert bus.clock is None
+    assert bus.publish("/a", 1, stamp_ns=3).sequence == 0
+
+
+def test_observer_is_checked_before_any_draw() -> None:
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^observer must be callable as observer\(label, method, args, value\) or None, "
+        r"got int 5$",
+    ):
+        SeededRandomSource(1, observer=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (
+            lambda: Event(EventKind.PACING_LAG, 1.5),
+            SimclockTypeError,
+            r"^at_ns must be an int of nanoseconds, got float 1\.5; "
+            r"convert seconds explicitly, e\.g\. simclock\.seconds_to_ns\(\.\.\.\)$",
+        ),
+        (
+            lambda: Event(EventKind.PACING_LAG, 1, 5),
+            SimclockTypeError,
+            r"^details must be a mapping of str to JSON values, got int 5$",
+        ),
+        (
+            lambda: Message("/a", -1, 0, None),
+            SimclockValueError,
+            r"^stamp_ns must be >= 0 ns, got -1$",
+        ),
+        (lambda: Message(5, 1, 0, None), SimclockTypeError, r"^topic must be a str, got int 5$"),
+        (
+            lambda: Message("/a", 1, True, None),
+            SimclockTypeError,
+            r"^sequence must be an int >= 0, got bool True$",
+        ),
+        (
+            lambda: RawPayload("cdr", "", "text"),
+            SimclockTypeError,
+            r"^data must be bytes, got str 'text'$",
+        ),
+        (lambda: RawPayload(1, "", b""), SimclockTypeError, r"^encoding must be a str, got int 1$"),
+        (lambda: Handle(cancel=5), SimclockTypeError, r"^cancel must be callable, got int 5$"),
+    ],
+    ids=[
+        "Event.at_ns",
+        "Event.details",
+        "Message.stamp",
+        "Message.topic",
+        "Message.sequence",
+        "RawPayload.data",
+        "RawPayload.encoding",
+        "Handle.cancel",
+    ],
+)
+def test_value_types_validate_at_construction(
+    make: Callable[[], object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_value_types_normalise_numpy_and_str_subclasses() -> None:
+    message = Message(HostileStr("/a"), np.int64(5), np.int64(2), None)  # type: ignore[arg-type]
+    assert (type(message.topic), type(message.stamp_ns), type(message.sequence)) == (str, int, int)
+    assert RawPayload("cdr", "", bytearray(b"ab")).data == b"ab"
+    assert type(Event(EventKind.PACING_LAG, np.uint32(4)).at_ns) is int  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("draw", "error", "message"),
+    [
+        (
+            lambda r: r.uniform(np.array([0.0, 1.0]), 2.0),
+            SimclockTypeError,
+            r"^a must be a real number \(int or float\), got ndarray array\(\[0\., 1\.\]\); "
+            r"draw arrays with size=\.\.\.$",
+        ),
+        (
+            lambda r: r.normal(0.0, [1.0, 2.0]),
+            SimclockTypeError,
+            r"^sigma must be a real number \(int or float\), got list \[1\.0, 2\.0\]; "
+            r"draw arrays with size=\.\.\.$",
+        ),
+        (
+            lambda r: r.normal(float("nan"), 1.0),
+            SimclockValueError,
+            r"^mu must be finite, got nan$",
+        ),
+        (
+            lambda r: r.uniform(0.0, float("inf")),
+            SimclockValueError,
+            r"^b must be finite, got inf$",
+        ),
+        (
+            lambda r: r.uniform(0, 10**400),
+            SimclockValueError,
+            r"^b must be finite, got <int of 1329 bits>$",
+        ),
+        (
+            lambda r: r.normal(0.0, 1.0, size=10**12),
+            SimclockValueError,
+            r"^size must hold at most 134217728 elements, got 1000000000000; draw in smaller "
+            r"batches$",
+        ),
+        (
+            lambda r: r.integers(0, 10, size=(10**6, 10**6)),
+            SimclockValueError,
+            r"^size must hold at most 134217728 elements, got \(1000000, 1000000\); "
+            r"draw in smaller batches$",
+        ),
+        (
+            lambda r: r.integers(0, 2**64),
+            SimclockValueError,
+            r"^integers\(\) draws int64: need -2\*\*63 <= low < high <= 2\*\*63, got low=0, "
+            r"high=18446744073709551616$",
+        ),
+        (
+            lambda r: r.integers(0, 10, size=-1),
+            SimclockValueError,
+            r"^size must not be negative, got -1$",
+        ),
+    ],
+    ids=[
+        "uniform-array",
+        "normal-list",
+        "normal-nan",
+        "uniform-inf",
+        "uniform-10**400",
+        "normal-size-10**12",
+        "integers-size-10**12",
+        "integers-2**64",
+        "size-negative",
+    ],
+)
+def test_refused_draws_draw_nothing(
+    draw: Callable[[SeededRandomSource], object], error: type[Exception], message: str
+) -> None:
+    seen: list[object] = []
+    source = SeededRandomSource(3, "x", observer=lambda *a: seen.append(a))
+    twin = SeededRandomSource(3, "x")
+    with pytest.raises(error, match=message):
+        draw(source)
+    assert rng_state(source) == rng_state(twin) and seen == []
+    assert source.normal(0.0, 1.0) == twin.normal(0.0, 1.0)
+
+
+def test_a_topic_whose_hash_raises_takes_one_sequence_and_is_delivered() -> None:
+    clock = HeapSimClock(0)
+    got: list[Message] = []
+    clock.bus.subscribe("/x", got.append)
+    message = clock.bus.publish(HostileStr("/x"), 1)
+    assert (message.sequence, clock.bus.next_sequence, [m.sequence for m in got]) == (0, 1, [0])
+    assert type(got[0].topic) is str
+
+
+def test_seconds_to_ns_refuses_a_huge_exponent_without_computing_it() -> None:
+    many_digits = Decimal("1." + "0" * 10**6)
+    long_text = "1" * 1_000_001
+    tracemalloc.start()
+    try:
+        with pytest.raises(SimclockValueError):
+            simclock.seconds_to_ns("1e9999999")
+        # Deterministic stand-in for "microseconds": 10**9999999 alone is 4 MB of digits.
+        assert tracemalloc.get_traced_memory()[1] < 100_000
+    finally:
+        tracemalloc.stop()
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            SimclockValueError, match=r"^seconds must be below 1e31 s, got '1e9999999'$"
+        ):
+            simclock.seconds_to_ns("1e9999999")
+        with pytest.raises(
+            SimclockValueError,
+            match=r"^seconds = '1e-9999999' s is not a whole number of nanoseconds \(it is below "
+            r"1 ns\); refusing to round it$",
+        ):
+            simclock.seconds_to_ns("1e-9999999")
+        with pytest.raises(
+            SimclockValueError,
+            match=r"^seconds has more than 60 significant digits, got Decimal\('1\.0+"
+            r"\.\.\.\(truncated\); no time-int needs that many$",
+        ):
+            simclock.seconds_to_ns(many_digits)
+        with pytest.raises(
+            SimclockValueError,
+            match=r"^seconds must be a decimal number of seconds of at most 200 characters, got a "
+            r"str of 1000001$",
+        ):
+            simclock.seconds_to_ns(long_text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # The 10**6-digit Decimal costs one str() of its digits: linear in its size, no more.
+    assert peak < 4_000_000
+    assert simclock.seconds_to_ns("0e-9999999") == 0
+    assert simclock.seconds_to_ns("1e30") == 10**39
+    assert simclock.seconds_to_ns(Decimal("18446744073.709551615")) == 2**64 - 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "12345678901234567890123456789 ns",
+            "'12345678901234567890123456789 ns' is beyond 2**64 - 1 ns (about 584 years), the "
+            "largest time-int",
+        ),
+        (
+            "1000000000000000000000000000.4 ms",
+            "'1000000000000000000000000000.4 ms' is beyond 2**64 - 1 ns (about 584 years), the "
+            "largest time-int",
+        ),
+        (
+            "0.0000000001 s",
+            "'0.0000000001 s' is not a whole number of nanoseconds; refusing to round it",
+        ),
+        ("1" * 100 + " ns", None),
+    ],
+)
+def test_C_GRID_4_scenario_durations_are_exact_or_refused(text: str, message: str | None) -> None:
+    from simclock.sim._scenario_file import parse_duration
+
+    with pytest.raises(simclock.ScenarioError) as info:
+        parse_duration(text, "duration")
+    if message is not None:
+        assert str(info.value) == f"duration: {message}"
+    else:
+        assert str(info.value).startswith('duration: expected a duration such as "7 ms"')
+
+
+def test_C_GRID_4_scenario_durations_are_exact_at_the_top_of_the_range() -> None:
+    from simclock.sim._scenario_file import parse_duration
+
+    assert parse_duration("18446744073709551615 ns") == 2**64 - 1
+    assert parse_duration("18446744073.709551615 s") == 2**64 - 1
+    assert parse_duration("1234567890123.456789 ms") == 1234567890123456789
+
+
+def test_a_29_digit_duration_in_a_scenario_file_is_refused_not_rounded(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('duration = "12345678901234567890123456789 ns"\n[physics]\nstep = "1 ns"\n')
+    with pytest.raises(
+        simclock.ScenarioError,
+        match=r"^duration: '12345678901234567890123456789 ns' is beyond 2\*\*64 - 1 ns",
+    ):
+        simclock.load_scenario(path)
+
+
+def test_a_deeply_nested_scenario_file_is_a_scenario_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(
+        simclock.ScenarioError,
+        match=rf"^'{path}' is nested too deeply to be a scenario; flatten its tables$",
+    ):
+        simclock.load_scenario(path)
+
+
+# -- threads: no argument the API accepts can kill a worker silently --------------------
+
+
+def _in_function(thread: threading.Thread, name: str) -> bool:
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == name:
+            return True
+        frame = frame.f_back
+    return False
+
+
+@pytest.fixture
+def thread_errors() -> Iterator[list[BaseException]]:
+    """Exceptions that ended a thread (``threading.excepthook``) during the test."""
+    errors: list[BaseException] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: errors.append(args.exc_value)  # type: ignore[arg-type,misc]
+    yield errors
+    threading.excepthook = previous
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"period_ns": 10**400}, {"period_ns": 10**6, "phase_ns": 10**400}], ids=repr
+)
+def test_C_SYS_2_a_huge_period_or_phase_does_not_kill_the_worker(
+    kwargs: dict[str, int], thread_errors: list[BaseException]
+) -> None:
+    clock = MonotonicClock(0, source=FakeSource(), bus=Bus())
+    handle = simclock.schedule_periodic_thread(cb=lambda: None, clock=clock, spin_ns=0, **kwargs)  # type: ignore[arg-type]
+    thread = handle.thread
+    assert thread is not None
+    # Wait (hang guard: 30 s) until the worker is in its sleep: that is where it used to die.
+    deadline = time.monotonic() + 30  # noqa: SC301 - host-side hang guard, not a measurement
+    while not _in_function(thread, "_default_sleep") and thread.is_alive():
+        assert time.monotonic() < deadline  # noqa: SC301
+        time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
+    assert thread.is_alive() and thread_errors == []
+    handle.cancel()
+    assert not thread.is_alive() and thread_errors == []
+    # Period 10**400: the deadline at the start fired; phase 10**400: nothing yet.
+    assert handle.stats() == simclock.PeriodicStats(fired=int("phase_ns" not in kwargs))
+
+
+def test_C_SYS_2_a_failing_sleep_ends_the_worker_with_an_event(
+    thread_errors: list[BaseException],
+) -> None:
+    source = FakeSource(0)
+    bus = Bus()
+    events: list[Event] = []
+    bus.subscribe(simclock.EVENTS_TOPIC, lambda m: events.append(m.payload))
+
+    def sleep(_duration_ns: int) -> None:
+        raise OSError("no sleep for you")
+
+    clock = MonotonicClock(0, source=source, bus=bus)
+    handle = simclock.schedule_periodic_thread(100, lambda: None, clock, sleep=sleep, spin_ns=0)
+    assert handle.thread is not None
+    handle.thread.join(30)  # hang guard
+    assert not handle.thread.is_alive() and thread_errors == []
+    assert [(e.kind, e.at_ns, dict(e.details)) for e in events] == [
+        (
+            EventKind.SCHEDULER_CALLBACK_FAILED,
+            100,
+            {
+                "callback": "_PeriodicThread._run",
+                "error_type": "OSError",
+                "error_message": "no sleep for you",
+                "thread": handle.thread.name,
+                "stopped": True,
+            },
+        )
+    ]
+    assert handle.stats() == simclock.PeriodicStats(fired=1, failed=1)
+
+
+def test_C_SYS_2_a_source_turning_bad_ends_the_worker_with_an_event(
+    thread_errors: list[BaseException],
+) -> None:
+    calls = iter([0, 0, 0.5])
+    bus = Bus()
+    events: list[Event] = []
+    bus.subscribe(simclock.EVENTS_TOPIC, lambda m: events.append(m.payload))
+    clock = MonotonicClock(0, source=lambda: next(calls, 0.5), bus=bus)  # type: ignore[arg-type,return-value]
+    handle = simclock.schedule_periodic_thread(100, lambda: None, clock, sleep=lambda d: None)
+    assert handle.thread is not None
+    handle.thread.join(30)  # hang guard
+    assert not handle.thread.is_alive() and thread_errors == []
+    # The clock cannot stamp the report any more: it is stamped with the deadline.
+    assert [(e.at_ns, e.details["error_type"], e.details["stopped"]) for e in events] == [
+        (0, "SimclockTypeError", True)
+    ]
+    assert handle.jitter().unreported == 0 and handle.stats().failed == 1
+
+
+# -- GridClock on_step: a raising hook is reported once and the step is taken ------------
+
+
+def test_C_ERR_1_a_raising_on_step_is_reported_once_and_never_rerun() -> None:
+    calls: list[int] = []
+
+    def hook(k: int) -> None:
+        calls.append(k)
+        if k == 2:
+            raise ValueError("physics diverged")
+
+    fired: list[int] = []
+    clock = GridClock(0, 10, on_step=hook)
+    events: list[Event] = []
+    clock.bus.subscribe(simclock.EVENTS_TOPIC, lambda m: events.append(m.payload))
+    clock.schedule(20, lambda: fired.append(clock.now_ns()))
+    clock.advance(25)
+    clock.advance(10)
+    assert calls == [1, 2, 3]
+    assert fired == [20]
+    assert (clock.now_ns(), clock.steps) == (35, 3)
+    assert [(e.kind, e.at_ns, dict(e.details)) for e in events] == [
+        (
+            EventKind.SCHEDULER_CALLBACK_FAILED,
+            19,
+            {
+                "callback": "test_C_ERR_1_a_raising_on_step_is_reported_once_and_never_rerun."
+                "<locals>.hook",
+                "error_type": "ValueError",
+                "error_message": "physics diverged",
+                "step": 2,
+            },
+        )
+    ]
+
+
+def test_C_ERR_2_an_interrupting_on_step_propagates_and_the_step_runs_again() -> None:
+    calls: list[int] = []
+
+    def hook(k: int) -> None:
+        calls.append(k)
+        if k == 2 and calls.count(2) == 1:
+            raise KeyboardInterrupt
+
+    clock = GridClock(0, 10, on_step=hook)
+    with pytest.raises(KeyboardInterrupt):
+        clock.advance(25)
+    assert (clock.now_ns(), clock.steps, calls) == (19, 1, [1, 2])
+    clock.advance(6)
+    assert (clock.now_ns(), clock.steps, calls) == (25, 2, [1, 2, 2])
+
+
+# -- CLI examples of the issue ----------------------------------------------------------
+
+
+def test_cli_examples_of_the_issue_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from simclock.cli import main
+
+    files = _bad_files(tmp_path)
+    out = str(tmp_path / "t.png")
+    expected = {
+        ("timeline", "short"): rf"^simclock timeline: error: '{files['short']}' is not a readable "
+        r"MCAP recording \(error: unpack requires a buffer of 8 bytes\); record one with simclock "
+        r"run SCENARIO --out run\.mcap$",
+        ("timeline", "damaged"): rf"^simclock timeline: error: '{files['damaged']}' is not a "
+        r"(readable|simclock) MCAP recording \(.+\); record one with simclock run SCENARIO "
+        r"--out run\.mcap$",
+        ("run", "deep"): rf"^simclock run: error: '{files['deep']}' is nested too deeply to be a "
+        r"scenario; flatten its tables$",
+    }
+    for (command, name), pattern in expected.items():
+        argv = [command, str(files[name])] + (["-o", out] if command == "timeline" else [])
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1
+        assert re.match(pattern, err.strip()), err
+    unknown = tmp_path / "x.unknownext"
+    assert main(["timeline", str(scenario_recording()), "-o", str(unknown)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(
+        rf"simclock timeline: error: cannot write timeline '{re.escape(str(unknown))}': "
+        r"unknown image format 'unknownext'; use one of ([a-z0-9]+, )+[a-z0-9]+, "
+        r"e\.g\. timeline\.png",
+        err,
+    ), err
+    assert not unknown.exists()
+
+
+def test_coverage_of_hostile_values_includes_the_issue_list() -> None:
+    labels = {label for label, _value in HOSTILE}
+    kinds = {type(v) for _label, v in HOSTILE}
+    assert {bool, float, int, str, bytes, Decimal, Fraction, type(None), np.ndarray} <= kinds
+    assert {"BadIndex()", "BadEq()", "BadHash()", "BadStr()", "BadRepr()", "10**400"} <= labels
+    assert BadHash in kinds
