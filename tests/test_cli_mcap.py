@@ -83,6 +83,7 @@ def test_info_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "fingerprint": fp,
             "fingerprint_algorithm": "simclock-trace-v1/sha256",
             "metadata": {"who": "test"},
+            "recovered": "",
         },
     )
 
@@ -186,8 +187,8 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
     # One chunk, held until B's end-of-file checks: B is refused before the compare.
     assert (code, out) == (2, "")
     assert re.fullmatch(
-        rf"simclock: error: .*b\.mcap: the replayed trace has fingerprint [0-9a-f]{{64}} but "
-        rf"the metadata records {fa}; the file was altered\n",
+        rf"simclock: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
+        rf"[0-9a-f]{{64}} but the metadata records {fa}; the file was altered\n",
         err,
     ), err
     # Several chunks: the edited message is in the first one and is reported.
@@ -232,7 +233,9 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
     for argv in (["info", str(bad)], ["replay", str(bad)], ["diff", str(bad), str(bad)]):
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "")
-        assert err == f"simclock: error: {bad}: not an MCAP file (no MCAP magic at offset 0)\n"
+        assert err == (
+            f"simclock: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the start)\n"
+        )
 
 
 def test_replay_until_before_the_start_prints_nothing(

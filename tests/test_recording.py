@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,10 @@ def test_C_MCAP_2_metadata_seed_versions_fingerprint(tmp_path: Path) -> None:
         clock.advance(10)
     _, meta = _read(path)
     sim = meta["simclock"]
-    assert sim["format"] == "simclock-recording/1"
+    assert sim["format"] == "simclock-recording/2"
+    assert sim["library"].startswith(f"simclock/{simclock.__version__} mcap")
+    assert sim["recovered"] == ""
+    assert len(sim["digest"]) == 64
     assert sim["seed"] == "11"
     assert sim["contract_version"] == simclock.CONTRACT_VERSION
     assert sim["simclock"] == simclock.__version__
@@ -402,21 +406,32 @@ def test_C_MCAP_1_one_channel_per_topic_a_second_payload_kind_is_refused(
     tmp_path: Path,
 ) -> None:
     # An Event on a topic of plain payloads (or a bus message on /clock) used to open a
-    # second channel with the same topic.
-    for topic, first, second, kinds in [
+    # second channel with the same topic. (A Clock-shaped /clock message is recorded on the
+    # /clock channel, C-BUS-5; any other payload there is refused.)
+    clock_only = (
+        "a bus message on '/clock' must carry rosgraph_msgs/msg/Clock "
+        '({"clock": {"sec": int, "nanosec": int}}, as a Session publishes); publish other '
+        "payloads on a topic of their own"
+    )
+    cases: list[tuple[str, Any, Any, tuple[str, str] | str]] = [
         ("/m", {"a": 1}, simclock.Event(simclock.EventKind.PACING_LAG, 2, {}), ("event", "json")),
         ("/m", simclock.Event(simclock.EventKind.PACING_LAG, 2, {}), 1, ("json", "event")),
-        ("/clock", None, 1, ("json", "clock")),
-    ]:
+        ("/clock", None, 1, clock_only),
+    ]
+    for topic, first, second, reason in cases:
+        why = (
+            f"a payload of kind '{reason[0]}' on a topic whose channel carries kind "
+            f"'{reason[1]}' (one channel per topic, C-MCAP-1); publish it on a topic of its own"
+            if isinstance(reason, tuple)
+            else reason
+        )
         path = tmp_path / "mixed.mcap"
         rec = Recorder(path, Bus(), seed=0)
         if first is not None:
             rec.record(Message(topic, 2, 0, first))
         with pytest.raises(
             SimclockRuntimeError,
-            match=rf"^cannot record message sequence=1 at 2 ns on '{topic}': a payload of kind "
-            rf"'{kinds[0]}' on a topic whose channel carries kind '{kinds[1]}' \(one channel "
-            r"per topic, C-MCAP-1\); publish it on a topic of its own$",
+            match=rf"^cannot record message sequence=1 at 2 ns on '{topic}': {re.escape(why)}$",
         ):
             rec.record(Message(topic, 2, 1, second))
         with pytest.raises(SimclockRuntimeError, match=r"is incomplete: message sequence=1"):
@@ -563,7 +578,9 @@ def test_C_MCAP_3_clock_past_int32_seconds_never_breaks_the_run_or_the_file(
         r"builtin_interfaces/Time; /clock cannot carry it$",
     ):
         rec.close()
-    with pytest.raises(simclock.RecordingError, match=r"^.*far.mcap: the recording is incomplete"):
+    with pytest.raises(
+        simclock.RecordingError, match=r"^.*far.mcap: offset \d+: the recording is incomplete"
+    ):
         simclock.ReplayClock(path)
     bus = Bus()
     rec = Recorder(tmp_path / "far2.mcap", bus, seed=0, record_draws=True)

@@ -11,6 +11,7 @@ from mcap.records import Message as McapMessage
 from mcap.writer import CompressionType, Writer
 
 from simclock import Bus, HeapSimClock, Message, RandomSource, Recorder, SeededRandomSource
+from simclock.recording._format import seal_metadata
 
 
 def scenario(
@@ -86,6 +87,22 @@ def replace_in_data(old: bytes, new: bytes) -> Edit:
         ]
 
     return edit
+
+
+def resealed(
+    edit: Callable[[str, dict[str, str]], dict[str, str]], user: dict[str, str] | None = None
+) -> Callable[[str, dict[str, str]], dict[str, str]]:
+    """A ``metadata`` edit for :func:`rewrite` that re-seals the ``simclock`` record.
+
+    The record's digest (C-REP-6) would refuse any edit; a test that reaches a
+    check behind it edits the metadata as a tool that means it would.
+    """
+
+    def fn(name: str, meta: dict[str, str]) -> dict[str, str]:
+        out = edit(name, meta)
+        return seal_metadata(out, user or {}) if name == "simclock" else out
+
+    return fn
 
 
 def rewrite(

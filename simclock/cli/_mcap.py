@@ -29,8 +29,9 @@ from typing import Any, TextIO
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockError
+from simclock.recording._clock import ReplayClock
 from simclock.recording._fingerprint import payload_kind_and_json
-from simclock.recording._replay import RecordingInfo, RecordingReader, ReplayClock
+from simclock.recording._reader import RecordingInfo, RecordingReader
 
 __all__ = ["handler_diff", "handler_info", "handler_replay", "register"]
 
@@ -113,6 +114,7 @@ def info_dict(info: RecordingInfo) -> dict[str, Any]:
         "fingerprint": info.fingerprint,
         "fingerprint_algorithm": info.metadata.get("fingerprint_algorithm"),
         "metadata": dict(info.user_metadata),
+        "recovered": info.recovered,
     }
 
 
@@ -153,6 +155,8 @@ def handler_info(args: argparse.Namespace) -> int:
         out.write("fingerprint: none stored (simclock diff computes one)\n")
     for key, value in sorted(info.user_metadata.items()):
         out.write(f"metadata:    {key} = {value}\n")
+    if info.recovered:
+        out.write(f"recovered:   {info.recovered}\n")
     return 0
 
 

@@ -92,6 +92,22 @@ class Event:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # An unknown kind was accepted and recorded, then replay refused the whole file.
+        if not isinstance(self.kind, EventKind):
+            if not isinstance(self.kind, str):
+                raise SimclockTypeError(
+                    f"kind must be a simclock.EventKind, got {type(self.kind).__name__} "
+                    f"{safe_repr(self.kind)}"
+                )
+            try:
+                kind = EventKind(self.kind)
+            except ValueError:
+                raise SimclockValueError(
+                    f"kind must be one of {[str(k) for k in EventKind]}, got "
+                    f"{safe_repr(self.kind)}; publish your own records as plain payloads on a "
+                    "topic of your own"
+                ) from None
+            object.__setattr__(self, "kind", kind)
         # Checked at construction, not when the event is first hashed or recorded.
         if type(self.at_ns) is not int or self.at_ns < 0:
             object.__setattr__(self, "at_ns", check_time_ns(self.at_ns, "at_ns"))

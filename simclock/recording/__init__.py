@@ -1,14 +1,12 @@
 """Recording runs to MCAP, fingerprints, and replaying recordings (SPEC §5, §8)."""
 
+from simclock.recording._checks import RecordingError
+from simclock.recording._clock import ReplayClock
+from simclock.recording._draws import ReplayRandomSource
 from simclock.recording._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
+from simclock.recording._reader import RecordingInfo, RecordingReader, open_recording
 from simclock.recording._recorder import Recorder
-from simclock.recording._replay import (
-    RecordingError,
-    RecordingInfo,
-    RecordingReader,
-    ReplayClock,
-    ReplayRandomSource,
-)
+from simclock.recording._recover import RecoveryReport, recover
 
 __all__ = [
     "Fingerprinter",
@@ -17,7 +15,10 @@ __all__ = [
     "RecordingError",
     "RecordingInfo",
     "RecordingReader",
+    "RecoveryReport",
     "ReplayClock",
     "ReplayRandomSource",
+    "open_recording",
+    "recover",
     "trace_fingerprint",
 ]

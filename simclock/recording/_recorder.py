@@ -18,49 +18,7 @@ arrives, so the file holds the bus total order ``(stamp_ns, sequence)``
 construction of the clock. ``rec.record(message)`` is the subscriber itself,
 for messages that do not go through that bus (still in total order).
 
-File layout (C-MCAP-1):
-
-* one channel per topic, message encoding ``json``, a ``jsonschema`` schema
-  per message type: ``simclock/Message`` (any JSON payload),
-  ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
-  on replay) and ``simclock/RawPayload`` (:class:`~simclock.RawPayload`, e.g.
-  a foreign file's replay recorded again; registered only when one is
-  recorded). A channel carries one kind: a message of another kind on its
-  topic, or a bus message on ``/clock``, is refused like an unserialisable
-  payload (see Errors).
-* every message: ``log_time = publish_time = stamp_ns``; the MCAP
-  ``sequence`` is the bus sequence mod 2**32 and the data is the canonical
-  JSON envelope ``{"payload": ..., "sequence": <full bus sequence>}``, so the
-  order survives past 2**32 messages. Messages are written in total order;
-  MCAP readers break ``log_time`` ties by file position, so they see the same
-  order.
-* ``/clock`` as ``rosgraph_msgs/msg/Clock`` (``ros2msg`` schema, ``cdr``
-  encoding, encoded with mcap-ros2-support) carrying session time, always with
-  an explicit ``log_time`` equal to that time (C-MCAP-3, C-EP-2). Default: one
-  ``/clock`` message at ``start_ns`` and each time the stamp of delivered
-  messages moves forward, plus one at the end time on ``close()``. With
-  ``clock_period_ns=P`` instead: one at every grid point ``k*P`` from
-  ``start_ns`` to the end, emitted lazily as stamps pass them (no clock entry
-  is scheduled, so the run itself is untouched). ``clock_tick(session_ns)``
-  adds one explicitly. ``/clock`` is not part of the bus trace.
-* with ``record_draws=True``, every draw of a random stream created with
-  ``draw_observer=rec.draw_observer`` goes to channel
-  ``/simclock/draws<label>`` (``/simclock/draws`` for the root ``/``) as
-  ``simclock/Draw`` JSON ``{"args", "index", "method", "value"}``; arrays are
-  ``{"data", "dtype", "shape"}``. ``ReplayClock.random_source()`` hands them
-  back per label (C-REP-3).
-* chunked (``chunk_size``) and compressed (``zstd`` by default, ``lz4`` or
-  ``none``), with chunk and data-section CRCs and the full summary/indexes.
-* on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
-  ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
-  ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
-  see :mod:`simclock.recording._fingerprint`), ``fingerprint_algorithm``,
-  ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
-  ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
-  message counts per topic) and ``error`` (empty
-  unless something could not be recorded); and a metadata record
-  ``simclock.user`` with ``metadata`` if given. The file contains no
-  wall-clock time: the same run gives a byte-identical file.
+File layout (C-MCAP-1): see :mod:`simclock.recording._format`.
 
 Errors: bad arguments are refused before the file is created. A payload with
 no canonical JSON form is not dropped silently: the subscriber raises (so the
@@ -74,20 +32,16 @@ Thread-safe: one lock around each write.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import io
-import json
 import os
 import platform
 import threading
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
-from typing import IO, Any, Final
+from typing import IO, Any
 
 import numpy as np
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
-from mcap_ros2._cdr import CdrWriter
-from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock.core._bus import Bus, Message
 from simclock.core._contract import CONTRACT_VERSION
@@ -97,9 +51,39 @@ from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
 from simclock.recording._fingerprint import (
     FINGERPRINT_ALGORITHM,
+    FINGERPRINT_LINE,
     canonical_json,
+    line_infix,
     payload_kind_and_json,
-    topic_token,
+)
+from simclock.recording._format import (
+    CLOCK_SCHEMA_NAME,
+    CLOCK_SCHEMA_TEXT,
+    CLOCK_TOPIC,
+    DRAW_SCHEMA,
+    DRAWS_TOPIC_PREFIX,
+    ENVELOPE,
+    EVENT_SCHEMA,
+    FORMAT,
+    KIND_KEY,
+    LABEL_KEY,
+    LIBRARY_PREFIX,
+    MESSAGE_SCHEMA,
+    METADATA_NAME,
+    PROFILE,
+    RAW_SCHEMA,
+    RECORDER_TICK,
+    START_METADATA_NAME,
+    U32,
+    USER_METADATA_NAME,
+    RecordingMetadata,
+    check_user_metadata,
+    clock_cdr_of,
+    clock_encoder,
+    draws_topic,
+    encode_clock,
+    encode_draw_value,
+    package_version,
 )
 
 __all__ = [
@@ -115,174 +99,11 @@ __all__ = [
     "encode_clock",
 ]
 
-FORMAT: Final = "simclock-recording/1"
-METADATA_NAME: Final = "simclock"
-USER_METADATA_NAME: Final = "simclock.user"
-KIND_KEY: Final = "simclock.kind"
-LABEL_KEY: Final = "simclock.label"
-CLOCK_TOPIC: Final = "/clock"
-DRAWS_TOPIC_PREFIX: Final = "/simclock/draws"
-CLOCK_SCHEMA_NAME: Final = "rosgraph_msgs/msg/Clock"
-CLOCK_SCHEMA_TEXT: Final = (
-    "builtin_interfaces/Time clock\n"
-    "================================================================================\n"
-    "MSG: builtin_interfaces/Time\n"
-    "int32 sec\n"
-    "uint32 nanosec\n"
-)
-_NS_PER_S = 1_000_000_000
-_U32 = 0xFFFFFFFF
 _COMPRESSION = {
     "zstd": CompressionType.ZSTD,
     "lz4": CompressionType.LZ4,
     "none": CompressionType.NONE,
 }
-
-_SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
-
-
-def _envelope_schema(title: str, description: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The ``jsonschema`` of a bus message envelope ``{"payload", "sequence"}``."""
-    return {
-        "$schema": _SCHEMA_URI,
-        "title": title,
-        "description": description,
-        "type": "object",
-        "properties": {"payload": payload, "sequence": {"type": "integer", "minimum": 0}},
-        "required": ["payload", "sequence"],
-        "additionalProperties": False,
-    }
-
-
-def _object_schema(properties: dict[str, Any]) -> dict[str, Any]:
-    """A closed JSON object with every one of ``properties`` required."""
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-_MESSAGE_SCHEMA = _envelope_schema(
-    "simclock/Message", "A bus message: any JSON payload and the full bus sequence.", {}
-)
-_EVENT_SCHEMA = _envelope_schema(
-    "simclock/Event",
-    "A simclock.Event published on /simclock/events, with its bus sequence.",
-    _object_schema(
-        {
-            "kind": {"type": "string"},
-            "at_ns": {"type": "integer", "minimum": 0},
-            "details": {"type": "object"},
-        }
-    ),
-)
-_RAW_SCHEMA = _envelope_schema(
-    "simclock/RawPayload",
-    "A simclock.RawPayload (bytes of an encoding simclock does not decode).",
-    _object_schema(
-        {
-            "data": {"type": "string", "pattern": "^([0-9a-f]{2})*$"},
-            "encoding": {"type": "string"},
-            "schema": {"type": "string"},
-        }
-    ),
-)
-_DRAW_SCHEMA = {
-    "$schema": _SCHEMA_URI,
-    "title": "simclock/Draw",
-    "description": "One draw of a simclock random stream, in draw order per label.",
-    "type": "object",
-    "properties": {
-        "index": {"type": "integer", "minimum": 0},
-        "method": {"enum": ["uniform", "normal", "integers"]},
-        "args": {"type": "array"},
-        "value": {
-            "oneOf": [
-                {"type": "number"},
-                {
-                    "type": "object",
-                    "properties": {
-                        "dtype": {"type": "string"},
-                        "shape": {"type": "array", "items": {"type": "integer"}},
-                        "data": {"type": "array"},
-                    },
-                    "required": ["dtype", "shape", "data"],
-                },
-            ]
-        },
-    },
-    "required": ["index", "method", "args", "value"],
-    "additionalProperties": False,
-}
-
-
-def draws_topic(label: str) -> str:
-    """The channel topic of the draws of stream ``label`` (``/`` → ``/simclock/draws``)."""
-    return DRAWS_TOPIC_PREFIX if label == "/" else DRAWS_TOPIC_PREFIX + label
-
-
-def clock_encoder() -> Any:
-    """mcap-ros2-support's schema-driven CDR encoder of ``rosgraph_msgs/msg/Clock``."""
-    return serialize_dynamic(CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT)[CLOCK_SCHEMA_NAME]
-
-
-_INT32_MAX = 2**31 - 1
-
-
-def encode_clock(session_ns: int) -> bytes:
-    """CDR bytes of ``rosgraph_msgs/msg/Clock`` carrying ``session_ns`` (C-MCAP-3).
-
-    Clock is ``builtin_interfaces/Time clock`` = ``int32 sec, uint32 nanosec``;
-    the fields are written with mcap-ros2-support's ``CdrWriter``, which gives
-    the same bytes as :func:`clock_encoder` (tested) at a third of the cost,
-    and this runs once per recorded instant. ``ValueError`` past int32 seconds.
-    """
-    sec, nanosec = divmod(session_ns, _NS_PER_S)
-    if sec > _INT32_MAX:
-        raise SimclockValueError(
-            f"session time {session_ns} ns is past the int32 seconds of "
-            "builtin_interfaces/Time; /clock cannot carry it"
-        )
-    out = io.BytesIO()
-    writer = CdrWriter(out)
-    writer.write_int32(sec)
-    writer.write_uint32(nanosec)
-    return out.getvalue()
-
-
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def encode_draw_value(value: Any) -> Any:
-    """JSON form of a drawn value: scalars as is, arrays as ``{"data", "dtype", "shape"}``."""
-    if isinstance(value, np.ndarray):
-        return {"data": value.tolist(), "dtype": str(value.dtype), "shape": list(value.shape)}
-    return value
-
-
-def _check_metadata(metadata: object) -> dict[str, str]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise SimclockTypeError(
-            f"metadata must be a mapping of str to str or None, got {type(metadata).__name__} "
-            f"{metadata!r}"
-        )
-    out: dict[str, str] = {}
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise SimclockTypeError(
-                f"metadata must map str to str (MCAP metadata is text), got {key!r}: {value!r}; "
-                "convert values with str() or json.dumps()"
-            )
-        out[key] = value
-    return out
 
 
 class Recorder(Closing):
@@ -312,7 +133,7 @@ class Recorder(Closing):
         if not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus, got {bus!r}")
         self._seed = _check_seed(seed)
-        self._user_metadata = _check_metadata(metadata)
+        self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
             raise SimclockTypeError(f"record_draws must be a bool, got {record_draws!r}")
         self._period = (
@@ -357,6 +178,9 @@ class Recorder(Closing):
         self._last_log_time = start
         self._clock_last = -1  # time of the last /clock written, -1 before the first
         self._clock_seq = 0
+        # True once a bus message on /clock was recorded (a Session publishes it).
+        self._bus_clock = False
+        self._bus_clock_infix = line_infix(CLOCK_TOPIC, "json")
         # Messages written per topic, and the (topic, kind) -> channel id map.
         self._counts: dict[str, int] = {}
         self._draw_index: dict[str, int] = {}
@@ -364,7 +188,7 @@ class Recorder(Closing):
         # Invariant: one channel per topic (C-MCAP-1); the kind of payload it carries.
         self._topic_kind: dict[str, str] = {CLOCK_TOPIC: "clock"}
         # " <topic> <kind> " per channel: the middle of a fingerprint line (C-X-FP).
-        self._line_infix: dict[int, str] = {}
+        self._line_infix: dict[int, bytes] = {}
         try:
             self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
@@ -378,14 +202,14 @@ class Recorder(Closing):
             compression=_COMPRESSION[compression],
             enable_data_crcs=True,
         )
-        simclock_version = _package_version("simclock")
-        self._writer.start(profile="", library=f"simclock/{simclock_version} {LIBRARY_IDENTIFIER}")
+        self._library = f"{LIBRARY_PREFIX}{package_version('simclock')} {LIBRARY_IDENTIFIER}"
+        self._write(self._writer.start, profile=PROFILE, library=self._library)
         self._schemas = {
             "json": self._writer.register_schema(
-                "simclock/Message", "jsonschema", canonical_json(_MESSAGE_SCHEMA).encode()
+                "simclock/Message", "jsonschema", canonical_json(MESSAGE_SCHEMA).encode()
             ),
             "event": self._writer.register_schema(
-                "simclock/Event", "jsonschema", canonical_json(_EVENT_SCHEMA).encode()
+                "simclock/Event", "jsonschema", canonical_json(EVENT_SCHEMA).encode()
             ),
         }
         self._clock_schema = self._writer.register_schema(
@@ -396,13 +220,28 @@ class Recorder(Closing):
         )
         self._draw_schema = (
             self._writer.register_schema(
-                "simclock/Draw", "jsonschema", canonical_json(_DRAW_SCHEMA).encode()
+                "simclock/Draw", "jsonschema", canonical_json(DRAW_SCHEMA).encode()
             )
             if record_draws
             else 0
         )
         self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
         """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
+        # What the run is, written now and flushed: a crash leaves it for simclock recover.
+        self._origin: RecordingMetadata | None = None
+        self._recovered = ""
+        start_record = self._metadata(start, bus.clock).to_mcap()
+        start_record["user"] = canonical_json(self._user_metadata)
+        try:
+            self._write(self._writer.add_metadata, START_METADATA_NAME, start_record)
+            self._write(self._stream.flush)
+        except SimclockRuntimeError:
+            # Nothing recorded yet and nothing subscribed: the caller gets the error now.
+            self._closed = True
+            # Closing flushes the same bytes again and fails the same way: already reported.
+            with contextlib.suppress(OSError):
+                self._stream.close()
+            raise
         self._handle = bus.subscribe(None, self.record)
 
     # -- public ---------------------------------------------------------------
@@ -463,12 +302,16 @@ class Recorder(Closing):
                 clock = self._bus.clock
                 end = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
                 self._clock_to(end)
-                self._writer.add_metadata(METADATA_NAME, self._metadata(end, clock))
+                meta = self._metadata(end, clock)
+                self._write(self._writer.add_metadata, METADATA_NAME, meta.to_mcap())
                 if self._user_metadata:
-                    self._writer.add_metadata(USER_METADATA_NAME, self._user_metadata)
-                self._writer.finish()  # type: ignore[no-untyped-call]
+                    self._write(self._writer.add_metadata, USER_METADATA_NAME, self._user_metadata)
+                self._write(self._writer.finish)
             finally:
-                self._stream.close()
+                try:
+                    self._stream.close()
+                except OSError as exc:  # the buffered tail is written here (e.g. a full disk)
+                    self._fail(f"the file could not be written ({type(exc).__name__}: {exc})")
             if self._error is not None:
                 raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {self._error}")
 
@@ -484,32 +327,61 @@ class Recorder(Closing):
         if self._error is None:
             self._error = text
 
-    def _metadata(self, end: int, clock: Any) -> dict[str, str]:
+    def _write(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """One call into the MCAP writer; a write error becomes the recording's error.
 
+        C-MCAP-4: nothing is dropped silently. After an ``OSError`` (a
+        transient error, a full disk) the file is known to be incomplete:
+        the error is kept, ``fingerprint()`` and ``close()`` raise naming the
+        file, and the caller (a delivery) gets ``SimclockRuntimeError``.
+        """
+        try:
+            return call(*args, **kwargs)
+        except OSError as exc:
+            raise self._write_failed(exc) from None
+
+    def _write_failed(self, exc: OSError) -> SimclockRuntimeError:
+        text = f"the file could not be written ({type(exc).__name__}: {exc})"
+        self._fail(text)
+        return SimclockRuntimeError(f"recording {self.path!r} is incomplete: {text}")
+
+    def _metadata(self, end: int, clock: Any) -> RecordingMetadata:
         step = clock.step_ns() if clock is not None else 1
-        fingerprint = "" if self._error is not None else self._hash.hexdigest()
-        return {
-            "format": FORMAT,
-            "seed": str(self._seed),
-            "contract_version": CONTRACT_VERSION,
-            "simclock": _package_version("simclock"),
-            "mcap": _package_version("mcap"),
-            "mcap_ros2_support": _package_version("mcap-ros2-support"),
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-            "fingerprint": fingerprint,
-            "fingerprint_algorithm": FINGERPRINT_ALGORITHM,
-            "message_count": str(self._count),
-            "last_sequence": str(self._last_seq),
-            "start_ns": str(self._start),
-            "end_ns": str(end),
-            "step_ns": str(step),
-            "clock_period_ns": "" if self._period is None else str(self._period),
-            "record_draws": "true" if self.draw_observer is not None else "false",
-            "draw_labels": json.dumps(sorted(self._draw_index)),
-            "topics": canonical_json(dict(sorted(self._counts.items()))),
-            "error": self._error or "",
-        }
+        meta = RecordingMetadata(
+            seed=self._seed,
+            contract_version=CONTRACT_VERSION,
+            library=self._library,
+            versions={
+                "simclock": package_version("simclock"),
+                "mcap": package_version("mcap"),
+                "mcap_ros2_support": package_version("mcap-ros2-support"),
+                "numpy": np.__version__,
+                "python": platform.python_version(),
+            },
+            fingerprint="" if self._error is not None else self._hash.hexdigest(),
+            fingerprint_algorithm=FINGERPRINT_ALGORITHM,
+            message_count=self._count,
+            last_sequence=self._last_seq,
+            start_ns=self._start,
+            end_ns=end,
+            step_ns=step,
+            clock_period_ns=self._period,
+            record_draws=self.draw_observer is not None,
+            draw_labels=tuple(sorted(self._draw_index)),
+            topics=dict(self._counts),
+            error=self._error or "",
+            recovered=self._recovered,
+            user=self._user_metadata,
+        )
+        origin = self._origin
+        if origin is not None:  # simclock recover: the run's own versions, library and step
+            meta = meta.with_changes(
+                contract_version=origin.contract_version,
+                library=origin.library,
+                versions=origin.versions,
+                step_ns=origin.step_ns,
+            )
+        return meta
 
     def _write_clock(self, at: int) -> None:
         if at <= self._clock_last:
@@ -523,13 +395,15 @@ class Recorder(Closing):
             self._clock_last = at
             self._last_log_time = at
             return
-        self._writer.add_message(self._clock_channel, at, data, at, self._clock_seq & _U32)
+        self._write(self._writer.add_message, self._clock_channel, at, data, at, RECORDER_TICK)
         self._clock_seq += 1
         self._clock_last = at
         self._last_log_time = at
 
     def _clock_to(self, at: int) -> None:
         """Emit the ``/clock`` messages due up to ``at`` (see the module docstring)."""
+        if self._bus_clock:
+            return  # the bus publishes /clock itself (a Session): one producer
         period = self._period
         if period is None:
             if self._clock_last < 0 and at > self._start:
@@ -544,6 +418,24 @@ class Recorder(Closing):
         while t <= at:
             self._write_clock(t)
             t += period
+
+    def _bus_clock_channel(self, payload: object, kind: str) -> int | str:
+        """The ``/clock`` channel for a bus message on ``/clock`` (C-BUS-5), or why not.
+
+        A ``Session`` publishes SessionTime there as ``{"clock": {"sec", "nanosec"}}``
+        (the shape of ``rosgraph_msgs/msg/Clock``); the message is written on the
+        recorder's ``rosgraph_msgs/msg/Clock`` channel with its bus sequence as the
+        MCAP sequence (the recorder's own ticks carry :data:`RECORDER_TICK`), and the
+        recorder stops adding ticks of its own: ``/clock`` has one producer.
+        """
+        if kind != "json" or clock_cdr_of(payload) is None:
+            return (
+                f"a bus message on {CLOCK_TOPIC!r} must carry rosgraph_msgs/msg/Clock "
+                '({"clock": {"sec": int, "nanosec": int}}, as a Session publishes); publish '
+                "other payloads on a topic of their own"
+            )
+        self._bus_clock = True
+        return self._clock_channel
 
     def _new_channel(self, topic: str, kind: str, label: str = "") -> int | str:
         """Register the channel of ``topic`` for payloads of ``kind``.
@@ -565,7 +457,7 @@ class Recorder(Closing):
             metadata = {KIND_KEY: kind}
         channel = self._writer.register_channel(topic, "json", schema, metadata)
         self._channels[(topic, kind)] = channel
-        self._line_infix[channel] = f" {topic_token(topic)} {kind} "
+        self._line_infix[channel] = line_infix(topic, kind)
         self._topic_kind[topic] = kind
         return channel
 
@@ -573,7 +465,7 @@ class Recorder(Closing):
         # Only a run that records RawPayloads gets this schema: other files are unchanged.
         assert kind == "raw"
         schema: int = self._writer.register_schema(
-            "simclock/RawPayload", "jsonschema", canonical_json(_RAW_SCHEMA).encode()
+            "simclock/RawPayload", "jsonschema", canonical_json(RAW_SCHEMA).encode()
         )
         self._schemas[kind] = schema
         return schema
@@ -624,21 +516,46 @@ class Recorder(Closing):
                     f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: {exc}"
                 )
                 raise
-            channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
+            except Exception as exc:  # C-MCAP-4: a payload's conversion, however it fails
+                why = f"{type(exc).__name__}: {exc}"
+                self._fail(
+                    f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: its "
+                    f"payload could not be converted ({why})"
+                )
+                raise SimclockTypeError(
+                    f"payload of message sequence={seq} on {topic!r} could not be converted to "
+                    f"JSON ({why}); publish plain values, numpy values, Event or RawPayload "
+                    "with bytes data"
+                ) from None
+            if topic == CLOCK_TOPIC:
+                channel = self._bus_clock_channel(message.payload, kind)
+                if channel == self._clock_channel and seq & U32 == RECORDER_TICK:
+                    channel = (
+                        f"its sequence is {RECORDER_TICK} modulo 2**32, the mark of the "
+                        "recorder's own /clock ticks"
+                    )
+            else:
+                channel = self._channels.get((topic, kind)) or self._new_channel(topic, kind)
             if isinstance(channel, str):
                 text = f"message sequence={seq} at {stamp} ns on {topic!r}: {channel}"
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
             if stamp > self._clock_last:
                 self._clock_to(stamp)
-            self._writer.add_message(
-                channel,
-                stamp,
-                f'{{"payload":{text},"sequence":{seq}}}'.encode(),
-                stamp,
-                seq & _U32,
-            )
-            self._hash.update(f"{stamp} {seq}{self._line_infix[channel]}{text}\n".encode())
+            payload = text.encode()
+            if channel == self._clock_channel:
+                cdr = clock_cdr_of(message.payload)
+                assert cdr is not None  # _bus_clock_channel accepted this payload
+                data = cdr
+                infix = self._bus_clock_infix
+            else:
+                data = ENVELOPE % (payload, seq)  # encode_envelope, inlined: once per message
+                infix = self._line_infix[channel]
+            try:  # self._write, inlined: once per message
+                self._writer.add_message(channel, stamp, data, stamp, seq & U32)
+            except OSError as exc:
+                raise self._write_failed(exc) from None
+            self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, payload))
             self._count += 1
             counts = self._counts
             counts[topic] = counts.get(topic, 0) + 1
@@ -683,13 +600,16 @@ class Recorder(Closing):
                 return
             data = canonical_json(
                 {
-                    "args": list(args),
+                    "args": encode_draw_value(list(args)),
                     "index": index,
                     "method": method,
                     "value": encode_draw_value(value),
                 },
                 "random draw",
             ).encode()
-            self._writer.add_message(channel, at, data, at, index & _U32)
+            try:
+                self._write(self._writer.add_message, channel, at, data, at, index & U32)
+            except SimclockRuntimeError:
+                return  # kept as the recording's error; the run's draw is not broken
             self._draw_index[label] = index + 1
             self._last_log_time = at

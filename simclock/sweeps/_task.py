@@ -189,7 +189,7 @@ def _row(scenario: Scenario, seed: int, runner: Runner, out: Path | None) -> dic
 def _trace(scenario: Scenario, seed: int, runner: Runner, mcap: Path) -> list[bytes]:
     """The run's trace lines (C-X-FP), read back from a recording of it."""
     from simclock.recording._fingerprint import payload_kind_and_json, trace_line
-    from simclock.recording._replay import RecordingReader
+    from simclock.recording._reader import RecordingReader
 
     # A run that raises: the trace up to the failure is what gets compared.
     with contextlib.suppress(Exception):

@@ -1,0 +1,378 @@
+"""Open a recording: check its envelope, tell simclock's own format from a foreign file (§5).
+
+:func:`open_recording` (and :class:`RecordingReader`, its class) reads the
+parts every reader needs (magic at both ends, footer, summary and its CRC,
+header, metadata records), decides which reader the file needs and builds
+:class:`RecordingInfo`:
+
+* a **simclock recording** (:mod:`._own`) has the header profile
+  ``simclock`` *and* a ``simclock`` metadata record whose digest matches
+  (C-REP-6). One without the other is refused: a damaged header or
+  metadata name never turns a simclock recording into a foreign file;
+* any other MCAP file is **foreign** (:mod:`._foreign`, C-REP-5).
+
+Every refusal is a :class:`RecordingError` naming the file and the byte
+offset.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from mcap.reader import SeekingReader
+from mcap.records import Header, Metadata
+from mcap.stream_reader import StreamReader
+from mcap.summary import Summary
+
+from simclock.core._bus import Message
+from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._timeint import check_time_ns
+from simclock.recording._checks import (
+    DAMAGE_ERRORS,
+    MAGIC,
+    RecordingError,
+    check_footer,
+    describe,
+    records_in_file_order,
+    refuse,
+)
+from simclock.recording._closing import Closing
+from simclock.recording._foreign import ForeignSource
+from simclock.recording._format import (
+    KIND_KEY,
+    METADATA_NAME,
+    PROFILE,
+    START_METADATA_NAME,
+    USER_METADATA_NAME,
+    RecordingMetadata,
+)
+from simclock.recording._own import BUS_KINDS, OTHER_KINDS, OwnSource
+
+__all__ = ["RecordingError", "RecordingInfo", "RecordingReader", "open_recording"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingInfo:
+    """What a recording says about itself (``simclock info``).
+
+    ``simclock`` is True for files written by :class:`~simclock.Recorder`;
+    ``seed``, ``fingerprint`` and ``draw_labels`` are only known for those.
+    ``topic_counts`` counts bus messages per topic (for foreign files: every
+    channel's messages per topic, counted by reading the file when it has
+    no statistics). Times are ns. ``recovered`` is the report of
+    ``simclock recover`` for a recovered recording (C-REP-7), else ``""``.
+    """
+
+    path: str
+    simclock: bool
+    library: str
+    seed: int | None
+    fingerprint: str | None
+    start_ns: int
+    end_ns: int
+    step_ns: int
+    message_count: int
+    topic_counts: Mapping[str, int]
+    draw_labels: tuple[str, ...]
+    chunk_count: int
+    compression: str
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    user_metadata: Mapping[str, str] = field(default_factory=dict)
+    recovered: str = ""
+
+    @property
+    def duration_ns(self) -> int:
+        """``end_ns - start_ns``."""
+        return self.end_ns - self.start_ns
+
+
+def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
+    """``topics`` as a frozenset of str (``None`` stays ``None``)."""
+    if topics is None:
+        return None
+    if isinstance(topics, str) or not isinstance(topics, Iterable):
+        raise SimclockTypeError(
+            f"topics must be an iterable of topic names or None, got {topics!r}; "
+            "write topics=['/a'] for one topic"
+        )
+    out = frozenset(topics)
+    for topic in out:
+        if not isinstance(topic, str):
+            raise SimclockTypeError(f"topics must hold str, got {topic!r}")
+    return out
+
+
+def _read_record(path: str, stream: IO[bytes], offset: int, what: str) -> Any:
+    stream.seek(offset)
+    try:
+        return next(StreamReader(stream, skip_magic=True).records)
+    except (*DAMAGE_ERRORS, StopIteration) as exc:
+        raise refuse(path, offset, f"unreadable {what} record ({describe(exc)})") from None
+
+
+def _read_summary(path: str, stream: IO[bytes], start: int) -> Summary | None:
+    if start == 0:
+        return None
+    try:
+        stream.seek(0)
+        return SeekingReader(stream).get_summary()
+    except DAMAGE_ERRORS as exc:
+        raise refuse(path, start, f"unreadable summary section ({describe(exc)})") from None
+
+
+class RecordingReader(Closing):
+    """Stream the bus messages of an MCAP recording in total order (SPEC §5).
+
+    ``RecordingReader(path, topics=None)`` opens and checks the file's
+    envelope (magic, footer, summary, header, metadata) at once, so a
+    truncated file or a file that is not MCAP is refused before anything is
+    delivered. ``messages(start_ns=None)`` is a generator of
+    :class:`~simclock.Message` (checks: see :mod:`._own`, :mod:`._foreign`);
+    ``draws(label)`` yields the persisted draws of one random stream in
+    draw order. Close with :meth:`close` or a ``with`` block.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, topics: Iterable[str] | None = None
+    ) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+        self.path = os.fspath(path)
+        self._topics = check_topics(topics)
+        self._files: list[IO[bytes]] = []
+        self._closed = False
+        self._lock = threading.Lock()
+        try:
+            stream = self._open("RecordingReader()")
+        except FileNotFoundError:
+            raise SimclockValueError(
+                f"{self.path}: no such file; pass the path of an .mcap recording"
+            ) from None
+        except OSError as exc:
+            raise refuse(self.path, None, f"cannot be read ({describe(exc)})") from None
+        try:
+            self._load(stream)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening --------------------------------------------------------------------
+
+    def _open(self, what: str) -> IO[bytes]:
+        self.check_open(what)
+        stream = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+        with self._lock:
+            self._files.append(stream)
+        return stream
+
+    def _load(self, stream: IO[bytes]) -> None:
+        path = self.path
+        size = stream.seek(0, io.SEEK_END)
+        footer = check_footer(path, stream, size, need_crc=False)
+        header = _read_record(path, stream, len(MAGIC), "Header")
+        if not isinstance(header, Header):
+            raise refuse(path, len(MAGIC), "the first record is not a Header")
+        summary = _read_summary(path, stream, footer.summary_start)
+        data_end = footer.summary_start or footer.offset
+        records = self._metadata_records(stream, summary)
+        own = header.profile == PROFILE
+        named = [offset for offset, record in records if record.name == METADATA_NAME]
+        if own != bool(named):
+            raise refuse(
+                path,
+                len(MAGIC) if own else named[0],
+                f"the header profile is {header.profile!r} but the file "
+                + ("has no" if own else "has a")
+                + f" {METADATA_NAME!r} metadata record; a simclock recording has both "
+                "(the file is damaged)",
+            )
+        self._own: OwnSource | None = None
+        self._foreign: ForeignSource | None = None
+        self._summary = summary
+        if own:
+            if footer.summary_crc == 0:
+                raise refuse(path, footer.offset + 25, "the footer stores no summary CRC; damaged")
+            self.info = self._load_own(stream, footer.offset, summary, records, data_end)
+        else:
+            self.info = self._load_foreign(header, summary, size, data_end, records)
+
+    def _metadata_records(
+        self, stream: IO[bytes], summary: Summary | None
+    ) -> list[tuple[int, Metadata]]:
+        """``(offset, record)`` of every Metadata record, through the index when there is one."""
+        out: list[tuple[int, Metadata]] = []
+        # A summary without metadata indexes means no metadata: the whole file is not
+        # read at open for it (simclock recordings always index theirs).
+        if summary is not None:
+            for index in summary.metadata_indexes:
+                record = _read_record(self.path, stream, index.offset, "Metadata")
+                if not isinstance(record, Metadata) or record.name != index.name:
+                    raise refuse(
+                        self.path, index.offset, f"the metadata index names {index.name!r} "
+                        "but no such Metadata record is there",
+                    )  # fmt: skip
+                out.append((index.offset, record))
+            return out
+        for where, _in_chunk, record in records_in_file_order(self.path, stream):
+            if isinstance(record, Metadata):
+                out.append((where, record))
+        return out
+
+    def _load_own(
+        self,
+        stream: IO[bytes],
+        footer_at: int,
+        summary: Summary | None,
+        records: list[tuple[int, Metadata]],
+        data_end: int,
+    ) -> RecordingInfo:
+        path = self.path
+        if summary is None or summary.statistics is None:
+            raise refuse(path, footer_at, "simclock recording without a summary section; damaged")
+        by_name: dict[str, list[tuple[int, Metadata]]] = {}
+        for offset, record in records:
+            by_name.setdefault(record.name, []).append((offset, record))
+        # The start record (for simclock recover) is superseded by the final one: not read.
+        unknown = sorted(set(by_name) - {METADATA_NAME, USER_METADATA_NAME, START_METADATA_NAME})
+        counts = [len(by_name.get(name, ())) for name in (METADATA_NAME, USER_METADATA_NAME)]
+        counts.append(len(by_name.get(START_METADATA_NAME, ())))
+        first = records[0][0]
+        if unknown or counts[0] != 1 or counts[1] > 1 or counts[2] > 1:
+            raise refuse(
+                path, first, f"metadata records {sorted(by_name)}: a simclock recording has one "
+                f"{METADATA_NAME!r} and at most one {USER_METADATA_NAME!r}; damaged",
+            )  # fmt: skip
+        offset, record = by_name[METADATA_NAME][0]
+        user = by_name.get(USER_METADATA_NAME, [(0, None)])[0][1]
+        try:
+            meta = RecordingMetadata.from_mcap(record.metadata, user.metadata if user else {})
+        except ValueError as exc:
+            raise refuse(path, offset, f"simclock metadata is invalid: {exc}") from None
+        if meta.error:
+            raise refuse(
+                path,
+                offset,
+                f"the recording is incomplete (the Recorder reported: {meta.error}); fix the "
+                "run and record it again",
+            )
+        kinds: dict[int, str] = {}
+        for cid, channel in summary.channels.items():
+            kind = channel.metadata.get(KIND_KEY, "")
+            if kind not in (*BUS_KINDS, *OTHER_KINDS):
+                raise refuse(
+                    path, footer_at, f"channel {cid} ({channel.topic!r}) has unknown kind {kind!r}"
+                )
+            kinds[cid] = kind
+        self._meta = meta
+        self._own = OwnSource(path, stream, summary, meta, kinds, self._topics, data_end, offset)
+        chunks = summary.chunk_indexes
+        return RecordingInfo(
+            path=path,
+            simclock=True,
+            library=meta.library,
+            seed=meta.seed,
+            fingerprint=meta.fingerprint,
+            start_ns=meta.start_ns,
+            end_ns=meta.end_ns,
+            step_ns=meta.step_ns,
+            message_count=meta.message_count,
+            topic_counts=dict(meta.topics),
+            draw_labels=meta.draw_labels if meta.record_draws else (),
+            chunk_count=len(chunks),
+            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
+            metadata=record.metadata,
+            user_metadata=meta.user,
+            recovered=meta.recovered,
+        )
+
+    def _load_foreign(
+        self,
+        header: Header,
+        summary: Summary | None,
+        size: int,
+        data_end: int,
+        records: list[tuple[int, Metadata]],
+    ) -> RecordingInfo:
+        source = ForeignSource(
+            self.path, summary, size, data_end, self._topics, lambda: self._open("messages()")
+        )
+        self._foreign = source
+        counts, total, first, last = source.topic_counts()
+        chunks = summary.chunk_indexes if summary is not None else []
+        user = {
+            k: v for _o, r in records if r.name == USER_METADATA_NAME for k, v in r.metadata.items()
+        }
+        return RecordingInfo(
+            path=self.path,
+            simclock=False,
+            library=header.library,
+            seed=None,
+            fingerprint=None,
+            start_ns=first,
+            end_ns=last,
+            step_ns=1,
+            message_count=total,
+            topic_counts=counts,
+            draw_labels=(),
+            chunk_count=len(chunks),
+            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
+            user_metadata=user,
+        )
+
+    # -- public ---------------------------------------------------------------------
+
+    @property
+    def is_simclock(self) -> bool:
+        """True for files written by :class:`~simclock.Recorder`."""
+        return self._own is not None
+
+    @property
+    def summary(self) -> Summary | None:
+        """The file's summary section (``None`` when it has none)."""
+        return self._summary
+
+    def check_open(self, what: str) -> None:
+        """``SimclockRuntimeError`` naming ``what`` once :meth:`close` has run."""
+        if self._closed:
+            raise SimclockRuntimeError(
+                f"{what} on a closed recording {self.path!r}; open a new ReplayClock"
+            )
+
+    def close(self) -> None:
+        """Close every file handle this reader opened (idempotent)."""
+        with self._lock:
+            self._closed = True
+            files, self._files = self._files, []
+        for f in files:
+            f.close()
+
+    def messages(self, start_ns: int | None = None) -> Iterator[Message]:
+        """Bus messages with ``stamp >= start_ns`` in recorded total order (C-REP-1).
+
+        Raises :class:`RecordingError` where the file is found bad; every
+        message yielded before that came from a chunk that passed its checks.
+        """
+        start = None if start_ns is None else check_time_ns(start_ns, "start_ns")
+        self.check_open("messages()")
+        if self._own is not None:
+            return self._own.messages(start)
+        assert self._foreign is not None
+        return self._foreign.messages(start)
+
+    def draws(self, label: str) -> Iterator[dict[str, Any]]:
+        """The persisted draws of stream ``label``, in draw order (C-REP-3)."""
+        if self._own is None:
+            raise SimclockRuntimeError(f"{self.path}: a foreign file has no persisted draws")
+        return self._own.draws(label, self._open("draws()"))
+
+
+def open_recording(
+    path: str | os.PathLike[str], *, topics: Iterable[str] | None = None
+) -> RecordingReader:
+    """Open ``path`` with the reader its content needs (simclock's own or foreign)."""
+    return RecordingReader(path, topics=topics)

@@ -1,0 +1,370 @@
+"""Recover a recording cut short (crash, SIGKILL, full disk) (C-REP-7).
+
+:func:`recover` reads the damaged file from the start, record by record, and
+keeps every record of every complete chunk (and every complete record outside
+chunks) up to the point where the file stops making sense: a record that runs
+past the end of the file, or one that does not parse. A complete chunk whose
+CRC fails or that does not decompress is reported lost and skipped (its
+length is still known). Like the ``mcap recover`` command it keeps schemas,
+channels, messages, metadata and attachments; beyond it:
+
+* a **simclock recording** is written again through a
+  :class:`~simclock.Recorder` started from the run's start record
+  (``simclock.start``, written and flushed when recording begins), so the
+  output is a valid simclock recording with the run's seed, versions, user
+  metadata and step, a fingerprint over exactly the bus messages kept, the
+  persisted draws kept, and ``recovered`` in its metadata: a JSON report of
+  what was kept and lost (chunks, bytes, the time range of a cut chunk);
+* any other MCAP file is copied with the official writer, with a
+  ``simclock.recovered`` metadata record holding the same report.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+from dataclasses import dataclass
+from typing import IO, Any
+
+from mcap.opcode import Opcode
+from mcap.records import (
+    Attachment,
+    Channel,
+    Chunk,
+    DataEnd,
+    Footer,
+    Header,
+    Metadata,
+    Schema,
+)
+from mcap.records import Message as McapMessage
+from mcap.stream_reader import StreamReader
+from mcap.writer import CompressionType, Writer
+
+from simclock.core._bus import Bus, Event, Message
+from simclock.core._errors import SimclockTypeError
+from simclock.recording._checks import (
+    DAMAGE_ERRORS,
+    MAGIC,
+    RecordingError,
+    describe,
+    refuse,
+    split_chunk,
+)
+from simclock.recording._fingerprint import canonical_json
+from simclock.recording._format import (
+    CLOCK_TOPIC,
+    KIND_KEY,
+    LABEL_KEY,
+    PROFILE,
+    RECORDER_TICK,
+    START_METADATA_NAME,
+    U32,
+    RecordingMetadata,
+    clock_payload_of,
+    decode_draw_value,
+)
+from simclock.recording._own import raw_from_json
+from simclock.recording._recorder import Recorder
+
+__all__ = ["RecoveryReport", "recover"]
+
+_RECORD_HEAD = struct.Struct("<BQ")
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    """What :func:`recover` kept and lost (also stored, as JSON, in the output)."""
+
+    source: str
+    output: str
+    simclock: bool
+    kept_chunks: int
+    kept_messages: int
+    lost_chunks: int
+    lost_bytes: int
+    kept_until_ns: int | None
+    lost_from_ns: int | None
+    reason: str
+
+    def to_json(self) -> str:
+        """Canonical JSON of the report (the ``recovered`` metadata value)."""
+        return canonical_json(
+            {
+                "kept_chunks": self.kept_chunks,
+                "kept_messages": self.kept_messages,
+                "kept_until_ns": self.kept_until_ns,
+                "lost_bytes": self.lost_bytes,
+                "lost_chunks": self.lost_chunks,
+                "lost_from_ns": self.lost_from_ns,
+                "reason": self.reason,
+                "source": os.path.basename(self.source),
+            }
+        )
+
+    def summary(self) -> str:
+        """One line for the command line."""
+        lost = (
+            f"lost {self.lost_bytes} bytes ({self.lost_chunks} chunks)"
+            if self.lost_bytes
+            else "lost nothing"
+        )
+        since = "" if self.lost_from_ns is None else f", messages from {self.lost_from_ns} ns on"
+        return (
+            f"recovered {self.output}: kept {self.kept_messages} messages in "
+            f"{self.kept_chunks} chunks up to {self.kept_until_ns} ns; {lost}{since} "
+            f"({self.reason})"
+        )
+
+
+@dataclass(slots=True)
+class _Scan:
+    header: Header | None = None
+    records: list[Any] | None = None  # every kept record, chunks split, in file order
+    kept_chunks: int = 0
+    lost_chunks: int = 0
+    lost_bytes: int = 0
+    lost_from_ns: int | None = None
+    reason: str = "the file ends where it should"
+
+
+def _read_record(stream: IO[bytes], size: int, offset: int) -> tuple[int, int, bytes] | None:
+    """``(opcode, length, body)`` of the record at ``offset``, or None when cut."""
+    head = stream.read(_RECORD_HEAD.size)
+    if len(head) < _RECORD_HEAD.size:
+        return None
+    opcode, length = _RECORD_HEAD.unpack(head)
+    if offset + _RECORD_HEAD.size + length > size:
+        return None
+    return opcode, length, stream.read(length)
+
+
+def _parse(path: str, opcode: int, body: bytes, offset: int) -> Any:
+    record = _RECORD_HEAD.pack(opcode, len(body)) + body
+    try:
+        reader = StreamReader(io.BytesIO(record), skip_magic=True, emit_chunks=True)
+        return next(reader.records, None)
+    except DAMAGE_ERRORS as exc:
+        raise refuse(path, offset, f"unreadable record ({describe(exc)})") from None
+
+
+def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
+    out = _Scan(records=[])
+    assert out.records is not None
+    stream.seek(0)
+    if stream.read(len(MAGIC)) != MAGIC:
+        raise refuse(path, 0, "not an MCAP file (no MCAP magic at the start); nothing to recover")
+    offset = len(MAGIC)
+    while True:
+        stream.seek(offset)
+        got = _read_record(stream, size, offset)
+        if got is None:
+            if offset < size:
+                out.lost_bytes = size - offset
+                out.reason = f"the file is cut inside the record at offset {offset}"
+                _note_cut_chunk(stream, offset, out)
+            else:
+                out.reason = f"the file ends at offset {offset} without a footer"
+            return out
+        opcode, length, body = got
+        end = offset + _RECORD_HEAD.size + length
+        try:
+            record = _parse(path, opcode, body, offset)
+        except RecordingError as exc:
+            out.lost_bytes = size - offset
+            out.reason = str(exc)
+            return out
+        if isinstance(record, Header):
+            out.header = record
+        elif isinstance(record, Chunk):
+            try:
+                out.records.extend(split_chunk(path, record, offset))
+                out.kept_chunks += 1
+            except RecordingError as exc:
+                out.lost_chunks += 1
+                out.lost_bytes += end - offset
+                if out.lost_from_ns is None:
+                    out.lost_from_ns = record.message_start_time
+                out.reason = str(exc)
+        elif isinstance(record, Footer | DataEnd):
+            out.reason = "the file was complete"
+            return out
+        elif record is not None:
+            out.records.append(record)
+        offset = end
+
+
+def _note_cut_chunk(stream: IO[bytes], offset: int, out: _Scan) -> None:
+    """A cut Chunk record still names the first log time it held."""
+    stream.seek(offset)
+    head = stream.read(1 + 8 + 8)
+    if len(head) == 17 and head[0] == Opcode.CHUNK:
+        out.lost_chunks += 1
+        out.lost_from_ns = struct.unpack_from("<Q", head, 9)[0]
+
+
+def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> RecoveryReport:
+    """Write ``output``: a valid recording of everything complete in ``path`` (C-REP-7).
+
+    Raises :class:`~simclock.RecordingError` naming the file and offset when
+    nothing can be recovered (not MCAP, no header, a simclock recording
+    without its start record), ``ValueError`` when ``output`` is ``path`` or
+    cannot be written. See the module docstring for what is kept.
+    """
+    for name, value in (("path", path), ("output", output)):
+        if not isinstance(value, str | os.PathLike):
+            raise SimclockTypeError(f"{name} must be a str or os.PathLike, got {value!r}")
+    src, dst = os.fspath(path), os.fspath(output)
+    if os.path.abspath(src) == os.path.abspath(dst):
+        raise RecordingError(f"{dst}: output must not be the damaged file; pass another path")
+    try:
+        stream = open(src, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise refuse(src, None, f"cannot be read ({describe(exc)})") from None
+    with stream:
+        size = stream.seek(0, os.SEEK_END)
+        found = _scan(src, stream, size)
+    if found.header is None:
+        raise refuse(src, len(MAGIC), "no complete MCAP header; nothing to recover")
+    records = found.records or []
+    if found.header.profile == PROFILE:
+        kept, until = _rerecord(src, dst, records, found)
+    else:
+        kept, until = _copy(src, dst, found, records)
+    report = RecoveryReport(
+        src, dst, found.header.profile == PROFILE, found.kept_chunks, kept,
+        found.lost_chunks, found.lost_bytes, until, found.lost_from_ns, found.reason,
+    )  # fmt: skip
+    return report
+
+
+def _start_record(src: str, records: list[Any]) -> RecordingMetadata:
+    starts = [r for r in records if isinstance(r, Metadata) and r.name == START_METADATA_NAME]
+    if not starts:
+        raise refuse(
+            src, len(MAGIC), f"simclock recording without its {START_METADATA_NAME!r} record "
+            "(written by simclock >= recording format 2); nothing to recover",
+        )  # fmt: skip
+    meta = dict(starts[0].metadata)
+    try:
+        user = json.loads(meta.pop("user"))
+        return RecordingMetadata.from_mcap(meta, user)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise refuse(src, len(MAGIC), f"the start record is damaged ({exc})") from None
+
+
+def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> tuple[int, int | None]:
+    """Feed the kept messages and draws to a new Recorder started like the original."""
+    origin = _start_record(src, records)
+    channels: dict[int, Channel] = {r.id: r for r in records if isinstance(r, Channel)}
+    rec = Recorder(
+        dst, Bus(), seed=origin.seed, metadata=origin.user or None,
+        record_draws=origin.record_draws, clock_period_ns=origin.clock_period_ns,
+        start_ns=origin.start_ns,
+    )  # fmt: skip
+    rec._origin = origin
+    kept = 0
+    until: int | None = None
+    last_seq = -1
+    try:
+        for record in records:
+            if not isinstance(record, McapMessage):
+                continue
+            channel = channels.get(record.channel_id)
+            if channel is None:
+                continue
+            kind = channel.metadata.get(KIND_KEY, "")
+            if kind == "draws" and rec.draw_observer is not None:
+                draw = json.loads(record.data)
+                args = tuple(decode_draw_value(draw["args"]))
+                rec.draw_observer(
+                    channel.metadata.get(LABEL_KEY, "/"), draw["method"], args,
+                    decode_draw_value(draw["value"]),
+                )  # fmt: skip
+            elif kind == "clock":
+                if record.sequence == RECORDER_TICK:
+                    continue  # the Recorder writes its own ticks again
+                seq = _nearest(last_seq, record.sequence)
+                rec.record(
+                    Message(CLOCK_TOPIC, record.log_time, seq, clock_payload_of(record.data))
+                )
+                last_seq = seq
+            elif kind in ("json", "event", "raw"):
+                envelope = json.loads(record.data)
+                payload = envelope["payload"]
+                if kind == "event":
+                    payload = Event.from_json(payload)
+                elif kind == "raw":
+                    payload = raw_from_json(payload)
+                rec.record(Message(channel.topic, record.log_time, envelope["sequence"], payload))
+                last_seq = envelope["sequence"]
+            else:
+                continue
+            kept += 1
+            until = record.log_time
+        report = RecoveryReport(
+            src, dst, True, found.kept_chunks, kept, found.lost_chunks, found.lost_bytes,
+            until, found.lost_from_ns, found.reason,
+        )  # fmt: skip
+        rec._recovered = report.to_json()
+    finally:
+        rec.close()
+    return kept, until
+
+
+def _nearest(base: int, low: int) -> int:
+    base = max(base, 0)
+    step = (low - base) % (U32 + 1)
+    if step > U32 // 2:
+        step -= U32 + 1
+    value = base + step
+    return value if value >= 0 else value + U32 + 1
+
+
+def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> tuple[int, int | None]:
+    """A foreign file: the kept records through the official writer, plus a report record."""
+    assert found.header is not None
+    kept = 0
+    until: int | None = None
+    try:
+        f = open(dst, "wb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise RecordingError(f"{dst}: cannot be written ({describe(exc)})") from None
+    with f:
+        writer = Writer(f, compression=CompressionType.ZSTD)
+        writer.start(profile=found.header.profile, library=found.header.library)
+        schema_ids: dict[int, int] = {}
+        channel_ids: dict[int, int] = {}
+        for record in records:
+            if isinstance(record, Schema) and record.id not in schema_ids:
+                schema_ids[record.id] = writer.register_schema(
+                    record.name, record.encoding, record.data
+                )
+            elif isinstance(record, Channel) and record.id not in channel_ids:
+                channel_ids[record.id] = writer.register_channel(
+                    record.topic, record.message_encoding,
+                    schema_ids.get(record.schema_id, 0), dict(record.metadata),
+                )  # fmt: skip
+            elif isinstance(record, McapMessage) and record.channel_id in channel_ids:
+                writer.add_message(
+                    channel_ids[record.channel_id], record.log_time, record.data,
+                    record.publish_time, record.sequence,
+                )  # fmt: skip
+                kept += 1
+                until = record.log_time if until is None else max(until, record.log_time)
+            elif isinstance(record, Metadata):
+                writer.add_metadata(record.name, dict(record.metadata))
+            elif isinstance(record, Attachment):
+                writer.add_attachment(
+                    record.create_time, record.log_time, record.name, record.media_type,
+                    record.data,
+                )  # fmt: skip
+        report = RecoveryReport(
+            src, dst, False, found.kept_chunks, kept, found.lost_chunks, found.lost_bytes,
+            until, found.lost_from_ns, found.reason,
+        )  # fmt: skip
+        writer.add_metadata("simclock.recovered", {"report": report.to_json()})
+        writer.finish()  # type: ignore[no-untyped-call]
+    return kept, until

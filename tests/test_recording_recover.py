@@ -1,0 +1,189 @@
+"""C-REP-7: ``simclock recover`` saves every complete chunk of a recording killed mid-run.
+
+A subprocess records a deterministic run and is SIGKILLed at several moments
+(before the first chunk, after a few chunks, after many). The chunks the
+official reader can read completely from the cut file are the ones that must
+be saved: the recovered file replays exactly those bus messages (a prefix of
+the full run), with the run's seed, user metadata and draws, a fingerprint
+over what was kept, and a report of what was lost in its metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcap.records import Channel
+from mcap.records import Message as McapMessage
+from mcap.stream_reader import StreamReader
+
+from simclock import (
+    Bus,
+    HeapSimClock,
+    Message,
+    Recorder,
+    RecordingError,
+    ReplayClock,
+    trace_fingerprint,
+)
+from simclock.cli._main import main
+from simclock.recording import recover
+
+_CHILD = """
+import os
+import sys
+import time
+from simclock import Bus, HeapSimClock, Recorder
+
+def run(out, steps, announce):
+    bus = Bus()
+    rec = Recorder(out, bus, seed=5, record_draws=True, chunk_size=2048,
+                   metadata={"run": "kill"})
+    clock = HeapSimClock(5, bus=bus, draw_observer=rec.draw_observer)
+    noise = clock.random_source().child("n")
+    clock.schedule_periodic(
+        10, lambda: bus.publish("/a", {"k": clock.now_ns(), "x": noise.uniform(0.0, 1.0)})
+    )
+    announce("started")
+    if os.environ.get("PAUSE_AFTER_START"):
+        time.sleep(60)  # killed here: nothing but the header and the start record
+    for k in range(1, steps + 1):
+        clock.advance(1000)
+        announce(str(k))
+    rec.close()
+
+if __name__ == "__main__":
+    run(sys.argv[1], 10_000, lambda line: print(line, flush=True))
+"""
+
+
+def _complete_chunk_messages(path: Path) -> list[tuple[str, int, Any]]:
+    """Bus messages of every chunk the official reader reads completely from ``path``."""
+    channels: dict[int, Channel] = {}
+    out: list[tuple[str, int, Any]] = []
+    with path.open("rb") as f:
+        try:
+            for record in StreamReader(f, validate_crcs=True).records:
+                if isinstance(record, Channel):
+                    channels[record.id] = record
+                elif isinstance(record, McapMessage):
+                    channel = channels[record.channel_id]
+                    if channel.metadata.get("simclock.kind") == "json":
+                        env = json.loads(record.data)
+                        out.append((channel.topic, record.log_time, env["sequence"]))
+        except Exception:
+            pass
+    return out
+
+
+def _kill_at(tmp_path: Path, moment: str) -> Path:
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    cut = tmp_path / f"cut-{moment}.mcap"
+    env = {**os.environ, "PAUSE_AFTER_START": "1" if moment == "started" else ""}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(cut)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() == moment:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    return cut
+
+
+def _live(steps: int, tmp_path: Path) -> tuple[list[Message], list[float]]:
+    namespace: dict[str, Any] = {}
+    exec(compile(_CHILD, "child", "exec"), namespace)
+    bus_messages: list[Message] = []
+    real_bus = Bus
+
+    class Spy(real_bus):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self.subscribe(None, bus_messages.append)
+
+    namespace["Bus"] = Spy
+    namespace["run"].__globals__["Bus"] = Spy
+    namespace["run"](str(tmp_path / "full.mcap"), steps, lambda _line: None)
+    draws = [m.payload["x"] for m in bus_messages if m.topic == "/a"]
+    return bus_messages, draws
+
+
+@pytest.mark.parametrize("moment", ["started", "3", "17"])
+def test_C_REP_7_recover_keeps_every_complete_chunk_of_a_killed_recording(
+    tmp_path: Path, moment: str
+) -> None:
+    cut = _kill_at(tmp_path, moment)
+    with pytest.raises(RecordingError, match=r"^.*cut-.*\.mcap: offset \d+: "):
+        ReplayClock(cut)
+    expected = _complete_chunk_messages(cut)
+    out = tmp_path / "recovered.mcap"
+    report = recover(cut, out)
+    assert report.kept_messages >= len(expected)
+    live, draws = _live(40, tmp_path)
+    with ReplayClock(out) as clock:
+        got: list[Message] = []
+        clock.bus.subscribe(None, got.append)
+        clock.advance(clock.end_ns() - clock.now_ns())
+        info = clock.info
+        kept_draws = [clock.random_source().child("n").uniform(0.0, 1.0) for _ in got]
+    assert [(m.topic, m.stamp_ns, m.sequence) for m in got] == expected
+    assert got == live[: len(got)]  # a prefix of the run, payloads and all
+    assert kept_draws == draws[: len(got)]
+    assert info.seed == 5 and dict(info.user_metadata) == {"run": "kill"}
+    assert info.fingerprint == trace_fingerprint(got)
+    recovered = json.loads(info.recovered)
+    assert recovered["kept_messages"] == report.kept_messages
+    assert recovered["kept_chunks"] == report.kept_chunks
+    assert recovered["source"] == cut.name
+    if moment == "started":
+        assert got == [] and report.kept_chunks == 0
+    else:
+        assert len(got) >= 100  # the kill came after whole chunks were written
+
+
+def test_C_REP_7_cli_recover_prints_one_line_and_info_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = _kill_at(tmp_path, "5")
+    out = tmp_path / "saved.mcap"
+    assert main(["recover", str(cut), "-o", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1 and line.startswith(f"recovered {out}: kept ")
+    assert main(["info", str(out)]) == 0
+    assert "recovered:   {" in capsys.readouterr().out
+    assert main(["recover", str(tmp_path / "child.py"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"simclock recover: error: {tmp_path / 'child.py'}: offset 0: not an MCAP file (no MCAP "
+        "magic at the start); nothing to recover\n"
+    )
+
+
+def test_C_REP_7_recover_of_a_complete_recording_keeps_everything(tmp_path: Path) -> None:
+    path = tmp_path / "whole.mcap"
+    bus = Bus()
+    live: list[Message] = []
+    bus.subscribe(None, live.append)
+    with Recorder(path, bus, seed=1) as rec:
+        clock = HeapSimClock(1, bus=bus)
+        clock.schedule_periodic(3, lambda: bus.publish("/t", clock.now_ns()))
+        clock.advance(30)
+    out = tmp_path / "again.mcap"
+    report = recover(path, out)
+    assert report.reason == "the file was complete" and report.lost_bytes == 0
+    with ReplayClock(out) as replay:
+        got: list[Message] = []
+        replay.bus.subscribe(None, got.append)
+        replay.advance(replay.end_ns())
+        assert replay.info.fingerprint == rec.fingerprint()
+    assert got == live
