@@ -139,12 +139,12 @@ def grid_1ms(seed: int, bus: Bus) -> GridUnits:
 
 
 def _running_session(seed: int, step: int) -> Session:
-    """A started session with ``/clock`` and one controller, both every 10**12 steps.
+    """A started session with ``/clock`` and one controller, both every 10**18 steps.
 
     Long periods keep the suite's far-future advances cheap; the session's
     phases still run, interleaved with the suite's entries, at every such boundary.
     """
-    period = 10**12 * step
+    period = 10**18 * step
     session = Session(GridClock(seed, step), clock_period_ns=period)
     session.add_controller(
         ControllerSpec("probe", period_ns=period, topic="/probe/cmd"), _quiet_controller
