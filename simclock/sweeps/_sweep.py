@@ -116,7 +116,13 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         ) as cluster,
         dask.Client(cluster) as client,
     ):
-        yield client
+        try:
+            yield client
+        except KeyboardInterrupt:
+            # Ctrl-C cancels tasks mid-flight and distributed logs its own shutdown races
+            # on stderr; the CLI prints the one line that matters (exit 130).
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            raise
 
 
 def _check_args(
