@@ -180,6 +180,32 @@ def test_spread_takes_first_last_and_between() -> None:
     assert spread([4, 5], 9) == [4, 5]
 
 
+def test_C_SWEEP_2_batch_size_aims_at_half_a_second_and_shares_the_tail() -> None:
+    from simclock.sweeps._feed import BATCH_S, MAX_BATCH, batch_size
+
+    assert (BATCH_S, MAX_BATCH) == (0.5, 64)
+    # By the runs' mean wall time: 20 ms runs -> 25 a task; runs of 0.5 s or more -> 1.
+    assert batch_size(0.020, 1000, 4) == 25
+    assert batch_size(0.5, 1000, 4) == 1
+    assert batch_size(1.3, 1000, 4) == 1
+    assert batch_size(0.001, 1000, 4) == 64  # capped
+    assert batch_size(0.0, 1000, 4) == 64  # a run too short to time
+    # The tail: the remaining seeds split evenly over the tasks in flight, never 0.
+    assert batch_size(0.020, 38, 2) == 19
+    assert batch_size(0.020, 9, 4) == 3
+    assert batch_size(0.020, 1, 4) == 1
+    assert batch_size(0.020, 5, 0) == 5
+
+
+def test_run_seeds_is_run_seed_for_each_seed_in_order(tmp_path: Path) -> None:
+    from simclock.sweeps._task import run_seed, run_seeds, ship
+
+    job = ship(load_scenario(write_short(tmp_path)))
+    batch = run_seeds([5, 2, 9], job)
+    assert [o.row for o in batch] == [run_seed(s, job).row for s in (5, 2, 9)]
+    assert [o.row["seed"] for o in batch] == [5, 2, 9]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
