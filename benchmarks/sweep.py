@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import psutil
+import psutil  # type: ignore[import-untyped]  # no stubs; installed with distributed
 from _common import markdown_table
 
 import simclock
