@@ -228,6 +228,29 @@ def test_run_seeds_is_run_seed_for_each_seed_in_order(tmp_path: Path) -> None:
             "workers=2 applies to the local cluster only; an existing cluster at scheduler has "
             "the workers it has",
         ),
+        (
+            {"scheduler": "tcp://127.0.0.1:"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://127.0.0.1:': it "
+            "has no valid HOST:PORT",
+        ),
+        (
+            {"scheduler": "tcp://127.0.0.1:99999"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://127.0.0.1:99999': "
+            "it has the port 99999, outside 1..65535",
+        ),
+        (
+            {"scheduler": "udp://127.0.0.1:8786"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'udp://127.0.0.1:8786': "
+            "it has the scheme 'udp'; use one of tcp, tls, ws, wss",
+        ),
+        (
+            {"scheduler": "tcp://:8786"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://:8786': it has no host",
+        ),
         ({"runner": 3}, TypeError, "runner must be callable or None, got 3"),
         (
             {"progress": 3},
@@ -392,6 +415,13 @@ def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "simclock sweep: error: table must be a .parquet or .csv file written by simclock "
         f"sweep, got {str(short)!r}\n"
     )
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["sweep", str(short), "--seeds", "0:2", "--scheduler", "tcp://127.0.0.1:"]) == 2
+    assert capsys.readouterr().err == (
+        "simclock sweep: error: scheduler must be an address like tcp://HOST:PORT, got "
+        "'tcp://127.0.0.1:': it has no valid HOST:PORT\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
     other = tmp_path / "other.csv"
     other.write_text("seed,value\n0,1.5\n")
     assert main(["sweep", "report", str(other)]) == 2

@@ -174,7 +174,43 @@ def _check_args(
         raise SimclockValueError(f"audit must be >= 0, got {safe_repr(audit)}")
     if runner is not None and not callable(runner):
         raise SimclockTypeError(f"runner must be callable or None, got {safe_repr(runner)}")
-    return record, None if scheduler is None else exact_str(scheduler)
+    return record, None if scheduler is None else _check_address(exact_str(scheduler))
+
+
+_ADDRESS_LIMIT = 1000
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def _check_address(scheduler: str) -> str:
+    """Refuse a scheduler address Dask would fail on later (``tcp://HOST:PORT``, tls/ws/wss too).
+
+    Checked before any connection, so a typo is a ``ValueError`` naming the
+    argument rather than a failure from inside Dask's client.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    shown = safe_repr(scheduler)
+    problem = None
+    if len(scheduler) > _ADDRESS_LIMIT:
+        problem = f"is longer than {_ADDRESS_LIMIT} characters"
+    else:
+        try:
+            scheme, location = parse_address(scheduler)
+            host, port = parse_host_port(location, 8786)
+        except ValueError:
+            problem = "has no valid HOST:PORT"
+        else:
+            if scheme not in _SCHEMES:
+                problem = f"has the scheme {scheme!r}; use one of {', '.join(_SCHEMES)}"
+            elif not host:
+                problem = "has no host"
+            elif not 0 < port < 65536:
+                problem = f"has the port {port}, outside 1..65535"
+    if problem is not None:
+        raise SimclockValueError(
+            f"scheduler must be an address like tcp://HOST:PORT, got {shown}: it {problem}"
+        )
+    return scheduler
 
 
 def sweep(
