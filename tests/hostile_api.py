@@ -581,7 +581,14 @@ def replay_random_ctx() -> Ctx:
 
 
 def replay_random_state(ctx: Ctx) -> object:
-    return (ctx.clock.now_ns(), repr(ctx.clock.random_source()._log.__dict__))
+    """Time, draws taken per label and labels found damaged: what a later draw depends on.
+
+    The log's read-ahead (an open cursor, a draw read but not matched) is a cache,
+    not state: a refused draw may fill it, and the next draw of the label still gets
+    the recorded one (``test_a_refused_replay_draw_consumes_nothing`` proves it).
+    """
+    log = ctx.clock.random_source()._log
+    return (ctx.clock.now_ns(), dict(log._taken), sorted(log._failed))
 
 
 def sampling_ctx() -> Ctx:
