@@ -381,8 +381,8 @@ class Case:
     endless (but valid) run, so those values are not tried. ``runtime`` is
     True where a ``RuntimeError`` is the documented refusal. ``builtin`` is
     True where the builtin ``TypeError``/``ValueError`` is the contract
-    (``oracles`` imports no simclock; ``SamplingEvents`` and enums follow
-    their SPEC/stdlib), else the ``Simclock*Error`` subclass is required.
+    (``oracles`` imports no simclock), else the ``Simclock*Error`` subclass
+    is required.
     """
 
     owner: str
@@ -776,12 +776,6 @@ def _heap_valid(c: Ctx) -> dict[str, Any]:
     }
 
 
-_ENUM_SKIP = dict.fromkeys(
-    ("names", "module", "qualname", "type", "start", "boundary"),
-    "functional Enum API (making a new enum), not a lookup",
-)
-
-
 def _cases() -> list[Case]:
     heap_snap = lambda c: clock_state(c.obj)  # noqa: E731
     grid_snap = heap_snap
@@ -960,8 +954,6 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"value": "PACING_LAG"},
-            skip=_ENUM_SKIP,
-            builtin=True,
         ),
     ]
     # -- realtime --------------------------------------------------------------------------
@@ -997,8 +989,6 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"value": "unbounded"},
-            skip=_ENUM_SKIP,
-            builtin=True,
         ),
         _f(
             "PeriodicThreadHandle",
@@ -1124,8 +1114,6 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"value": "strict"},
-            skip=_ENUM_SKIP,
-            builtin=True,
         ),
         _f(
             "MujocoClock",
@@ -1715,6 +1703,8 @@ NOT_CALLED: dict[str, str] = {
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
     "conformance.BackendError": "exception class",
+    "conformance.BackendTypeError": "exception class",
+    "conformance.BackendValueError": "exception class",
     "simclock.SweepAuditError": "exception class",
     # result records the library builds and returns; frozen, so never changed later
     "simclock.PeriodicStats": "frozen result record",
@@ -1807,30 +1797,8 @@ def public_names() -> list[str]:
 
 
 KNOWN_OPEN: dict[str, str] = {
-    # Found by this sweep and not fixed on the issue-14 branch (files owned by other
-    # branches, or the stdlib); each is xfail(strict=True), so a fix turns the test red
-    # until its row is removed from here.
-    **dict.fromkeys(
-        ["EventKind", "PacingMode", "Policy"],
-        "stdlib Enum lookup hashes the value and reprs it in its ValueError",
-    ),
-    "Recorder": "issue-12 file: repr of hostile args; start_ns=10**400 accepted, close() fails",
-    "Recorder.record": "issue-12 file: repr of a hostile message",
-    "RecordingReader": "issue-12 file: repr/iter of hostile path and topics",
-    "ReplayClock": "issue-12 file: repr/iter of hostile path and topics",
-    "ReplayRandomSource.normal": "issue-12 file: a refused replay draw still moves the draw log",
-    # Re-measured after issue 13's merge (integ branch): still open, and conformance may
-    # import only simclock's public names, so its fixes need its own safe repr (issue 13).
-    **dict.fromkeys(
-        ["check_factory", "load_factory", "run"],
-        "issue-13 package: every refusal is BackendError (a SimclockError, neither "
-        "TypeError nor ValueError; the CLI's exit 2); spec=BadRepr() leaks from {spec!r}",
-    ),
-    "clause_of_test": "issue-13 package: a non-str test_name is an AttributeError",
-    "hypothesis_settings": "issue-13 package: builtin ValueError for an array stateful; "
-    "{profile!r} and `in PROFILES` run hostile __repr__/__eq__",
-    "make_rig": "issue-13 package: a non-callable factory is a builtin TypeError",
-    "not_applicable": "issue-13 package: a non-str method is a builtin TypeError from getattr",
-    "register_clauses": "issue-13 package: non-iterable clauses / rows not 3-tuples are builtin "
-    "TypeError/ValueError; optional is not type-checked",
+    # Rows with a defect found by this sweep and not fixed yet, each run as
+    # xfail(strict=True): a fix turns the test red until its row is removed here.
+    # Empty since issue 14's second branch fixed the last 16 (enums, recording,
+    # conformance's helpers).
 }
