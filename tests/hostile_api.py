@@ -24,8 +24,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -407,10 +409,43 @@ def _nothing(_ctx: Ctx) -> object:
     return None
 
 
-def _cancel_result(_ctx: Ctx, result: object) -> None:
-    cancel = getattr(result, "cancel", None)
-    if callable(cancel):
-        cancel()
+def in_function(thread: threading.Thread, name: str) -> bool:
+    """True while ``thread``'s stack has a frame of a function called ``name``."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == name:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _settled(handle: Any) -> bool:
+    """The worker waits for its next deadline: blocked in its sleep, or spinning after a firing."""
+    thread = handle.thread
+    if in_function(thread, "_default_sleep") and in_function(thread, "wait"):
+        return True
+    return handle.stats().fired >= 1 and in_function(thread, "_wait_until")
+
+
+def _worker_survives(ctx: Ctx, handle: Any) -> None:
+    """An accepted periodic thread is still alive once it waits for its next deadline.
+
+    Issue 14 item 3: no argument the API accepts may kill a worker (a 10**400
+    period once died in its sleep with ``OverflowError``). The worker is watched
+    until it blocks in its sleep (the conversion that failed is done by then) or
+    spins after a firing. The clock (a fixed fake source) and the sleep (the
+    default) never fail here, so a worker that ended was ended by the argument,
+    even if it reported why. The sweep's alarm bounds the wait.
+    """
+    thread = handle.thread
+    try:
+        while thread.is_alive() and not _settled(handle):
+            time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
+        if not thread.is_alive():
+            reported = [m for m in ctx.obj.bus._hostile_seen if m[0] == simclock.EVENTS_TOPIC]
+            raise AssertionError(f"worker {thread.name!r} ended; events: {reported}")
+    finally:
+        handle.cancel()
 
 
 def _close_result(_ctx: Ctx, result: object) -> None:
@@ -1019,7 +1054,7 @@ def _cases() -> list[Case]:
                 "priority": None,
             },
             runtime=True,  # priority: SCHED_FIFO refused by the OS is the documented RuntimeError
-            cleanup=_cancel_result,
+            cleanup=_worker_survives,
         ),
         _f(
             "run_paced",

@@ -17,7 +17,6 @@ import dataclasses
 import inspect
 import re
 import signal
-import sys
 import threading
 import time
 import tracemalloc
@@ -43,6 +42,7 @@ from hostile_api import (
     FakeSource,
     HostileStr,
     ListSource,
+    in_function,
     is_huge_int,
     public_names,
     recording,
@@ -831,15 +831,6 @@ def test_a_deeply_nested_scenario_file_is_a_scenario_error(tmp_path: Path) -> No
 # -- threads: no argument the API accepts can kill a worker silently --------------------
 
 
-def _in_function(thread: threading.Thread, name: str) -> bool:
-    frame = sys._current_frames().get(thread.ident or -1)
-    while frame is not None:
-        if frame.f_code.co_name == name:
-            return True
-        frame = frame.f_back
-    return False
-
-
 @pytest.fixture
 def thread_errors() -> Iterator[list[BaseException]]:
     """Exceptions that ended a thread (``threading.excepthook``) during the test."""
@@ -862,7 +853,7 @@ def test_C_SYS_2_a_huge_period_or_phase_does_not_kill_the_worker(
     assert thread is not None
     # Wait (hang guard: 30 s) until the worker is in its sleep: that is where it used to die.
     deadline = time.monotonic() + 30  # noqa: SC301 - host-side hang guard, not a measurement
-    while not _in_function(thread, "_default_sleep") and thread.is_alive():
+    while not in_function(thread, "_default_sleep") and thread.is_alive():
         assert time.monotonic() < deadline  # noqa: SC301
         time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
     assert thread.is_alive() and thread_errors == []
