@@ -141,7 +141,9 @@ def read_iterable(
             f"{type(exc).__name__} when read"
         ) from None
     if len(items) > limit:
-        raise value_error(f"{name} must hold at most {limit} items, got more")
+        raise value_error(
+            f"{name} must hold at most {limit} items, got more from a {type(value).__name__}"
+        )
     return items
 
 

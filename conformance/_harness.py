@@ -170,27 +170,28 @@ def check_factory(factory: Factory, spec: str = "the factory") -> None:
         )
 
 
-def check_report_path(path: str, option: str) -> None:
+def check_report_path(path: str, option: str) -> str:
     """Raise :class:`BackendError` unless a JSON report can be written at ``path``.
 
     Checked before the suite runs, so a typo costs no run and never turns into
-    a traceback (or a "not conforming" exit) at the end. ``BackendTypeError``
-    for a path that is not a ``str``, ``BackendValueError`` for the others.
+    a traceback (or a "not conforming" exit) at the end. Returns ``path`` as a
+    plain ``str``; ``BackendTypeError`` for a path that is not a ``str``,
+    ``BackendValueError`` for the others.
     """
-    path = check_str(path, option, BackendTypeError)
+    path = check_str(path, option, BackendTypeError)  # a plain str: its repr cannot fail
     target = Path(path)
     if target.is_dir():
         raise BackendValueError(
-            f"{option} {quote(path)} is a directory; name a file such as report.json"
+            f"{option} {path!r} is a directory; name a file such as report.json"
         )
     parent = target.parent
     if not parent.is_dir():
         raise BackendValueError(
-            f"{option} {quote(path)}: directory {quote(str(parent))} does not exist; create it "
-            "first"
+            f"{option} {path!r}: directory {str(parent)!r} does not exist; create it first"
         )
     if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise BackendValueError(f"{option} {quote(path)} is not writable; name a writable file")
+        raise BackendValueError(f"{option} {path!r} is not writable; name a writable file")
+    return path
 
 
 def not_applicable(clock: object, method: str) -> str | None:

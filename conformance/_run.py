@@ -141,10 +141,11 @@ def run(
         BackendTypeError,
         BackendValueError,
     )
+    selected: list[str] = []
     for clause in ids:
         if not isinstance(clause, str):
             raise BackendTypeError(f"clauses must hold clause ids (str), got {typed(clause)}")
-    selected = [plain_str(c) for c in ids]  # type: ignore[arg-type]
+        selected.append(plain_str(clause))
     unknown = [c for c in selected if c not in CLAUSES]
     if unknown:
         raise BackendValueError(
@@ -155,7 +156,12 @@ def run(
     check_bool(quiet, "quiet", BackendTypeError)
     check_timeout(timeout, BackendTypeError, BackendValueError)
     if json_path is not None:
-        check_report_path(json_path, "--json")
+        if not isinstance(json_path, str | os.PathLike):
+            raise BackendTypeError(
+                "json_path must be a file path (str or os.PathLike) or None, got "
+                f"{typed(json_path)}"
+            )
+        json_path = check_report_path(os.fspath(json_path), "--json")
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")

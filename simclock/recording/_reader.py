@@ -123,7 +123,7 @@ def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
     if len(items) > MAX_TOPICS:
         raise SimclockValueError(
             f"topics must name at most {MAX_TOPICS} topics (an MCAP file has no more "
-            f"channels), got more from {typed_repr(topics)}"
+            f"channels), got more from a {type(topics).__name__}"
         )
     for topic in items:
         if not isinstance(topic, str):
