@@ -40,10 +40,11 @@ _REPR_LIMIT = 120
 
 def quote(value: object) -> str:
     """``repr(value)`` cut to about 120 characters; a placeholder when ``repr`` raises."""
+    # The same algorithm, and so the same text, as simclock's own quoting.
     if type(value) is int and value.bit_length() > 4 * _REPR_LIMIT:
         return f"<int of {value.bit_length()} bits>"
     if type(value) is str and len(value) > _REPR_LIMIT:
-        return repr(value[:_REPR_LIMIT]) + "...(truncated)"
+        value = value[:_REPR_LIMIT]
     try:
         text = repr(value)
     except Exception:
