@@ -19,6 +19,7 @@ import itertools
 import math
 import re
 import signal
+import sys
 import threading
 import time
 import tracemalloc
@@ -1690,3 +1691,79 @@ def test_conformance_cli_refusals_stay_one_line_and_exit_2(
     assert main(["conformance:heap_factory", *argv]) == EXIT_USAGE == 2
     err = capsys.readouterr().err
     assert err.startswith(f"python -m conformance: error: {message}") and err.count("\n") == 1
+
+
+# -- cost of refusing: bounded before any conversion, counted, never timed ---------------
+#
+# "No refusal takes more than a few milliseconds" is measured by benchmarks/refusals.py
+# (wall time depends on the machine's load). Here the work is counted: a refusal of a
+# larger value executes no more Python lines, and allocates at most a few copies of the
+# value itself (a negation, a comparison with a Fraction: linear in what the caller
+# passed), never anything sized by what the value denotes. So 10**40000 costs what 10**400
+# costs plus O(its 17 KB); Decimal('1e999999999') (100 bytes) what Decimal('1e999999')
+# costs; the 10**9999999 that "1e9999999" once became would be 4 MB.
+
+_SCALED: tuple[tuple[str, object, object], ...] = (
+    ("10**400 -> 10**40000", 10**400, 10**40_000),
+    ("-10**400 -> -10**40000", -(10**400), -(10**40_000)),
+    ("Decimal 1e999999 -> 1e999999999", Decimal("1e999999"), Decimal("1e999999999")),
+    ("2**64 -> 2**6400", 2**64, 2**6400),
+)
+
+
+def _work(case: Case, param: str, value: object) -> tuple[int, int] | None:
+    """``(Python lines executed, peak bytes allocated)`` of refusing ``value``; None if accepted."""
+    ctx = case.setup()
+    fn = case.target(ctx)
+    params = _signature(case, fn)
+    defaults = {p.name: p.default for p in params if p.name in case.skip}
+    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
+    args = {**defaults, **case.valid(ctx), param: value}
+    lines = 0
+
+    def local(_frame: object, event: str, _arg: object) -> Any:
+        nonlocal lines
+        lines += event == "line"
+        return local
+
+    def calls(_frame: object, _event: str, _arg: object) -> Any:
+        return local
+
+    tracemalloc.start()
+    sys.settrace(calls)  # type: ignore[arg-type]
+    try:
+        result = _call(fn, params, args)
+    except (TypeError, ValueError, RuntimeError):
+        return lines, tracemalloc.get_traced_memory()[1]
+    finally:
+        sys.settrace(None)
+        tracemalloc.stop()
+    if case.cleanup is not None:
+        case.cleanup(ctx, result)
+    return None
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name not in KNOWN_OPEN], ids=lambda c: c.name
+)
+def test_refusals_cost_the_same_whatever_the_magnitude_of_the_value(case: Case) -> None:
+    grows = []
+    for param in _driven(case):
+        for label, small, big in _SCALED:
+            if param in case.accepts_huge and is_huge_int(small):
+                continue
+            first = _work(case, param, small)
+            if first is None:
+                continue  # accepted: its cost is the call's, not a refusal's
+            again = _work(case, param, small)  # the first call may import or cache
+            large = _work(case, param, big)
+            assert again is not None
+            if large is None:
+                grows.append(f"{param}: {label}: the small value is refused, the large accepted")
+                continue
+            (lines, peak), (big_lines, big_peak) = min(first, again), large
+            if big_lines > lines + 20 or big_peak > peak + 8 * sys.getsizeof(big) + 4096:
+                grows.append(
+                    f"{param}: {label}: {lines} -> {big_lines} lines, {peak} -> {big_peak} B"
+                )
+    assert grows == []
