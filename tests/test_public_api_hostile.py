@@ -1459,7 +1459,7 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
             r"^spec must be a str, got BadRepr <BadRepr object with a failing __repr__>$",
         ),
         (
-            lambda: conformance.check_factory(lambda seed, bus: 5, "x:y"),
+            lambda: conformance.check_factory(lambda seed, bus: 5, "x:y"),  # type: ignore[arg-type,return-value]
             conformance.BackendValueError,
             r"^x:y\(seed=0, bus=Bus\(\)\) returned int 5, which lacks the simclock\.SimClock "
             r"methods \(now_ns, step_ns, advance, schedule, schedule_periodic, random_source\)$",
