@@ -1256,8 +1256,7 @@ def test_enum_lookups_accept_members_and_str_subclasses_as_plain_values() -> Non
         (
             {"bus": BadRepr()},
             SimclockTypeError,
-            r"^bus must be a simclock\.Bus, got BadRepr <BadRepr object with a failing "
-            r"__repr__>$",
+            r"^bus must be a simclock\.Bus, got <BadRepr object with a failing __repr__>$",
         ),
         (
             {"start_ns": 10**400},
@@ -1361,8 +1360,7 @@ _TOPICS = r"^topics must be an iterable of topic names or None, got "
         (
             {"path": BadRepr()},
             SimclockTypeError,
-            r"^path must be a str or os\.PathLike, got BadRepr <BadRepr object with a failing "
-            r"__repr__>$",
+            r"^path must be a str or os\.PathLike, got <BadRepr object with a failing __repr__>$",
         ),
         (
             {"topics": BadIter()},
@@ -1378,8 +1376,8 @@ _TOPICS = r"^topics must be an iterable of topic names or None, got "
         (
             {"topics": BadRepr()},
             SimclockTypeError,
-            _TOPICS + r"BadRepr <BadRepr object with a failing __repr__>; write topics=\['/a'\] "
-            r"for one topic$",
+            _TOPICS + r"<BadRepr object with a failing __repr__>; write topics=\['/a'\] for one "
+            r"topic$",
         ),
         (
             {"topics": itertools.count()},
@@ -1387,7 +1385,7 @@ _TOPICS = r"^topics must be an iterable of topic names or None, got "
             r"^topics must name at most 65536 topics \(an MCAP file has no more channels\), got "
             r"more from a count$",
         ),
-        ({"topics": [5]}, SimclockTypeError, r"^topics must hold str, got int 5$"),
+        ({"topics": [5]}, SimclockTypeError, r"^topics must hold str, got 5$"),
     ],
     ids=["path", "topics-BadIter", "topics-0d-array", "topics-BadRepr", "topics-endless", "int"],
 )
@@ -1407,8 +1405,8 @@ def test_a_hostile_str_topic_filters_as_a_plain_str() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"callbacks": BadRepr()}, r"^callbacks must be a bool, got BadRepr <BadRepr object "),
-        ({"bus": BadRepr()}, r"^bus must be a simclock\.Bus or None, got BadRepr <BadRepr object "),
+        ({"callbacks": BadRepr()}, r"^callbacks must be a bool, got <BadRepr object "),
+        ({"bus": BadRepr()}, r"^bus must be a simclock\.Bus or None, got <BadRepr object "),
     ],
     ids=["callbacks", "bus"],
 )

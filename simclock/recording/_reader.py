@@ -32,7 +32,7 @@ from mcap.summary import Summary
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import exact_str, type_name, typed_repr
+from simclock.core._names import exact_str, safe_repr, type_name, typed_repr
 from simclock.core._timeint import check_time_ns
 from simclock.recording._checks import (
     DAMAGE_ERRORS,
@@ -112,7 +112,7 @@ def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
     expected = "topics must be an iterable of topic names or None"
     if isinstance(topics, str | bytes) or not isinstance(topics, Iterable):
         raise SimclockTypeError(
-            f"{expected}, got {typed_repr(topics)}; write topics=['/a'] for one topic"
+            f"{expected}, got {safe_repr(topics)}; write topics=['/a'] for one topic"
         )
     try:
         items = list(itertools.islice(topics, MAX_TOPICS + 1))
@@ -127,7 +127,7 @@ def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
         )
     for topic in items:
         if not isinstance(topic, str):
-            raise SimclockTypeError(f"topics must hold str, got {typed_repr(topic)}")
+            raise SimclockTypeError(f"topics must hold str, got {safe_repr(topic)}")
     return frozenset(exact_str(topic) for topic in items)
 
 
@@ -165,7 +165,7 @@ class RecordingReader(Closing):
         self, path: str | os.PathLike[str], *, topics: Iterable[str] | None = None
     ) -> None:
         if not isinstance(path, str | os.PathLike):
-            raise SimclockTypeError(f"path must be a str or os.PathLike, got {typed_repr(path)}")
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         self.path = os.fspath(path)
         self._topics = check_topics(topics)
         self._files: list[IO[bytes]] = []

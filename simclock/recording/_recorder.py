@@ -131,13 +131,13 @@ class Recorder(Closing):
         compression: str = "zstd",
     ) -> None:
         if not isinstance(path, str | os.PathLike):
-            raise SimclockTypeError(f"path must be a str or os.PathLike, got {typed_repr(path)}")
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         if not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus, got {typed_repr(bus)}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus, got {safe_repr(bus)}")
         self._seed = _check_seed(seed)
         self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
-            raise SimclockTypeError(f"record_draws must be a bool, got {typed_repr(record_draws)}")
+            raise SimclockTypeError(f"record_draws must be a bool, got {safe_repr(record_draws)}")
         self._period = (
             None
             if clock_period_ns is None
