@@ -1317,6 +1317,21 @@ class _PairsMapping(Mapping[str, str]):
         return len(self._pairs)
 
 
+def test_recorder_refuses_a_bus_clock_already_past_what_clock_can_carry(tmp_path: Path) -> None:
+    from simclock.recording._format import MAX_CLOCK_NS
+
+    clock = HeapSimClock(0, start_ns=MAX_CLOCK_NS + 1)
+    with pytest.raises(
+        SimclockValueError,
+        match=r"^the bus clock's now_ns\(\) \(start_ns=None\) must be at most "
+        r"2147483647999999999 ns \(the int32 seconds of the /clock it records\), got "
+        r"2147483648000000000$",
+    ):
+        simclock.Recorder(tmp_path / "r.mcap", clock.bus, seed=0)
+    assert list(tmp_path.iterdir()) == []
+    assert clock.bus.publish("/a", 1).sequence == 0  # the refused Recorder subscribed nothing
+
+
 def test_recorder_start_at_the_last_clock_time_records_and_closes(tmp_path: Path) -> None:
     from simclock.recording._format import MAX_CLOCK_NS
 
