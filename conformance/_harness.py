@@ -179,17 +179,34 @@ def check_report_path(path: str, option: str) -> str:
     ``BackendValueError`` for the others.
     """
     path = check_str(path, option, BackendTypeError)  # a plain str: its repr cannot fail
+    if not path or "\0" in path:
+        # pathlib answers "no such file" for these; open() would refuse them after the run.
+        raise BackendValueError(
+            f"{option} {quote(path)} is not a file name; name a file such as report.json"
+        )
     target = Path(path)
-    if target.is_dir():
+    try:
+        is_dir = target.is_dir()
+        parent = target.parent
+        parent_is_dir = parent.is_dir()
+        writable = parent_is_dir and (
+            os.access(parent, os.W_OK) and (not target.exists() or os.access(target, os.W_OK))
+        )
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte: the OS's refusals
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BackendValueError(
+            f"{option} {quote(path)} cannot be used ({why}); name a writable file such as "
+            "report.json"
+        ) from None
+    if is_dir:
         raise BackendValueError(
             f"{option} {path!r} is a directory; name a file such as report.json"
         )
-    parent = target.parent
-    if not parent.is_dir():
+    if not parent_is_dir:
         raise BackendValueError(
             f"{option} {path!r}: directory {str(parent)!r} does not exist; create it first"
         )
-    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    if not writable:
         raise BackendValueError(f"{option} {path!r} is not writable; name a writable file")
     return path
 

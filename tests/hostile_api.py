@@ -1582,16 +1582,19 @@ def _cases() -> list[Case]:
             conformance.run,
             plain_ctx,
             plain_state,
-            lambda c: {"spec": "no_such_module_x:factory", "timeout": None},
-            valid_call=False,  # a valid spec is a full suite run (minutes)
-            skip={
-                "profile": "each accepted value is a full suite run (minutes): "
-                "tests/test_conformance_cli.py drives the options",
-                "json_path": "as profile",
-                "clauses": "as profile",
-                "exitfirst": "as profile",
-                "quiet": "as profile",
+            # Every option is checked before the spec is loaded, and this spec names no
+            # module: an accepted option value is refused there (BackendValueError), so no
+            # hostile value starts a suite run (minutes), and a file it would write shows.
+            lambda c: {
+                "spec": "no_such_module_x:factory",
+                "profile": "ci",
+                "json_path": None,
+                "clauses": (),
+                "exitfirst": False,
+                "quiet": False,
+                "timeout": None,
             },
+            valid_call=False,  # a valid spec is a full suite run (minutes)
         ),
     ]
     return cases

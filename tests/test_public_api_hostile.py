@@ -1539,6 +1539,17 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
             r"^json_path must be a file path \(str or os\.PathLike\) or None, got int 5$",
         ),
         (
+            lambda: conformance.run("conformance:heap_factory", json_path="/a" * 50_000),
+            conformance.BackendValueError,
+            r"^--json '(/a){59}/\.\.\.\(truncated\) cannot be used \(File name too long\); "
+            r"name a writable file such as report\.json$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", json_path="r\0.json"),
+            conformance.BackendValueError,
+            r"^--json 'r\\x00\.json' is not a file name; name a file such as report\.json$",
+        ),
+        (
             lambda: conformance.make_rig(5),
             conformance.BackendTypeError,
             r"^factory must be callable as FACTORY\(seed, bus\) -> SimClock, got int 5$",
@@ -1590,6 +1601,8 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
         "run-clauses-unknown",
         "run-quiet-np-bool",
         "run-json_path",
+        "run-json_path-too-long",
+        "run-json_path-NUL",
         "make_rig-factory",
         "make_rig-seed",
         "clause_of_test",
@@ -1693,8 +1706,9 @@ def test_register_clauses_stores_str_subclasses_as_plain_str() -> None:
         ),
         (["--timeout", "nan"], "timeout must be a number of seconds >= 0, got nan"),
         (["--clause", "C-NOPE-1"], "unknown clause ids ['C-NOPE-1']; known: C-TIME-1, "),
+        (["--json", "/a" * 50_000], "--json '/a/a/a"),
     ],
-    ids=["timeout-1e300", "timeout-nan", "unknown-clause"],
+    ids=["timeout-1e300", "timeout-nan", "unknown-clause", "json-too-long"],
 )
 def test_conformance_cli_refusals_stay_one_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
