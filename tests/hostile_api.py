@@ -891,7 +891,6 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"kind": EventKind.PACING_LAG, "at_ns": 3, "details": {}},
-            skip={"kind": "validated by the issue-12 branch (replay refuses unknown kinds)"},
         ),
         _f(
             "Event.from_json",
@@ -1350,7 +1349,6 @@ def _cases() -> list[Case]:
                 "chunk_size": 1024,
                 "compression": "zstd",
             },
-            skip={"path": "a path: OS refusals are tests/test_recording.py's"},
             cleanup=_close_result,
         ),
         _m(
