@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
     from conformance._harness import (
         BackendError,
+        BackendTypeError,
+        BackendValueError,
         Factory,
         Rig,
         check_factory,
@@ -34,6 +36,8 @@ __all__ = [
     "CLAUSES",
     "BackendError",
     "BackendReport",
+    "BackendTypeError",
+    "BackendValueError",
     "Clause",
     "ClockConformance",
     "Factory",
@@ -55,6 +59,8 @@ _HOME = {
     **dict.fromkeys(
         [
             "BackendError",
+            "BackendTypeError",
+            "BackendValueError",
             "Factory",
             "Rig",
             "check_factory",

@@ -13,9 +13,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from simclock import SimclockValueError
+from conformance._args import check_str, plain_str, quote, read_iterable, typed
+from simclock import SimclockTypeError, SimclockValueError
 
 __all__ = ["CLAUSES", "ORACLE_CLAUSE", "Clause", "clause_of_test", "register_clauses"]
+
+# A registry of more rows than this is a mistake; an endless iterable is never read
+# to its end.
+_MAX_ROWS = 10_000
 
 _ID = re.compile(r"C-[A-Z]+-[A-Z0-9]+|SM-[A-Z]+")
 
@@ -94,24 +99,48 @@ def register_clauses(
     Ids look like ``C-REP-1``; re-registering an id with a different summary is a
     ``ValueError`` so two suite modules cannot silently claim the same clause.
     Every row is checked before any is added: a refused call registers nothing.
+    ``SimclockTypeError`` for ``clauses`` that is not an iterable of 3-tuples
+    of ``str`` (or raises while read) and for an ``optional`` that is not a
+    ``bool`` or ``None``; ``SimclockValueError`` for a malformed or
+    conflicting id.
 
     ``optional``: whether a backend may be "not applicable" to these clauses
     (C-CONF-1). By default only the ``C-X-*`` clauses are; a family of clauses
     for one kind of backend (``C-REP-*`` for replay backends) passes True.
     A mandatory clause skipped for any reason makes the verdict INCOMPLETE.
     """
+    if optional is not None and type(optional) is not bool:
+        raise SimclockTypeError(f"optional must be True, False or None, got {typed(optional)}")
+    rows = read_iterable(
+        clauses,
+        "clauses",
+        "an iterable of (id, section, summary) rows",
+        _MAX_ROWS,
+        SimclockTypeError,
+        SimclockValueError,
+    )
     staged: dict[str, Clause] = {}
-    for clause_id, section, summary in clauses:
-        if not isinstance(clause_id, str) or not _ID.fullmatch(clause_id):
+    for row in rows:
+        if not isinstance(row, tuple | list) or len(row) != 3:
+            raise SimclockTypeError(
+                f"clauses must hold (id, section, summary) tuples of str, got {typed(row)}"
+            )
+        if not all(isinstance(part, str) for part in row):
+            raise SimclockTypeError(
+                f"clauses must hold (id, section, summary) tuples of str, got {quote(row)}"
+            )
+        # Plain copies: a str subclass's __hash__/__eq__ never run in the registry.
+        clause_id, section, summary = (plain_str(part) for part in row)
+        if not _ID.fullmatch(clause_id):
             raise SimclockValueError(
-                f"clause id {clause_id!r} is malformed; use the SPEC form, e.g. 'C-REP-1'"
+                f"clause id {quote(clause_id)} is malformed; use the SPEC form, e.g. 'C-REP-1'"
             )
         is_optional = clause_id.startswith("C-X-") if optional is None else optional
         new = Clause(clause_id, section, summary, is_optional)
         old = staged.get(clause_id) or CLAUSES.get(clause_id)
         if old is not None and old != new:
             raise SimclockValueError(
-                f"clause {clause_id!r} is already registered as {old.summary!r}; "
+                f"clause {clause_id!r} is already registered as {quote(old.summary)}; "
                 "register each clause once"
             )
         staged[clause_id] = new
@@ -122,7 +151,11 @@ register_clauses(_BUILTIN)
 
 
 def clause_of_test(test_name: str) -> str | None:
-    """The clause id a test function name carries, or ``None`` (longest id wins)."""
+    """The clause id a test function name carries, or ``None`` (longest id wins).
+
+    ``SimclockTypeError`` for a ``test_name`` that is not a ``str``.
+    """
+    test_name = check_str(test_name, "test_name")
     best: str | None = None
     for clause in CLAUSES.values():
         if test_name.startswith(clause.test_prefix) and (

@@ -34,12 +34,14 @@ import pytest
 if TYPE_CHECKING:
     from conformance._report import BackendReport, Outcome
 
-__all__ = ["PROFILES", "ResultCollector", "default_timeout", "suite_paths"]
+__all__ = ["MAX_TIMEOUT_S", "PROFILES", "ResultCollector", "default_timeout", "suite_paths"]
 
 PROFILES = ("ci", "thorough")
 """The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
 
 _TIMEOUTS = {"ci": 30.0, "thorough": 300.0}
+MAX_TIMEOUT_S = 1_000_000
+"""The largest per-test time limit in seconds (about 11.6 days); the timers take no more."""
 
 
 def default_timeout(profile: str) -> float:
@@ -94,8 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("simclock_backend")
     json_path = config.getoption("simclock_json")
     timeout = config.getoption("simclock_timeout")
-    if timeout is not None and not timeout >= 0:
-        raise pytest.UsageError(f"--simclock-timeout must be >= 0 seconds, got {timeout!r}")
+    if timeout is not None and not 0 <= timeout <= MAX_TIMEOUT_S:
+        # Past about 10**8 s the watchdog's timers overflow (OverflowError in every test).
+        raise pytest.UsageError(
+            f"--simclock-timeout must be >= 0 and <= {MAX_TIMEOUT_S} seconds, got {timeout!r}"
+        )
     if spec or json_path:
         # Imported here: this module is loaded into every pytest run.
         from conformance._harness import (

@@ -22,8 +22,24 @@ from typing import Any
 import pytest
 
 from conformance import _plugin
+from conformance._args import (
+    check_bool,
+    check_profile,
+    check_timeout,
+    plain_str,
+    quote,
+    read_iterable,
+    typed,
+)
 from conformance._clauses import CLAUSES
-from conformance._harness import BackendError, check_factory, check_report_path, load_factory
+from conformance._harness import (
+    BackendError,
+    BackendTypeError,
+    BackendValueError,
+    check_factory,
+    check_report_path,
+    load_factory,
+)
 
 __all__ = ["main", "run"]
 
@@ -32,6 +48,10 @@ EXIT_NOT_CONFORMING = 1
 EXIT_USAGE = 2
 EXIT_PARTIAL = 3
 EXIT_INCOMPLETE = 4
+
+# More --clause options than this is a mistake (there are a few dozen clauses), and an
+# endless iterable passed as clauses= is never read to its end.
+_MAX_CLAUSES = 10_000
 
 _EXIT = {
     "CONFORMING": EXIT_CONFORMING,
@@ -104,25 +124,49 @@ def run(
     in seconds (C-CONF-2; default per profile, 0 for none). Raises
     :class:`~conformance.BackendError` for a usage error (an unknown clause
     id, an unwritable ``json_path``, a bad backend, a negative timeout)
-    before running anything. Nothing is written in the working directory
-    (C-CONF-5).
+    before running anything: a refused argument is a ``BackendTypeError``
+    or ``BackendValueError`` (also ``TypeError``/``ValueError``). Nothing is
+    written in the working directory (C-CONF-5).
     """
-    if profile not in _plugin.PROFILES:
-        raise BackendError(f"profile must be one of {', '.join(_plugin.PROFILES)}, got {profile!r}")
+    profile = check_profile(profile, BackendTypeError, BackendValueError)
     if isinstance(clauses, str):
-        raise BackendError(f"clauses must be a list of clause ids, got the str {clauses!r}")
-    unknown = [c for c in clauses if c not in CLAUSES]
+        raise BackendTypeError(
+            f"clauses must be a list of clause ids, got the str {quote(clauses)}"
+        )
+    ids = read_iterable(
+        clauses,
+        "clauses",
+        "a list of clause ids",
+        _MAX_CLAUSES,
+        BackendTypeError,
+        BackendValueError,
+    )
+    selected: list[str] = []
+    for clause in ids:
+        if not isinstance(clause, str):
+            raise BackendTypeError(f"clauses must hold clause ids (str), got {typed(clause)}")
+        selected.append(plain_str(clause))
+    unknown = [c for c in selected if c not in CLAUSES]
     if unknown:
-        raise BackendError(f"unknown clause ids {unknown}; known: {', '.join(CLAUSES)}")
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
-        raise BackendError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        raise BackendValueError(
+            f"unknown clause ids [{', '.join(quote(c) for c in unknown[:10])}]; known: "
+            f"{', '.join(CLAUSES)}"
+        )
+    check_bool(exitfirst, "exitfirst", BackendTypeError)
+    check_bool(quiet, "quiet", BackendTypeError)
+    check_timeout(timeout, BackendTypeError, BackendValueError)
     if json_path is not None:
-        check_report_path(json_path, "--json")
+        if not isinstance(json_path, str | os.PathLike):
+            raise BackendTypeError(
+                "json_path must be a file path (str or os.PathLike) or None, got "
+                f"{typed(json_path)}"
+            )
+        json_path = check_report_path(os.fspath(json_path), "--json")
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")
         code = pytest.main(
-            _pytest_args(spec, profile, path, clauses, exitfirst, quiet, timeout),
+            _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
             plugins=[_plugin],
         )
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

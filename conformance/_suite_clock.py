@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from conformance._args import check_bool, check_profile
 from conformance._harness import (
     Factory,
     Rig,
@@ -35,14 +36,12 @@ from conformance._harness import (
 )
 from conformance._harness import factory_spec as derive_spec
 from conformance._machine import private_hypothesis_home, run_machine
-from conformance._plugin import PROFILES
 from conformance._scenario import run_in_subprocess, run_scenario, ship_factory
 from simclock import (
     EVENTS_TOPIC,
     EventKind,
     Handle,
     Message,
-    SimclockValueError,
     callback_name,
 )
 
@@ -62,8 +61,8 @@ def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
     under a minute on 2 cores; ``thorough`` runs many more examples and steps.
     No example database is written: the suite runs inside other projects.
     """
-    if profile not in PROFILES:
-        raise SimclockValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    profile = check_profile(profile)  # README "Bad input": no hostile __eq__/__repr__ runs
+    stateful = check_bool(stateful, "stateful")
     ci = profile == "ci"
     examples = (40 if ci else 1000) if stateful else (30 if ci else 300)
     return settings(

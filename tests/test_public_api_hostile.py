@@ -13,15 +13,18 @@ and a refused call must leave the snapshot of observable state unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
+import itertools
+import math
 import re
 import signal
 import sys
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -33,16 +36,20 @@ from hostile_api import (
     CASES,
     FOLLOW_UPS,
     HOSTILE,
+    HOSTILE_CLAUSE,
     KNOWN_OPEN,
     METHODS_NOT_DRIVEN,
     MODULES,
     NOT_CALLED,
+    BadEq,
     BadHash,
+    BadIter,
     BadRepr,
     Case,
     FakeSource,
     HostileStr,
     ListSource,
+    in_function,
     is_huge_int,
     public_names,
     recording,
@@ -53,6 +60,7 @@ from hostile_api import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+import conformance
 import oracles
 import simclock
 from simclock import (
@@ -324,7 +332,9 @@ def test_generated_values_are_refused_cleanly(
         value = HOSTILE[value[1]][1]
     if param in case.accepts_huge and is_huge_int(value):
         return
-    assert _drive(case, param, type(value).__name__, value) is None
+    # A generated str may be taken as a path (Recorder writes it): not in the repository.
+    with contextlib.chdir(tmp_path_factory.getbasetemp()):
+        assert _drive(case, param, type(value).__name__, value) is None
 
 
 def test_coverage_numbers() -> None:
@@ -831,15 +841,6 @@ def test_a_deeply_nested_scenario_file_is_a_scenario_error(tmp_path: Path) -> No
 # -- threads: no argument the API accepts can kill a worker silently --------------------
 
 
-def _in_function(thread: threading.Thread, name: str) -> bool:
-    frame = sys._current_frames().get(thread.ident or -1)
-    while frame is not None:
-        if frame.f_code.co_name == name:
-            return True
-        frame = frame.f_back
-    return False
-
-
 @pytest.fixture
 def thread_errors() -> Iterator[list[BaseException]]:
     """Exceptions that ended a thread (``threading.excepthook``) during the test."""
@@ -862,7 +863,7 @@ def test_C_SYS_2_a_huge_period_or_phase_does_not_kill_the_worker(
     assert thread is not None
     # Wait (hang guard: 30 s) until the worker is in its sleep: that is where it used to die.
     deadline = time.monotonic() + 30  # noqa: SC301 - host-side hang guard, not a measurement
-    while not _in_function(thread, "_default_sleep") and thread.is_alive():
+    while not in_function(thread, "_default_sleep") and thread.is_alive():
         assert time.monotonic() < deadline  # noqa: SC301
         time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
     assert thread.is_alive() and thread_errors == []
@@ -1190,3 +1191,612 @@ def test_a_hostile_str_record_is_used_as_a_plain_str() -> None:
         None, None, HostileStr("tcp://h:1"), HostileStr("none"), 0, None
     )
     assert (type(record), record, type(scheduler), scheduler) == (str, "none", str, "tcp://h:1")
+
+
+# -- the last KNOWN_OPEN rows: enum lookups, recording, conformance's helpers ------------
+
+_EVENT_KINDS = (
+    "'SCHEDULER_CALLBACK_FAILED', 'SUBSCRIBER_FAILED', 'PERIODIC_DEADLINE_MISSED', "
+    "'PACING_LAG', 'EPISODE_RESET'"
+)
+
+
+@pytest.mark.parametrize(
+    ("lookup", "error", "message"),
+    [
+        (
+            lambda: EventKind(BadHash()),
+            SimclockTypeError,
+            rf"^EventKind value must be a str, one of {_EVENT_KINDS}, got BadHash "
+            r"<hostile_api\.BadHash object at 0x[0-9a-f]+>$",
+        ),
+        (
+            lambda: simclock.Policy(BadRepr()),
+            SimclockTypeError,
+            r"^Policy value must be a str, one of 'next_boundary', 'strict', got BadRepr "
+            r"<BadRepr object with a failing __repr__>$",
+        ),
+        (
+            lambda: simclock.Policy(HostileStr("/x")),
+            SimclockValueError,
+            r"^Policy value must be one of 'next_boundary', 'strict', got '/x'$",
+        ),
+        (
+            lambda: simclock.PacingMode(10**400),
+            SimclockTypeError,
+            r"^PacingMode value must be a str, one of 'unbounded', 'realtime_paced', "
+            r"'deterministic_ci', 'rendered', 'operator_training', got int <int of 1329 bits>$",
+        ),
+        (
+            lambda: EventKind("/a" * 50_000),
+            SimclockValueError,
+            rf"^EventKind value must be one of {_EVENT_KINDS}, got "
+            r"'(/a){59}/\.\.\.\(truncated\)$",
+        ),
+    ],
+    ids=["EventKind-BadHash", "Policy-BadRepr", "Policy-HostileStr", "PacingMode-huge", "long"],
+)
+def test_enum_lookups_refuse_without_running_the_values_methods(
+    lookup: Callable[[], object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        lookup()
+
+
+def test_enum_lookups_accept_members_and_str_subclasses_as_plain_values() -> None:
+    assert simclock.Policy(simclock.Policy.STRICT) is simclock.Policy.STRICT
+    assert simclock.Policy(HostileStr("strict")) is simclock.Policy.STRICT  # its __hash__ raises
+    assert EventKind("PACING_LAG") is EventKind.PACING_LAG
+    assert Event(HostileStr("PACING_LAG"), 1).kind is EventKind.PACING_LAG  # type: ignore[arg-type]
+    # A member of another enum is a str but not a value of this one.
+    with pytest.raises(SimclockValueError, match=r"^Policy value must be one of "):
+        simclock.Policy(simclock.PacingMode.UNBOUNDED)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"bus": BadRepr()},
+            SimclockTypeError,
+            r"^bus must be a simclock\.Bus, got <BadRepr object with a failing __repr__>$",
+        ),
+        (
+            {"start_ns": 10**400},
+            SimclockValueError,
+            r"^start_ns must be at most 2147483647999999999 ns \(the int32 seconds of the "
+            r"/clock it records\), got <int of 1329 bits>$",
+        ),
+        (
+            {"start_ns": 2147483648 * 10**9},
+            SimclockValueError,
+            r"^start_ns must be at most 2147483647999999999 ns \(the int32 seconds of the "
+            r"/clock it records\), got 2147483648000000000$",
+        ),
+        (
+            {"compression": HostileStr("/x")},
+            SimclockValueError,
+            r"^compression must be one of 'zstd', 'lz4', 'none', got '/x'$",
+        ),
+        (
+            {"metadata": {"k": BadRepr()}},
+            SimclockTypeError,
+            r"^metadata must map str to str \(MCAP metadata is text\), got 'k': <BadRepr object "
+            r"with a failing __repr__>; convert values with str\(\) or json\.dumps\(\)$",
+        ),
+        (
+            {"chunk_size": BadRepr()},
+            SimclockTypeError,
+            r"^chunk_size must be an int of bytes, got BadRepr <BadRepr object with a failing "
+            r"__repr__>$",
+        ),
+    ],
+    ids=["bus", "start-10**400", "start-past-int32-s", "compression", "metadata", "chunk_size"],
+)
+def test_recorder_refuses_hostile_arguments_and_writes_nothing(
+    kwargs: dict[str, Any], error: type[Exception], message: str, tmp_path: Path
+) -> None:
+    bus = Bus()
+    args: dict[str, Any] = {"bus": bus, "seed": 0, **kwargs}
+    with pytest.raises(error, match=message):
+        simclock.Recorder(tmp_path / "r.mcap", **args)
+    assert list(tmp_path.iterdir()) == []
+    assert bus.publish("/a", 1, stamp_ns=0).sequence == 0  # nothing subscribed
+
+
+class _PairsMapping(Mapping[str, str]):
+    """A mapping over a list of pairs: holds HostileStr keys without hashing them."""
+
+    def __init__(self, *pairs: tuple[str, str]) -> None:
+        self._pairs = pairs
+
+    def __getitem__(self, key: str) -> str:
+        return next(v for k, v in self._pairs if str.__eq__(k, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k, _ in self._pairs])
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+
+def test_recorder_refuses_a_bus_clock_already_past_what_clock_can_carry(tmp_path: Path) -> None:
+    from simclock.recording._format import MAX_CLOCK_NS
+
+    clock = HeapSimClock(0, start_ns=MAX_CLOCK_NS + 1)
+    with pytest.raises(
+        SimclockValueError,
+        match=r"^the bus clock's now_ns\(\) \(start_ns=None\) must be at most "
+        r"2147483647999999999 ns \(the int32 seconds of the /clock it records\), got "
+        r"2147483648000000000$",
+    ):
+        simclock.Recorder(tmp_path / "r.mcap", clock.bus, seed=0)
+    assert list(tmp_path.iterdir()) == []
+    assert clock.bus.publish("/a", 1).sequence == 0  # the refused Recorder subscribed nothing
+
+
+def test_recorder_start_at_the_last_clock_time_records_and_closes(tmp_path: Path) -> None:
+    from simclock.recording._format import MAX_CLOCK_NS
+
+    path = tmp_path / "late.mcap"
+    metadata = _PairsMapping((HostileStr("k"), HostileStr("v")))
+    with simclock.Recorder(
+        path, Bus(), seed=0, start_ns=MAX_CLOCK_NS, metadata=metadata
+    ) as recorder:
+        recorder.record(Message("/a", MAX_CLOCK_NS, 0, 1))
+    info = simclock.RecordingReader(path).info
+    assert (info.start_ns, info.end_ns, dict(info.user_metadata)) == (
+        MAX_CLOCK_NS,
+        MAX_CLOCK_NS,
+        {"k": "v"},
+    )
+
+
+def test_recorder_record_quotes_a_hostile_message_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "r.mcap"
+    clock = HeapSimClock(0)
+    recorder = simclock.Recorder(path, clock.bus, seed=0)
+    clock.bus.publish("/a", 1)
+    before = (recorder.message_count, path.read_bytes())
+    with pytest.raises(
+        SimclockTypeError,
+        match=r"^message must be a simclock\.Message, got BadRepr <BadRepr object with a "
+        r"failing __repr__>$",
+    ):
+        recorder.record(BadRepr())  # type: ignore[arg-type]
+    assert (recorder.message_count, path.read_bytes()) == before
+    recorder.close()
+
+
+_TOPICS = r"^topics must be an iterable of topic names or None, got "
+
+
+@pytest.mark.parametrize("opener", [simclock.RecordingReader, simclock.ReplayClock])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"path": BadRepr()},
+            SimclockTypeError,
+            r"^path must be a str or os\.PathLike, got <BadRepr object with a failing __repr__>$",
+        ),
+        (
+            {"topics": BadIter()},
+            SimclockTypeError,
+            _TOPICS + r"BadIter <hostile_api\.BadIter object at 0x[0-9a-f]+>, which raised "
+            r"HostileError when read$",
+        ),
+        (
+            {"topics": np.array(3)},
+            SimclockTypeError,
+            _TOPICS + r"ndarray array\(3\), which raised TypeError when read$",
+        ),
+        (
+            {"topics": BadRepr()},
+            SimclockTypeError,
+            _TOPICS + r"<BadRepr object with a failing __repr__>; write topics=\['/a'\] for one "
+            r"topic$",
+        ),
+        (
+            {"topics": itertools.count()},
+            SimclockValueError,
+            r"^topics must name at most 65536 topics \(an MCAP file has no more channels\), got "
+            r"more from a count$",
+        ),
+        ({"topics": [5]}, SimclockTypeError, r"^topics must hold str, got 5$"),
+    ],
+    ids=["path", "topics-BadIter", "topics-0d-array", "topics-BadRepr", "topics-endless", "int"],
+)
+def test_readers_refuse_hostile_paths_and_topics(
+    opener: Callable[..., Any], kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    args: dict[str, Any] = {"path": recording(), **kwargs}
+    with pytest.raises(error, match=message):
+        opener(**args)
+
+
+def test_a_hostile_str_topic_filters_as_a_plain_str() -> None:
+    with simclock.RecordingReader(recording(), topics=[HostileStr("/imu")]) as reader:
+        assert {m.topic for m in reader.messages()} == {"/imu"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"callbacks": BadRepr()}, r"^callbacks must be a bool, got <BadRepr object "),
+        ({"bus": BadRepr()}, r"^bus must be a simclock\.Bus or None, got <BadRepr object "),
+    ],
+    ids=["callbacks", "bus"],
+)
+def test_replay_clock_quotes_hostile_options_safely(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(SimclockTypeError, match=message + r"with a failing __repr__>$"):
+        simclock.ReplayClock(recording(), **kwargs)
+
+
+def _replayed_draws(source: Any, n: int) -> list[float]:
+    return [float(source.normal(0.0, 1.0)) for _ in range(n)]
+
+
+def test_a_refused_replay_draw_consumes_nothing() -> None:
+    with simclock.ReplayClock(recording()) as fresh:
+        expected = _replayed_draws(fresh.random_source().child("imu/noise"), 5)
+    with simclock.ReplayClock(recording()) as clock:
+        noise = clock.random_source().child("imu/noise")
+        with pytest.raises(
+            simclock.SimclockRuntimeError,
+            match=r"^draw 0 of label '/imu/noise': asked normal\[0\.5,1\.0,null\] but the "
+            r"recording has normal\[0\.0,1\.0,null\]; replay must make the same draws as the "
+            r"recorded run$",
+        ):
+            noise.normal(0.5, 1.0)
+        with pytest.raises(SimclockValueError, match=r"^sigma must be finite, got nan$"):
+            noise.normal(0.0, float("nan"))
+        assert _replayed_draws(noise, 1) == expected[:1]
+        with pytest.raises(simclock.SimclockRuntimeError, match=r"^draw 1 of label "):
+            noise.normal(0.0, 2.0)
+        assert _replayed_draws(noise, 4) == expected[1:]
+
+
+# conformance's public helpers: a refusal is the library's TypeError/ValueError; the ones
+# about the backend are also conformance.BackendError (python -m conformance: exit 2).
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: conformance.check_factory(5),
+            conformance.BackendTypeError,
+            r"^factory must be callable as FACTORY\(seed, bus\) -> SimClock, got int 5$",
+        ),
+        (
+            lambda: conformance.check_factory(conformance.heap_factory, BadRepr()),
+            conformance.BackendTypeError,
+            r"^spec must be a str, got BadRepr <BadRepr object with a failing __repr__>$",
+        ),
+        (
+            lambda: conformance.check_factory(lambda seed, bus: 5, "x:y"),  # type: ignore[arg-type,return-value]
+            conformance.BackendValueError,
+            r"^x:y\(seed=0, bus=Bus\(\)\) returned int 5, which lacks the simclock\.SimClock "
+            r"methods \(now_ns, step_ns, advance, schedule, schedule_periodic, random_source\)$",
+        ),
+        (
+            lambda: conformance.load_factory(BadRepr()),
+            conformance.BackendTypeError,
+            r"^backend spec must look like MODULE:FACTORY, e\.g\. 'mypkg\.clocks:make_clock', "
+            r"got BadRepr <BadRepr object with a failing __repr__>$",
+        ),
+        (
+            lambda: conformance.load_factory("/a" * 50_000),
+            conformance.BackendValueError,
+            r"^backend spec must look like MODULE:FACTORY, e\.g\. 'mypkg\.clocks:make_clock', "
+            r"got '(/a){59}/\.\.\.\(truncated\)$",
+        ),
+        (
+            lambda: conformance.load_factory("no_such_module_x:factory"),
+            conformance.BackendValueError,
+            r"^cannot import module 'no_such_module_x' of backend spec 'no_such_module_x:factory': "
+            r"ModuleNotFoundError: No module named 'no_such_module_x'; check PYTHONPATH and the "
+            r"module name$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", timeout=True),
+            conformance.BackendTypeError,
+            r"^timeout must be a number of seconds \(int or float\) or None, got bool True$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", timeout=10**400),
+            conformance.BackendValueError,
+            r"^timeout must be at most 1000000 seconds \(0: no limit\), got <int of 1329 bits>$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", timeout=math.nan),
+            conformance.BackendValueError,
+            r"^timeout must be a number of seconds >= 0, got nan$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", profile=BadEq()),
+            conformance.BackendTypeError,
+            r"^profile must be one of ci, thorough, got BadEq <hostile_api\.BadEq object at "
+            r"0x[0-9a-f]+>$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", clauses=BadIter()),
+            conformance.BackendTypeError,
+            r"^clauses must be a list of clause ids, got BadIter <hostile_api\.BadIter object at "
+            r"0x[0-9a-f]+>, which raised HostileError when read$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", clauses=[HostileStr("C-NOPE-1")]),
+            conformance.BackendValueError,
+            r"^unknown clause ids \['C-NOPE-1'\]; known: C-TIME-1, ",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", quiet=np.bool_(True)),
+            conformance.BackendTypeError,
+            r"^quiet must be True or False, got bool np\.True_$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", json_path=5),
+            conformance.BackendTypeError,
+            r"^json_path must be a file path \(str or os\.PathLike\) or None, got int 5$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", json_path="/a" * 50_000),
+            conformance.BackendValueError,
+            r"^--json '(/a){59}/\.\.\.\(truncated\) cannot be used \(File name too long\); "
+            r"name a writable file such as report\.json$",
+        ),
+        (
+            lambda: conformance.run("conformance:heap_factory", json_path="r\0.json"),
+            conformance.BackendValueError,
+            r"^--json 'r\\x00\.json' is not a file name; name a file such as report\.json$",
+        ),
+        (
+            lambda: conformance.make_rig(5),
+            conformance.BackendTypeError,
+            r"^factory must be callable as FACTORY\(seed, bus\) -> SimClock, got int 5$",
+        ),
+        (
+            lambda: conformance.make_rig(conformance.heap_factory, -1),
+            conformance.BackendValueError,
+            r"^seed must be an int >= 0, got -1$",
+        ),
+        (
+            lambda: conformance.clause_of_test(5),
+            SimclockTypeError,
+            r"^test_name must be a str, got int 5$",
+        ),
+        (
+            lambda: conformance.hypothesis_settings(BadRepr()),
+            SimclockTypeError,
+            r"^profile must be one of ci, thorough, got BadRepr <BadRepr object with a failing "
+            r"__repr__>$",
+        ),
+        (
+            lambda: conformance.hypothesis_settings("ci", stateful=np.array([1, 2])),
+            SimclockTypeError,
+            r"^stateful must be True or False, got ndarray array\(\[1, 2\]\)$",
+        ),
+        (
+            lambda: conformance.not_applicable(HeapSimClock(0), 5),
+            SimclockTypeError,
+            r"^method must be a str, got int 5$",
+        ),
+        (
+            lambda: conformance.not_applicable(HeapSimClock(0), "a b"),
+            SimclockValueError,
+            r"^method must be a method name, got 'a b'$",
+        ),
+    ],
+    ids=[
+        "check_factory-not-callable",
+        "check_factory-spec",
+        "check_factory-returns-int",
+        "load_factory-BadRepr",
+        "load_factory-long",
+        "load_factory-no-module",
+        "run-timeout-bool",
+        "run-timeout-huge",
+        "run-timeout-nan",
+        "run-profile-BadEq",
+        "run-clauses-BadIter",
+        "run-clauses-unknown",
+        "run-quiet-np-bool",
+        "run-json_path",
+        "run-json_path-too-long",
+        "run-json_path-NUL",
+        "make_rig-factory",
+        "make_rig-seed",
+        "clause_of_test",
+        "hypothesis_settings-profile",
+        "hypothesis_settings-stateful",
+        "not_applicable-int",
+        "not_applicable-not-a-name",
+    ],
+)
+def test_conformance_helpers_refuse_with_the_librarys_errors(
+    call: Callable[[], object], error: type[Exception], message: str, tmp_path: Path
+) -> None:
+    before = dict(conformance.CLAUSES)
+    with pytest.raises(error, match=message) as info:
+        call()
+    assert isinstance(info.value, TypeError | ValueError)
+    if issubclass(error, conformance.BackendError):
+        assert isinstance(info.value, SimclockTypeError | SimclockValueError)
+    assert before == conformance.CLAUSES
+
+
+def test_conformance_helpers_use_str_subclasses_as_plain_str() -> None:
+    assert conformance.clause_of_test(HostileStr("test_C_TIE_1_fifo")) == "C-TIE-1"
+    assert conformance.hypothesis_settings(HostileStr("ci")).max_examples == 30
+    assert conformance.not_applicable(HeapSimClock(0), HostileStr("schedule_rate")) is None
+    assert conformance.load_factory(HostileStr("conformance:heap_factory")) is (
+        conformance.heap_factory
+    )
+
+
+@pytest.mark.parametrize(
+    ("clauses", "optional", "error", "message"),
+    [
+        (
+            5,
+            None,
+            SimclockTypeError,
+            r"^clauses must be an iterable of \(id, section, summary\) rows, got int 5$",
+        ),
+        (
+            BadIter(),
+            None,
+            SimclockTypeError,
+            r"^clauses must be an iterable of \(id, section, summary\) rows, got BadIter "
+            r"<hostile_api\.BadIter object at 0x[0-9a-f]+>, which raised HostileError when read$",
+        ),
+        (
+            [HOSTILE_CLAUSE, ("C-X-B", "§1")],
+            None,
+            SimclockTypeError,
+            r"^clauses must hold \(id, section, summary\) tuples of str, got tuple "
+            r"\('C-X-B', '§1'\)$",
+        ),
+        (
+            [HOSTILE_CLAUSE, ("C-X-B", "§1", 5)],
+            None,
+            SimclockTypeError,
+            r"^clauses must hold \(id, section, summary\) tuples of str, got \('C-X-B', '§1', 5\)$",
+        ),
+        (
+            [HOSTILE_CLAUSE],
+            "yes",
+            SimclockTypeError,
+            r"^optional must be True, False or None, got str 'yes'$",
+        ),
+        (
+            [HOSTILE_CLAUSE, (HostileStr("tie-1"), "§1", "x")],
+            None,
+            SimclockValueError,
+            r"^clause id 'tie-1' is malformed; use the SPEC form, e\.g\. 'C-REP-1'$",
+        ),
+    ],
+    ids=["int", "BadIter", "2-tuple", "non-str", "optional", "malformed-HostileStr"],
+)
+def test_register_clauses_refuses_before_registering_anything(
+    clauses: object, optional: object, error: type[Exception], message: str
+) -> None:
+    before = dict(conformance.CLAUSES)
+    with pytest.raises(error, match=message):
+        conformance.register_clauses(clauses, optional=optional)  # type: ignore[arg-type]
+    assert before == conformance.CLAUSES
+
+
+def test_register_clauses_stores_str_subclasses_as_plain_str() -> None:
+    row = (HostileStr("C-X-HOSTILE2"), HostileStr("§14"), HostileStr("a test row"))
+    try:
+        conformance.register_clauses([row])
+        clause = conformance.CLAUSES["C-X-HOSTILE2"]
+        assert [type(v) for v in (clause.id, clause.section, clause.summary)] == [str] * 3
+        conformance.register_clauses([row])  # idempotent for the identical row
+    finally:
+        conformance.CLAUSES.pop("C-X-HOSTILE2", None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--timeout", "1e300"],
+            "timeout must be at most 1000000 seconds (0: no limit), got 1e+300",
+        ),
+        (["--timeout", "nan"], "timeout must be a number of seconds >= 0, got nan"),
+        (["--clause", "C-NOPE-1"], "unknown clause ids ['C-NOPE-1']; known: C-TIME-1, "),
+        (["--json", "/a" * 50_000], "--json '/a/a/a"),
+    ],
+    ids=["timeout-1e300", "timeout-nan", "unknown-clause", "json-too-long"],
+)
+def test_conformance_cli_refusals_stay_one_line_and_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance._run import EXIT_USAGE, main
+
+    assert main(["conformance:heap_factory", *argv]) == EXIT_USAGE == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m conformance: error: {message}") and err.count("\n") == 1
+
+
+# -- cost of refusing: bounded before any conversion, counted, never timed ---------------
+#
+# "No refusal takes more than a few milliseconds" is measured by benchmarks/refusals.py
+# (wall time depends on the machine's load). Here the work is counted: a refusal of a
+# larger value executes no more Python lines, and allocates at most a few copies of the
+# value itself (a negation, a comparison with a Fraction: linear in what the caller
+# passed), never anything sized by what the value denotes. So 10**40000 costs what 10**400
+# costs plus O(its 17 KB); Decimal('1e999999999') (100 bytes) what Decimal('1e999999')
+# costs; the 10**9999999 that "1e9999999" once became would be 4 MB.
+
+_SCALED: tuple[tuple[str, object, object], ...] = (
+    ("10**400 -> 10**40000", 10**400, 10**40_000),
+    ("-10**400 -> -10**40000", -(10**400), -(10**40_000)),
+    ("Decimal 1e999999 -> 1e999999999", Decimal("1e999999"), Decimal("1e999999999")),
+    ("2**64 -> 2**6400", 2**64, 2**6400),
+)
+
+
+def _work(case: Case, param: str, value: object) -> tuple[int, int] | None:
+    """``(Python lines executed, peak bytes allocated)`` of refusing ``value``; None if accepted."""
+    ctx = case.setup()
+    fn = case.target(ctx)
+    params = _signature(case, fn)
+    defaults = {p.name: p.default for p in params if p.name in case.skip}
+    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
+    args = {**defaults, **case.valid(ctx), param: value}
+    lines = 0
+
+    def local(_frame: object, event: str, _arg: object) -> Any:
+        nonlocal lines
+        lines += event == "line"
+        return local
+
+    def calls(_frame: object, _event: str, _arg: object) -> Any:
+        return local
+
+    tracemalloc.start()
+    sys.settrace(calls)  # type: ignore[arg-type]
+    try:
+        result = _call(fn, params, args)
+    except (TypeError, ValueError, RuntimeError):
+        return lines, tracemalloc.get_traced_memory()[1]
+    finally:
+        sys.settrace(None)
+        tracemalloc.stop()
+    if case.cleanup is not None:
+        case.cleanup(ctx, result)
+    return None
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name not in KNOWN_OPEN], ids=lambda c: c.name
+)
+def test_refusals_cost_the_same_whatever_the_magnitude_of_the_value(
+    case: Case, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # an accepted call may write where it is told
+    grows = []
+    for param in _driven(case):
+        for label, small, big in _SCALED:
+            if param in case.accepts_huge and is_huge_int(small):
+                continue
+            first = _work(case, param, small)
+            if first is None:
+                continue  # accepted: its cost is the call's, not a refusal's
+            again = _work(case, param, small)  # the first call may import or cache
+            large = _work(case, param, big)
+            assert again is not None
+            if large is None:
+                grows.append(f"{param}: {label}: the small value is refused, the large accepted")
+                continue
+            (lines, peak), (big_lines, big_peak) = min(first, again), large
+            if big_lines > lines + 20 or big_peak > peak + 8 * sys.getsizeof(big) + 4096:
+                grows.append(
+                    f"{param}: {label}: {lines} -> {big_lines} lines, {peak} -> {big_peak} B"
+                )
+    assert grows == []

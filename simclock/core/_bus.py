@@ -23,7 +23,6 @@ only counted (``dropped_failures``), so a broken events subscriber cannot loop.
 
 from __future__ import annotations
 
-import enum
 import heapq
 import itertools
 import re
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from simclock.core._enum import CheckedStrEnum
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import (
     callback_name,
@@ -69,7 +69,7 @@ def is_reserved_topic(topic: str) -> bool:
     return topic in ("/clock", "/simclock") or topic.startswith("/simclock/")
 
 
-class EventKind(enum.StrEnum):
+class EventKind(CheckedStrEnum):
     """Kinds of :class:`Event` the library publishes."""
 
     SCHEDULER_CALLBACK_FAILED = "SCHEDULER_CALLBACK_FAILED"

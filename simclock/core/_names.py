@@ -25,6 +25,7 @@ __all__ = [
     "exception_message",
     "safe_repr",
     "type_name",
+    "typed_repr",
 ]
 
 
@@ -104,6 +105,11 @@ def safe_repr(value: object) -> str:
     if len(text) > _REPR_LIMIT:
         return text[:_REPR_LIMIT] + "...(truncated)"
     return text + suffix
+
+
+def typed_repr(value: object) -> str:
+    """``"<type name> <safe_repr(value)>"``: how a refusal quotes a value of the wrong type."""
+    return f"{type(value).__name__} {safe_repr(value)}"
 
 
 def exact_str(value: str) -> str:

@@ -16,7 +16,6 @@ the reads go through the injectable ``source``/``sleep`` pair.
 
 from __future__ import annotations
 
-import enum
 import math
 import threading
 import time
@@ -26,6 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind
+from simclock.core._enum import CheckedStrEnum
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import check_str_enum, safe_repr
 from simclock.core._protocols import SimClock
@@ -38,7 +38,7 @@ _DEFAULT_LAG_THRESHOLD_NS = 20_000_000
 _PAUSE_POLL_NS = 10_000_000
 
 
-class PacingMode(enum.StrEnum):
+class PacingMode(CheckedStrEnum):
     """Execution modes (C-MODE-1): each changes what is paced, never the simulation.
 
     - ``unbounded``: no pacing, as fast as the machine allows; the wall clock is

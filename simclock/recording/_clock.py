@@ -18,7 +18,7 @@ from dataclasses import replace
 from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._heapclock import HeapSimClock
-from simclock.core._names import callback_name, check_callable
+from simclock.core._names import callback_name, check_callable, safe_repr
 from simclock.core._protocols import Callback, Handle, PeriodicStats
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
@@ -107,9 +107,9 @@ class ReplayClock(Closing):
         bus: Bus | None = None,
     ) -> None:
         if not isinstance(callbacks, bool):
-            raise SimclockTypeError(f"callbacks must be a bool, got {callbacks!r}")
+            raise SimclockTypeError(f"callbacks must be a bool, got {safe_repr(callbacks)}")
         if bus is not None and not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         if bus is not None and bus.clock is not None:
             raise SimclockRuntimeError(
                 "bus is already bound to a clock; pass a new Bus() or None to ReplayClock"

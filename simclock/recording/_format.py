@@ -85,6 +85,7 @@ from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr, typed_repr
 from simclock.recording._fingerprint import canonical_json
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "KIND_KEY",
     "LABEL_KEY",
     "LIBRARY_PREFIX",
+    "MAX_CLOCK_NS",
     "MESSAGE_SCHEMA",
     "METADATA_NAME",
     "PROFILE",
@@ -247,6 +249,9 @@ def clock_encoder() -> Any:
 
 _INT32_MAX = 2**31 - 1
 
+MAX_CLOCK_NS: Final = _INT32_MAX * _NS_PER_S + _NS_PER_S - 1
+"""The latest session time ``/clock`` can carry (``int32 sec``, ``uint32 nanosec``)."""
+
 
 def encode_clock(session_ns: int) -> bytes:
     """CDR bytes of ``rosgraph_msgs/msg/Clock`` carrying ``session_ns`` (C-MCAP-3).
@@ -365,17 +370,17 @@ def check_user_metadata(metadata: object) -> dict[str, str]:
         return {}
     if not isinstance(metadata, Mapping):
         raise SimclockTypeError(
-            f"metadata must be a mapping of str to str or None, got {type(metadata).__name__} "
-            f"{metadata!r}"
+            f"metadata must be a mapping of str to str or None, got {typed_repr(metadata)}"
         )
     out: dict[str, str] = {}
     for key, value in metadata.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise SimclockTypeError(
-                f"metadata must map str to str (MCAP metadata is text), got {key!r}: {value!r}; "
-                "convert values with str() or json.dumps()"
+                f"metadata must map str to str (MCAP metadata is text), got {safe_repr(key)}: "
+                f"{safe_repr(value)}; convert values with str() or json.dumps()"
             )
-        out[key] = value
+        # Plain copies: a str subclass's __hash__/__eq__ never run in the dict.
+        out[exact_str(key)] = exact_str(value)
     return out
 
 

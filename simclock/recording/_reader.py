@@ -18,11 +18,12 @@ offset.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from mcap.reader import SeekingReader
 from mcap.records import Header, Metadata
@@ -31,6 +32,7 @@ from mcap.summary import Summary
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr, type_name, typed_repr
 from simclock.core._timeint import check_time_ns
 from simclock.recording._checks import (
     DAMAGE_ERRORS,
@@ -91,20 +93,42 @@ class RecordingInfo:
         return self.end_ns - self.start_ns
 
 
+# MCAP channel ids are uint16: a filter naming more topics than a file can hold
+# is refused, and an endless iterable is never read to its (absent) end.
+MAX_TOPICS: Final = 1 << 16
+
+
 def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
-    """``topics`` as a frozenset of str (``None`` stays ``None``)."""
+    """``topics`` as a frozenset of plain ``str`` (``None`` stays ``None``).
+
+    The caller's iterable is read once, at most :data:`MAX_TOPICS` + 1 items;
+    an iterable that raises while being read, an item that is not a ``str``
+    and too many items are refused (``TypeError``/``ValueError``). Items are
+    copied to plain ``str`` before they are hashed, so a ``str`` subclass's
+    ``__hash__``/``__eq__`` never run.
+    """
     if topics is None:
         return None
-    if isinstance(topics, str) or not isinstance(topics, Iterable):
+    expected = "topics must be an iterable of topic names or None"
+    if isinstance(topics, str | bytes) or not isinstance(topics, Iterable):
         raise SimclockTypeError(
-            f"topics must be an iterable of topic names or None, got {topics!r}; "
-            "write topics=['/a'] for one topic"
+            f"{expected}, got {safe_repr(topics)}; write topics=['/a'] for one topic"
         )
-    out = frozenset(topics)
-    for topic in out:
+    try:
+        items = list(itertools.islice(topics, MAX_TOPICS + 1))
+    except Exception as exc:  # the caller's __iter__/__next__, whatever it raises
+        raise SimclockTypeError(
+            f"{expected}, got {typed_repr(topics)}, which raised {type_name(exc)} when read"
+        ) from None
+    if len(items) > MAX_TOPICS:
+        raise SimclockValueError(
+            f"topics must name at most {MAX_TOPICS} topics (an MCAP file has no more "
+            f"channels), got more from a {type(topics).__name__}"
+        )
+    for topic in items:
         if not isinstance(topic, str):
-            raise SimclockTypeError(f"topics must hold str, got {topic!r}")
-    return out
+            raise SimclockTypeError(f"topics must hold str, got {safe_repr(topic)}")
+    return frozenset(exact_str(topic) for topic in items)
 
 
 def _read_record(path: str, stream: IO[bytes], offset: int, what: str) -> Any:
@@ -141,7 +165,7 @@ class RecordingReader(Closing):
         self, path: str | os.PathLike[str], *, topics: Iterable[str] | None = None
     ) -> None:
         if not isinstance(path, str | os.PathLike):
-            raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         self.path = os.fspath(path)
         self._topics = check_topics(topics)
         self._files: list[IO[bytes]] = []

@@ -46,6 +46,7 @@ from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 from simclock.core._bus import Bus, Message
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._names import exact_str, safe_repr, typed_repr
 from simclock.core._random import DrawObserver, _check_seed
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
@@ -68,6 +69,7 @@ from simclock.recording._format import (
     KIND_KEY,
     LABEL_KEY,
     LIBRARY_PREFIX,
+    MAX_CLOCK_NS,
     MESSAGE_SCHEMA,
     METADATA_NAME,
     PROFILE,
@@ -129,13 +131,13 @@ class Recorder(Closing):
         compression: str = "zstd",
     ) -> None:
         if not isinstance(path, str | os.PathLike):
-            raise SimclockTypeError(f"path must be a str or os.PathLike, got {path!r}")
+            raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         if not isinstance(bus, Bus):
-            raise SimclockTypeError(f"bus must be a simclock.Bus, got {bus!r}")
+            raise SimclockTypeError(f"bus must be a simclock.Bus, got {safe_repr(bus)}")
         self._seed = _check_seed(seed)
         self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
-            raise SimclockTypeError(f"record_draws must be a bool, got {record_draws!r}")
+            raise SimclockTypeError(f"record_draws must be a bool, got {safe_repr(record_draws)}")
         self._period = (
             None
             if clock_period_ns is None
@@ -143,25 +145,33 @@ class Recorder(Closing):
         )
         if start_ns is None:
             start = bus.clock.now_ns() if bus.clock is not None else 0
+            what = "the bus clock's now_ns() (start_ns=None)"
         else:
             start = check_time_ns(start_ns, "start_ns")
+            what = "start_ns"
+        if start > MAX_CLOCK_NS:
+            # /clock carries int32 seconds: a later start was accepted, then close() failed.
+            raise SimclockValueError(
+                f"{what} must be at most {MAX_CLOCK_NS} ns (the int32 seconds of the /clock "
+                f"it records), got {safe_repr(start)}"
+            )
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
             raise SimclockTypeError(
-                f"chunk_size must be an int of bytes, got {type(chunk_size).__name__} "
-                f"{chunk_size!r}"
+                f"chunk_size must be an int of bytes, got {typed_repr(chunk_size)}"
             )
         if chunk_size <= 0:
             raise SimclockValueError(
-                f"chunk_size must be a positive int of bytes, got {chunk_size!r}"
+                f"chunk_size must be a positive int of bytes, got {safe_repr(chunk_size)}"
             )
         if not isinstance(compression, str):
             raise SimclockTypeError(
-                f"compression must be a str ('zstd', 'lz4' or 'none'), got "
-                f"{type(compression).__name__} {compression!r}"
+                "compression must be a str ('zstd', 'lz4' or 'none'), got "
+                f"{typed_repr(compression)}"
             )
+        compression = exact_str(compression)  # a str subclass's __hash__ never runs
         if compression not in _COMPRESSION:
             raise SimclockValueError(
-                f"compression must be one of 'zstd', 'lz4', 'none', got {compression!r}"
+                f"compression must be one of 'zstd', 'lz4', 'none', got {safe_repr(compression)}"
             )
         self.path = os.fspath(path)
         self._bus = bus
@@ -482,7 +492,7 @@ class Recorder(Closing):
         """
         if not isinstance(message, Message):
             raise SimclockTypeError(
-                f"message must be a simclock.Message, got {type(message).__name__} {message!r}"
+                f"message must be a simclock.Message, got {typed_repr(message)}"
             )
         stamp = message.stamp_ns
         seq = message.sequence

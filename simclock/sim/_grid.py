@@ -28,12 +28,12 @@ boundary ``k``, so callbacks at ``k*s`` see the state after ``k`` steps and
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 
 from simclock.core._bus import Bus
+from simclock.core._enum import CheckedStrEnum
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._heapclock import (
@@ -67,7 +67,7 @@ StepHook = Callable[[int], object]
 """``on_step(k)``: advance the physics from boundary ``k-1`` to boundary ``k``."""
 
 
-class Policy(enum.StrEnum):
+class Policy(CheckedStrEnum):
     """How a schedule's nominal deadlines map onto the physics grid (C-GRID-2, C-GRID-3)."""
 
     NEXT_BOUNDARY = "next_boundary"
