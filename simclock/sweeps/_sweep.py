@@ -108,7 +108,11 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
                 "`dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler"
             ) from None
         with client:
-            yield client
+            try:
+                yield client
+            except KeyboardInterrupt:
+                _quiet_distributed()
+                raise
         return
     n = workers if workers is not None else (os.cpu_count() or 1)
     with (
@@ -129,10 +133,18 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         try:
             yield client
         except KeyboardInterrupt:
-            # Ctrl-C cancels tasks mid-flight and distributed logs its own shutdown races
-            # on stderr; the CLI prints the one line that matters (exit 130).
-            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            _quiet_distributed()
             raise
+
+
+def _quiet_distributed() -> None:
+    """After Ctrl-C: no more log lines from distributed's teardown.
+
+    Ctrl-C cancels tasks mid-flight and distributed logs its own shutdown races
+    on stderr; none of it concerns the sweep (its rows are flushed as they
+    finish), so the CLI prints the one line that matters (exit 130).
+    """
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
 
 
 def _check_args(
