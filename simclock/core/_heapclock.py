@@ -28,7 +28,7 @@ library API (not part of the protocol, used by those clocks):
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -75,7 +75,10 @@ _set_handle_stats: Final[Any] = Handle.__dict__["stats"].__set__
 
 
 # Compiled by mypyc in the default build (C-NATIVE-1); tests and users may
-# still subclass it (a GridClock test, third-party backends) and patch it.
+# still subclass it. The public methods take time arguments as SupportsIndex
+# (int, numpy integers), not int: a compiled function would check an `int`
+# parameter itself (accepting bool, refusing numpy ints, with its own message);
+# check_time_ns() is the one place that decides (C-TIME-3).
 @mypyc_attr(allow_interpreted_subclasses=True)
 class HeapSimClock:
     """Deterministic event clock in integer nanoseconds (SPEC §1).
@@ -102,19 +105,20 @@ class HeapSimClock:
 
     def __init__(
         self,
-        seed: int,
+        seed: SupportsIndex,
         *,
-        start_ns: int = 0,
-        step_ns: int = 1,
+        start_ns: SupportsIndex = 0,
+        step_ns: SupportsIndex = 1,
         bus: Bus | None = None,
-        compact_threshold: int = 64,
+        compact_threshold: SupportsIndex = 64,
         draw_observer: DrawObserver | None = None,
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
                 f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
-        self._random = SeededRandomSource(seed, observer=draw_observer)
+        # Any, not int: a compiled cast to int would accept bool; the source checks the seed.
+        self._random = SeededRandomSource(cast(Any, seed), observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
@@ -183,7 +187,7 @@ class HeapSimClock:
         push(self._heap, entry, at, seq)
         return Handle(entry.cancel, entry.stats)
 
-    def schedule(self, at_ns: int, cb: Callback) -> Handle:
+    def schedule(self, at_ns: SupportsIndex, cb: Callback) -> Handle:
         """Fire ``cb`` once at ``at_ns`` (C-SCH-1, C-SCH-2).
 
         ``at_ns`` must be a time-int ``>= now``; ``at_ns == now`` fires on the
@@ -207,7 +211,9 @@ class HeapSimClock:
         _set_handle_stats(handle, entry.stats)
         return handle
 
-    def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
+    def schedule_periodic(
+        self, period_ns: SupportsIndex, cb: Callback, phase_ns: SupportsIndex = 0
+    ) -> Handle:
         """Fire ``cb`` at ``phase + k*period`` for every grid point ``>= now`` (C-PER-1..3).
 
         The grid is absolute and computed in integers: the n-th firing is
@@ -219,7 +225,9 @@ class HeapSimClock:
         check_callable(cb)
         return self._repeating(cb, phase, period, None, 1)
 
-    def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
+    def schedule_rate(
+        self, rate_hz: SupportsIndex | Fraction, cb: Callback, phase_ns: SupportsIndex = 0
+    ) -> Handle:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
 
         ``rate_hz`` is an ``int`` or ``Fraction`` (30 Hz is 33 333 333⅓ ns: the
@@ -235,11 +243,11 @@ class HeapSimClock:
     def schedule_repeating(
         self,
         cb: Callback,
-        phase: int,
+        phase: SupportsIndex,
         *,
-        period: int = 0,
+        period: SupportsIndex = 0,
         rate: Fraction | None = None,
-        quantum: int = 1,
+        quantum: SupportsIndex = 1,
     ) -> Handle:
         """Library API: a periodic (``period``) or rate (``rate``) schedule on a quantum.
 
@@ -312,7 +320,7 @@ class HeapSimClock:
 
     # -- running ------------------------------------------------------------
 
-    def advance(self, dt_ns: int) -> None:
+    def advance(self, dt_ns: SupportsIndex) -> None:
         """Fire every live entry with ``at_ns <= now + dt`` in ``(at_ns, seq)`` order.
 
         Contract: C-ADV-1 (order, then ``now = target``), C-ADV-2 (``now`` equals
@@ -335,7 +343,7 @@ class HeapSimClock:
         self._fire(target)
         self._now = target
 
-    def fire_until(self, limit_ns: int) -> None:
+    def fire_until(self, limit_ns: SupportsIndex) -> None:
         """Library API: fire every live entry with ``at_ns <= limit_ns``, in order.
 
         Like :meth:`advance` but ``now`` stays at the last entry fired (it is
@@ -346,7 +354,7 @@ class HeapSimClock:
         self._check_idle("fire_until")
         self._fire(check_time_ns(limit_ns, "limit_ns"))
 
-    def run_until(self, target_ns: int, source: TimedSource | None = None) -> None:
+    def run_until(self, target_ns: SupportsIndex, source: TimedSource | None = None) -> None:
         """Library API: advance to ``target_ns``, interleaving ``source`` with the entries.
 
         Order: everything by time; at an instant shared by a source item and
@@ -386,7 +394,7 @@ class HeapSimClock:
         self._fire(target)
         self._now = target
 
-    def skip_to(self, t_ns: int) -> None:
+    def skip_to(self, t_ns: SupportsIndex) -> None:
         """Library API: move ``now`` to ``t_ns`` firing nothing before it (a replay's seek).
 
         One-shots due before ``t_ns`` are dropped (``stats().skipped == 1``);
