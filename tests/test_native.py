@@ -159,6 +159,7 @@ def test_C_NATIVE_1_no_compiler_installs_pure_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], reason: str
 ) -> None:
     """What the install hook does without a working compiler: pure files only, one line."""
+    monkeypatch.delenv("SIMCLOCK_PURE", raising=False)  # make test-pure sets it
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     out = tmp_path / "out"

@@ -95,8 +95,8 @@ class _Entry:
     A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
     follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
     ``schedule`` is the hot path. Repeating entries are completed by
-    :meth:`repeating`. ``cancel`` and ``stats`` are bound into the
-    :class:`Handle` (cheaper than a ``partial``).
+    :meth:`repeating`. The handle's ``cancel`` is the entry (calling it
+    cancels) and its ``stats`` the bound :meth:`stats`.
     """
 
     __slots__ = (
@@ -183,8 +183,12 @@ class _Entry:
         k, self.k = self.k, saved
         return k
 
-    def cancel(self) -> None:
-        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
+    def __call__(self) -> None:
+        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired.
+
+        The entry itself is its :class:`Handle`'s ``cancel``: no bound method is
+        made per ``schedule`` (the one-shot hot path).
+        """
         state = self.state
         if state == _PENDING:
             self.state = _CANCELLED

@@ -28,6 +28,8 @@ import heapq
 import types
 from typing import Any, Final
 
+from mypy_extensions import i64
+
 from simclock.core._entry import _Entry
 
 __all__ = ["entries", "pop_due", "push", "rebuild", "top"]
@@ -41,7 +43,10 @@ def push(heap: list[_Entry], entry: _Entry, at: int, seq: int) -> None:
     _sift_up(heap, 0, len(heap) - 1, entry)
 
 
-def _sift_up(heap: list[_Entry], start: int, pos: int, entry: _Entry) -> None:
+# Positions are i64: native machine ints when compiled (a list never has 2**63 items).
+
+
+def _sift_up(heap: list[_Entry], start: i64, pos: i64, entry: _Entry) -> None:
     """Put ``entry`` in slot ``pos``, moving smaller-keyed parents down, never above ``start``."""
     at = entry.at
     seq = entry.seq
@@ -57,27 +62,28 @@ def _sift_up(heap: list[_Entry], start: int, pos: int, entry: _Entry) -> None:
     heap[pos] = entry
 
 
-def _sift_leafward(heap: list[_Entry], pos: int) -> None:
-    """Re-establish the heap below ``pos`` (``heapq._siftup``, bottom-up).
+def _sift_leafward(heap: list[_Entry], pos: i64, entry: _Entry) -> None:
+    """Fill the hole at ``pos`` with ``entry``, re-establishing the heap below (``heapq._siftup``).
 
-    The smaller child moves up until a leaf is reached, then the entry that was
-    at ``pos`` sifts up from there: fewer comparisons on average than stopping
+    Bottom-up: the smaller child moves up until a leaf is reached, then
+    ``entry`` sifts up from there; fewer comparisons on average than stopping
     early, since an entry taken from the end usually belongs near the leaves.
+    Each slot is read once.
     """
-    end = len(heap)
+    end: i64 = len(heap)
     start = pos
-    entry = heap[pos]
     child = 2 * pos + 1
     while child < end:
+        smaller = heap[child]
         right = child + 1
         if right < end:
-            left_entry = heap[child]
-            right_entry = heap[right]
-            left_at = left_entry.at
-            right_at = right_entry.at
-            if right_at < left_at or (right_at == left_at and right_entry.seq < left_entry.seq):
+            other = heap[right]
+            other_at = other.at
+            smaller_at = smaller.at
+            if other_at < smaller_at or (other_at == smaller_at and other.seq < smaller.seq):
                 child = right
-        heap[pos] = heap[child]
+                smaller = other
+        heap[pos] = smaller
         pos = child
         child = 2 * pos + 1
     _sift_up(heap, start, pos, entry)
@@ -96,8 +102,7 @@ def pop_due(heap: list[_Entry], limit: int) -> _Entry | None:
         return None
     last = heap.pop()
     if heap:
-        heap[0] = last
-        _sift_leafward(heap, 0)
+        _sift_leafward(heap, 0, last)
     return first
 
 
@@ -117,8 +122,10 @@ def rebuild(heap: list[_Entry], keep: list[_Entry]) -> None:
     In place because a running ``_fire`` holds a reference to the list.
     """
     heap[:] = keep
-    for pos in range(len(heap) // 2 - 1, -1, -1):
-        _sift_leafward(heap, pos)
+    pos: i64 = len(heap) // 2 - 1
+    while pos >= 0:
+        _sift_leafward(heap, pos, heap[pos])
+        pos -= 1
 
 
 # -- the pure build: heapq over (at, seq, entry) tuples ---------------------------

@@ -27,6 +27,7 @@ library API (not part of the protocol, used by those clocks):
 
 from __future__ import annotations
 
+import types
 from fractions import Fraction
 from typing import Any, Final, SupportsIndex, cast
 
@@ -69,6 +70,8 @@ __all__ = [
 # The frozen dataclass __init__ of Handle sets each field through
 # object.__setattr__; schedule() is hot, so it fills the two slots directly.
 # Same object, same fields: Handle(cancel, stats) == the result.
+_METHOD: Final = types.MethodType
+_FUNCTION: Final = types.FunctionType
 _new_handle: Final[Any] = object.__new__
 _set_handle_cancel: Final[Any] = Handle.__dict__["cancel"].__set__
 _set_handle_stats: Final[Any] = Handle.__dict__["stats"].__set__
@@ -185,7 +188,7 @@ class HeapSimClock:
         seq = self._seq
         self._seq = seq + 1
         push(self._heap, entry, at, seq)
-        return Handle(entry.cancel, entry.stats)
+        return Handle(entry, entry.stats)
 
     def schedule(self, at_ns: SupportsIndex, cb: Callback) -> Handle:
         """Fire ``cb`` once at ``at_ns`` (C-SCH-1, C-SCH-2).
@@ -200,14 +203,15 @@ class HeapSimClock:
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
             )
-        if not callable(cb):
+        kind = type(cb)  # the common callables first: callable() is a call when compiled
+        if kind is not _METHOD and kind is not _FUNCTION and not callable(cb):
             check_callable(cb)
         entry = _Entry(self, cb)
         seq = self._seq  # _push() inlined for speed
         self._seq = seq + 1
         push(self._heap, entry, at, seq)
         handle: Handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
-        _set_handle_cancel(handle, entry.cancel)
+        _set_handle_cancel(handle, entry)
         _set_handle_stats(handle, entry.stats)
         return handle
 
