@@ -57,7 +57,11 @@ def _python(
 
 
 def _manifest() -> dict[str, object]:
-    data = json.loads((ROOT / build_native.MANIFEST).read_text())
+    """What the install's build wrote (no file: installed some other way, e.g. by hand)."""
+    path = ROOT / build_native.MANIFEST
+    if not path.exists():
+        return {"compiled": False, "reason": f"no {build_native.MANIFEST} (make native writes it)"}
+    data = json.loads(path.read_text())
     assert isinstance(data, dict)
     return data
 
