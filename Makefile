@@ -4,16 +4,29 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check bench lint typecheck clean
+.PHONY: demo test test-pure check bench lint typecheck native clean
+
+# The compiled core (C-NATIVE-1): rebuilt in place when one of its sources is newer
+# than the manifest the last build wrote (pure fallback with one line if it cannot).
+NATIVE_SRC := simclock/core/_entry.py simclock/core/_heap.py simclock/core/_heapclock.py
+NATIVE_MANIFEST := simclock/core/_compiled.json
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "simclock needs Python >= 3.11; run: make PYTHON=python3.11 ...")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,mujoco]'
+	@$(BIN)/python -m simclock.core
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(NATIVE_MANIFEST): $(NATIVE_SRC) | $(STAMP)
+	$(BIN)/python build_native.py
+
+native: $(STAMP)
+	$(BIN)/python build_native.py
+	@$(BIN)/python -m simclock.core
+
+demo: $(STAMP) $(NATIVE_MANIFEST)
 	$(BIN)/python -m simclock.cli._demo
 
 lint: $(STAMP)
@@ -27,11 +40,25 @@ check: lint typecheck
 	$(BIN)/lint-imports
 	$(BIN)/simclock-lint .
 
-test: check
+test: check $(NATIVE_MANIFEST)
+	@$(BIN)/python -m simclock.core
 	$(BIN)/python -m pytest -q
+	$(MAKE) --no-print-directory test-pure
 
-bench: $(STAMP)
+# The pure-Python build of the core on the same clauses: HeapSimClock's conformance
+# suite and its oracle state machine (skipped when the main run was pure already).
+test-pure: $(STAMP)
+	@if $(BIN)/python -c 'import simclock, sys; sys.exit(0 if simclock.COMPILED else 1)'; then \
+		SIMCLOCK_PURE=1 $(BIN)/python -m simclock.core && \
+		SIMCLOCK_PURE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_native.py \
+			tests/test_conformance_heap.py tests/test_sec1_simclock.py \
+			"tests/test_state_machine.py::test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle" \
+			"tests/test_state_machine.py::test_C_CAN_4_schedule_cancel_churn_keeps_heap_bounded_and_matches_oracle"; \
+	else echo "test-pure: the core is pure Python already, the main run covered it"; fi
+
+bench: $(STAMP) $(NATIVE_MANIFEST)
 	@for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build
+	rm -f simclock/core/*.so $(NATIVE_MANIFEST)

@@ -2,7 +2,10 @@
 
 Run: ``.venv/bin/python benchmarks/scheduler.py [--n 200000] [--repeat 3]``
 (``make bench`` runs it). Three workloads, identical for every peer, in one
-process, so the printed ratios compare like with like:
+process, so the printed ratios compare like with like. HeapSimClock runs as
+the build that loads (``simclock.COMPILED``); when that is the compiled one,
+its pure-Python build (``SIMCLOCK_PURE=1``) and a bare heapq loop are timed
+first in a child process of the same run (C-NATIVE-1):
 
 (a) ``n`` one-shot callbacks at random integer times, then one drain;
 (b) 105 periodic timers (periods 1-20 ms) until ``n`` firings;
@@ -19,7 +22,10 @@ from __future__ import annotations
 import argparse
 import heapq
 import itertools
+import json
+import os
 import sched
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +36,7 @@ import simpy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of, markdown_table
 
+import simclock
 from simclock import HeapSimClock
 
 MS = 1_000_000
@@ -260,17 +267,15 @@ def c_sched(times: list[int], mask: list[bool]) -> int:
     return c.n
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    n, repeat = args.n, args.repeat
+def measure(n: int, repeat: int, peers: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """Events per second of each peer on the three workloads, after checking equal work."""
     times = one_shot_times(n)
     horizon = periodic_horizon(n)
     mask = cancel_mask(n)
     small = n // 10
     expected_c = sum(1 for m in mask if not m)
+    every = {"heapsim", "heapq", "simpy", "sched"}
+    assert set(peers) <= every, peers
 
     # Same work for every peer: check the counts before timing anything.
     counts_a = {f(times) for f in (a_heapsim, a_heapq, a_simpy, a_sched)}
@@ -280,10 +285,10 @@ def main() -> int:
     assert b_sched(horizon) in counts_b
     fired_b = counts_b.pop()
     peak = [0]
+    # The C-CAN-4 bound, asserted after every cancel (not timed: heap_size() calls).
     assert c_heapsim(times, mask, peak) == expected_c
     assert {c_heapq(times, mask), c_simpy(times, mask)} == {expected_c}
 
-    rows = []
     workloads: list[tuple[str, int, dict[str, Callable[[], int]]]] = [
         (
             "a one-shots",
@@ -312,48 +317,103 @@ def main() -> int:
                 "heapsim": lambda: c_heapsim(times, mask),
                 "heapq": lambda: c_heapq(times, mask),
                 "simpy": lambda: c_simpy(times, mask),
+                "sched": lambda: c_sched(times[:small], mask[:small]),
             },
         ),
     ]
     results: dict[str, dict[str, float]] = {}
-    for label, size, peers in workloads:
-        results[label] = {peer: size / best_of(run, repeat) for peer, run in peers.items()}
-    sched_c = best_of(lambda: c_sched(times[:small], mask[:small]), 1)
-    results["c 90% cancelled"]["sched"] = small / sched_c
+    for label, size, runs in workloads:
+        results[label] = {}
+        for peer in peers:
+            if label.startswith("c") and peer == "sched":
+                # O(n) cancel: n/10 entries, timed once.
+                results[label][peer] = small / best_of(runs[peer], 1)
+            else:
+                results[label][peer] = size / best_of(runs[peer], repeat)
+    results["_meta"] = {"fired_b": fired_b, "peak": peak[0]}
+    return results
 
-    for label, per in results.items():
-        base = per["heapsim"]
-        rows.append(
-            [
-                label,
-                *(
-                    f"{per[p] / 1e3:,.0f}k"
-                    + (" (n/10)" if label.startswith("c") and p == "sched" else "")
-                    for p in ("heapsim", "heapq", "simpy", "sched")
-                ),
-                f"{base / per['heapq']:.2f}x",
-                f"{base / per['simpy']:.2f}x",
-                f"{base / per['sched']:.2f}x",
-            ]
-        )
+
+def pure_in_child(n: int, repeat: int) -> dict[str, dict[str, float]]:
+    """HeapSimClock's pure-Python build and the bare heapq loop, timed in a child process.
+
+    One process cannot hold both builds of the same modules; the child runs
+    the same workloads with ``SIMCLOCK_PURE=1`` right before the parent's, and
+    its ratio to heapq is taken inside the child (like with like).
+    """
+    env = {**os.environ, "SIMCLOCK_PURE": "1"}
+    out = subprocess.run(
+        [sys.executable, __file__, "--n", str(n), "--repeat", str(repeat), "--json-pure"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    data: dict[str, dict[str, float]] = json.loads(out.stdout)
+    return data
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json-pure", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    n, repeat = args.n, args.repeat
+    if args.json_pure:
+        assert not simclock.COMPILED, "--json-pure runs under SIMCLOCK_PURE=1"
+        print(json.dumps(measure(n, repeat, ("heapsim", "heapq"))))
+        return 0
+
+    compiled = simclock.COMPILED
+    pure = pure_in_child(n, repeat) if compiled else None
+    results = measure(n, repeat, ("heapsim", "heapq", "simpy", "sched"))
+    meta = results.pop("_meta")
+    name = "compiled" if compiled else "pure"
     header = [
         "workload",
-        "HeapSimClock ev/s",
+        f"HeapSimClock ({name}) ev/s",
+        *(["pure ev/s"] if pure else []),
         "bare heapq ev/s",
         "SimPy ev/s",
         "sched ev/s",
+        *(["vs pure"] if pure else []),
         "vs heapq",
         "vs SimPy",
         "vs sched",
+        *(["pure vs heapq"] if pure else []),
     ]
+    rows = []
+    for label, per in results.items():
+        base = per["heapsim"]
+        sched_note = " (n/10)" if label.startswith("c") else ""
+        row: list[object] = [label, f"{base / 1e3:,.0f}k"]
+        if pure:
+            row.append(f"{pure[label]['heapsim'] / 1e3:,.0f}k")
+        row += [
+            f"{per['heapq'] / 1e3:,.0f}k",
+            f"{per['simpy'] / 1e3:,.0f}k",
+            f"{per['sched'] / 1e3:,.0f}k{sched_note}",
+        ]
+        if pure:
+            row.append(f"{base / pure[label]['heapsim']:.2f}x")
+        row += [
+            f"{base / per['heapq']:.2f}x",
+            f"{base / per['simpy']:.2f}x",
+            f"{base / per['sched']:.2f}x",
+        ]
+        if pure:
+            row.append(f"{pure[label]['heapsim'] / pure[label]['heapq']:.2f}x")
+        rows.append(row)
     print(
-        f"n={n}, periodic firings={fired_b}, repeat={repeat} (best of), "
-        f"Python {sys.version.split()[0]}"
+        f"n={n}, periodic firings={meta['fired_b']:.0f}, repeat={repeat} (best of), "
+        f"Python {sys.version.split()[0]}, simclock.COMPILED={compiled}, "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
     print(markdown_table(header, rows))
     print(
-        f"(c) peak tombstones in HeapSimClock heap: {peak[0]} "
-        "(bound 2*live+64 held after every cancel)"
+        f"(c) peak tombstones in HeapSimClock heap: {meta['peak']:.0f} "
+        "(bound 2*live+64 asserted after every cancel" + (", in both builds)" if pure else ")")
     )
     return 0
 

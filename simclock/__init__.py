@@ -17,6 +17,7 @@ implements them.
 """
 
 from simclock.core import (
+    COMPILED,
     CONTRACT_VERSION,
     EVENTS_TOPIC,
     Bus,
@@ -94,6 +95,7 @@ from simclock.sweeps import SweepAuditError, sweep
 __version__ = "0.1.0"
 
 __all__ = [
+    "COMPILED",
     "CONTRACT_VERSION",
     "EVENTS_TOPIC",
     "Bus",

@@ -232,15 +232,15 @@ def test_C_TIME_3_constructor_bad_values(argument: str, value: object, message: 
 
 
 def test_C_TIME_3_numpy_integers_accepted_and_normalised_to_int() -> None:
-    clock = HeapSimClock(0, start_ns=np.int64(2), step_ns=np.uint16(1000))  # type: ignore[arg-type]
+    clock = HeapSimClock(0, start_ns=np.int64(2), step_ns=np.uint16(1000))
     assert type(clock.now_ns()) is int and clock.now_ns() == 2
     assert type(clock.step_ns()) is int and clock.step_ns() == 1000
     trace: Trace = []
-    clock.schedule(np.int64(5), recorder(clock, trace, "a"))  # type: ignore[arg-type]
-    clock.schedule_periodic(np.int64(3), recorder(clock, trace, "p"), np.int32(4))  # type: ignore[arg-type]
+    clock.schedule(np.int64(5), recorder(clock, trace, "a"))
+    clock.schedule_periodic(np.int64(3), recorder(clock, trace, "p"), np.int32(4))
     nxt = clock.next_event_ns()
     assert type(nxt) is int and nxt == 4
-    clock.advance(np.int64(8))  # type: ignore[arg-type]
+    clock.advance(np.int64(8))
     # p: 4, 7, (10 > 10? no: target is 2+8 = 10, so 10 fires too); a: 5.
     assert trace == [(4, "p"), (5, "a"), (7, "p"), (10, "p")]
     assert all(type(t) is int for t, _ in trace)
@@ -250,7 +250,7 @@ def test_C_TIME_3_numpy_integers_accepted_and_normalised_to_int() -> None:
 def test_C_TIME_3_schedule_rate_numpy_phase_accepted() -> None:
     clock = HeapSimClock(0)
     trace: Trace = []
-    clock.schedule_rate(1000, recorder(clock, trace, "r"), np.int64(5))  # type: ignore[arg-type]
+    clock.schedule_rate(1000, recorder(clock, trace, "r"), np.int64(5))
     clock.advance(2_000_005)
     # 1 kHz: offsets 0, 1 ms, 2 ms, plus phase 5.
     assert trace == [(5, "r"), (1_000_005, "r"), (2_000_005, "r")]

@@ -2,7 +2,16 @@
 
 Lowest layer of simclock: it imports nothing else from the package. Every
 other clock (grid, session, replay, MuJoCo) is built on ``HeapSimClock``.
+``COMPILED`` says whether the scheduling core runs as mypyc-compiled code or
+as pure Python (C-NATIVE-1, :mod:`simclock.core._native`).
 """
+
+# First: decides which build of the core modules the imports below load.
+from simclock.core import _native
+
+_native.install()
+
+# ruff: noqa: E402 (the imports below must follow the finder)
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
 from simclock.core._contract import CONTRACT_VERSION
@@ -26,7 +35,11 @@ from simclock.core._protocols import (
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._timeint import check_time_ns, seconds_to_ns
 
+COMPILED: bool = _native.compiled()
+"""True when the scheduling core (``HeapSimClock`` and its heap) is the mypyc-compiled build."""
+
 __all__ = [
+    "COMPILED",
     "CONTRACT_VERSION",
     "EVENTS_TOPIC",
     "Bus",

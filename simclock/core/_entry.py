@@ -4,12 +4,17 @@ An :class:`_Entry` is one schedule: a one-shot, or a periodic/rate schedule
 re-pushed after each firing (optionally quantised up to a grid). The heap and
 the firing loop live in :mod:`simclock.core._heapclock`; this module holds the
 per-entry state machine, counters and grid times, so both stay small.
+
+Compiled with mypyc when the build can (C-NATIVE-1, see :mod:`simclock.core._native`):
+the constants are ``Final`` so the compiled code inlines them, and an entry
+carries its own heap key (``at``, ``seq``) so the compiled heap compares native
+ints instead of tuples.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, final
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
@@ -19,28 +24,26 @@ if TYPE_CHECKING:
     from simclock.core._heapclock import HeapSimClock
 
 __all__ = [
-    "TimedSource",
     "check_rate_hz",
-    "check_timed_source",
     "first_rate_index",
     "rate_offset_ns",
 ]
 
 # Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
-_PENDING = 0  # in the heap, will fire
-_RUNNING = 1  # popped, its callback is running (repeating entries only)
-_CANCELLED = 2  # cancelled: a tombstone while still in the heap
-_CANCELLED_RUNNING = 3  # cancelled while its own callback runs: never re-pushed
-_FIRED = 4  # a one-shot whose callback has started
-_FAILED = 5  # a one-shot whose callback raised Exception
-_SKIPPED = 6  # a one-shot dropped by skip_to() before it was due
+_PENDING: Final = 0  # in the heap, will fire
+_RUNNING: Final = 1  # popped, its callback is running (repeating entries only)
+_CANCELLED: Final = 2  # cancelled: a tombstone while still in the heap
+_CANCELLED_RUNNING: Final = 3  # cancelled while its own callback runs: never re-pushed
+_FIRED: Final = 4  # a one-shot whose callback has started
+_FAILED: Final = 5  # a one-shot whose callback raised Exception
+_SKIPPED: Final = 6  # a one-shot dropped by skip_to() before it was due
 
-_ONESHOT = 0
-_PERIODIC = 1  # phase + k*period, no quantum: the hot re-arm path
-_RATE = 2  # phase + ceil(k * 1e9 / rate), no quantum
-_QUANTISED = 3  # either grid, each firing moved up to the next multiple of quantum
+_ONESHOT: Final = 0
+_PERIODIC: Final = 1  # phase + k*period, no quantum: the hot re-arm path
+_RATE: Final = 2  # phase + ceil(k * 1e9 / rate), no quantum
+_QUANTISED: Final = 3  # either grid, each firing moved up to the next multiple of quantum
 
-_NS_PER_S = 1_000_000_000
+_NS_PER_S: Final = 1_000_000_000
 
 
 def check_rate_hz(rate_hz: object, name: str = "rate_hz") -> Fraction:
@@ -83,17 +86,21 @@ def first_rate_index(elapsed: int, rate: Fraction) -> int:
     return k
 
 
+@final
 class _Entry:
     """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
+    ``at`` and ``seq`` are its heap key while it is in the heap (set by
+    :func:`simclock.core._heap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
     A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
     follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
     ``schedule`` is the hot path. Repeating entries are completed by
-    :meth:`repeating`. ``cancel`` and ``stats`` are bound into the
-    :class:`Handle` (cheaper than a ``partial``).
+    :meth:`repeating`. The handle's ``cancel`` is the entry (calling it
+    cancels) and its ``stats`` the bound :meth:`stats`.
     """
 
     __slots__ = (
+        "at",
         "cb",
         "clock",
         "failed",
@@ -105,9 +112,13 @@ class _Entry:
         "phase",
         "quantum",
         "rate",
+        "seq",
         "skipped",
         "state",
     )
+
+    at: int
+    seq: int
 
     # Set only on repeating entries (see repeating()).
     fired: int
@@ -125,6 +136,8 @@ class _Entry:
         self.cb = cb
         self.kind = kind
         self.state = _PENDING
+        self.at = 0
+        self.seq = 0
 
     def repeating(
         self, phase: int, k: int, period: int = 0, rate: Fraction | None = None, quantum: int = 1
@@ -170,8 +183,12 @@ class _Entry:
         k, self.k = self.k, saved
         return k
 
-    def cancel(self) -> None:
-        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired."""
+    def __call__(self) -> None:
+        """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired.
+
+        The entry itself is its :class:`Handle`'s ``cancel``: no bound method is
+        made per ``schedule`` (the one-shot hot path).
+        """
         state = self.state
         if state == _PENDING:
             self.state = _CANCELLED
@@ -195,44 +212,4 @@ class _Entry:
             )
         return PeriodicStats(
             fired=self.fired, failed=self.failed, skipped=self.skipped, overrun=self.overrun
-        )
-
-
-class TimedSource(Protocol):
-    """Something that is not a heap entry but must run in time order with them.
-
-    Used with :meth:`HeapSimClock.run_until`: a replay's recorded messages, a
-    session's per-boundary phases. ``next_ns()`` is the time of its next item
-    (``>= now``) or ``None``; ``fire(at_ns)`` runs everything it has due at
-    ``at_ns`` (the clock's ``now`` is ``at_ns`` meanwhile) and must move
-    ``next_ns()`` past ``at_ns``.
-    """
-
-    def next_ns(self) -> int | None:
-        """Time of the next item, or ``None`` when there is none."""
-        ...
-
-    def fire(self, at_ns: int) -> None:
-        """Run the items due at ``at_ns``."""
-        ...
-
-
-def check_timed_source(source: object, name: str = "source") -> None:
-    """Raise ``TypeError`` unless ``source`` has callable ``next_ns`` and ``fire``.
-
-    Checked where a :class:`TimedSource` is handed over (``run_until``,
-    ``attach_source``), so a wrong object is refused at once and not found
-    broken later, half-way through an ``advance``.
-    """
-    try:
-        usable = callable(getattr(source, "next_ns", None)) and callable(
-            getattr(source, "fire", None)
-        )
-    except Exception:
-        # A __getattr__ that raises is as unusable as a missing method.
-        usable = False
-    if not usable:
-        raise SimclockTypeError(
-            f"{name} must be a TimedSource (with next_ns() and fire(at_ns) methods), got "
-            f"{type(source).__name__} {safe_repr(source)}"
         )

@@ -1,10 +1,11 @@
-"""The reference deterministic clock: a binary heap of ``(at_ns, seq, entry)``.
+"""The reference deterministic clock: a binary heap of entries keyed ``(at_ns, seq)``.
 
-Semantics cite SPEC §1. The heap holds plain tuples whose ``seq`` comes from a
-per-clock counter, so comparison never reaches an entry or a callback
-(C-TIE-1). Cancellation is lazy (C-CAN-4): a cancelled entry stays as a
-tombstone until it reaches the root or until tombstones outnumber live entries
-by more than ``2*live + compact_threshold``, when the heap is rebuilt in place.
+Semantics cite SPEC §1. Entries are ordered by ``(at_ns, seq)`` where ``seq``
+comes from a per-clock counter, so comparison never reaches an entry or a
+callback (C-TIE-1); the heap itself is :mod:`simclock.core._heap`.
+Cancellation is lazy (C-CAN-4): a cancelled entry stays as a tombstone until
+it reaches the root or until tombstones outnumber live entries by more than
+``2*live + compact_threshold``, when the heap is rebuilt in place.
 
 This is the one scheduling core of the library: ``GridClock`` (quantisation),
 ``Session`` (components), ``MujocoClock`` (a physics step) and ``ReplayClock``
@@ -26,9 +27,11 @@ library API (not part of the protocol, used by those clocks):
 
 from __future__ import annotations
 
-import heapq
-import itertools
+import types
 from fractions import Fraction
+from typing import Any, Final, SupportsIndex, cast
+
+from mypy_extensions import mypyc_attr
 
 from simclock.core._bus import Bus
 from simclock.core._entry import (
@@ -42,18 +45,18 @@ from simclock.core._entry import (
     _RATE,
     _RUNNING,
     _SKIPPED,
-    TimedSource,
     _Entry,
     check_rate_hz,
-    check_timed_source,
     first_rate_index,
     rate_offset_ns,
 )
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
+from simclock.core._heap import entries, pop_due, push, rebuild, top
 from simclock.core._names import check_callable, safe_repr
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
+from simclock.core._source import TimedSource, check_timed_source
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
@@ -67,11 +70,19 @@ __all__ = [
 # The frozen dataclass __init__ of Handle sets each field through
 # object.__setattr__; schedule() is hot, so it fills the two slots directly.
 # Same object, same fields: Handle(cancel, stats) == the result.
-_new_handle = object.__new__
-_set_handle_cancel = Handle.__dict__["cancel"].__set__
-_set_handle_stats = Handle.__dict__["stats"].__set__
+_METHOD: Final = types.MethodType
+_FUNCTION: Final = types.FunctionType
+_new_handle: Final[Any] = object.__new__
+_set_handle_cancel: Final[Any] = Handle.__dict__["cancel"].__set__
+_set_handle_stats: Final[Any] = Handle.__dict__["stats"].__set__
 
 
+# Compiled by mypyc in the default build (C-NATIVE-1); tests and users may
+# still subclass it. The public methods take time arguments as SupportsIndex
+# (int, numpy integers), not int: a compiled function would check an `int`
+# parameter itself (accepting bool, refusing numpy ints, with its own message);
+# check_time_ns() is the one place that decides (C-TIME-3).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class HeapSimClock:
     """Deterministic event clock in integer nanoseconds (SPEC §1).
 
@@ -97,19 +108,20 @@ class HeapSimClock:
 
     def __init__(
         self,
-        seed: int,
+        seed: SupportsIndex,
         *,
-        start_ns: int = 0,
-        step_ns: int = 1,
+        start_ns: SupportsIndex = 0,
+        step_ns: SupportsIndex = 1,
         bus: Bus | None = None,
-        compact_threshold: int = 64,
+        compact_threshold: SupportsIndex = 64,
         draw_observer: DrawObserver | None = None,
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):
             raise SimclockTypeError(
                 f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
-        self._random = SeededRandomSource(seed, observer=draw_observer)
+        # Any, not int: a compiled cast to int would accept bool; the source checks the seed.
+        self._random = SeededRandomSource(cast(Any, seed), observer=draw_observer)
         self._now = check_time_ns(start_ns, "start_ns")
         self._step = check_positive_ns(step_ns, "step_ns")
         if isinstance(compact_threshold, bool) or not isinstance(compact_threshold, int):
@@ -121,12 +133,13 @@ class HeapSimClock:
         if bus is not None and not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
         self._threshold = compact_threshold
-        # Invariant: _heap is a binary heap of (at_ns, seq, entry); seqs are unique.
+        # Invariant: _heap is a binary heap of entries keyed (at, seq); seqs are unique
+        # and every seq is below _seq. Only simclock.core._heap's functions touch it.
         # Invariant: _dead == number of heap items whose entry is not _PENDING.
         # Invariant: len(_heap) <= 2 * (len(_heap) - _dead) + _threshold after every call.
-        self._heap: list[tuple[int, int, _Entry]] = []
+        self._heap: list[_Entry] = []
         self._dead = 0
-        self._seq = itertools.count()
+        self._seq = 0
         self._running = False
         self.bus = bus if bus is not None else Bus()
         self.bus.bind(self)
@@ -153,10 +166,13 @@ class HeapSimClock:
     def next_event_ns(self) -> int | None:
         """Time of the earliest live entry, or ``None`` (C-X-PEEK). Amortised O(log n)."""
         heap = self._heap
-        while heap and heap[0][2].state != _PENDING:
-            heapq.heappop(heap)
+        while heap:
+            first = top(heap)
+            if first.state == _PENDING:
+                return first.at
+            pop_due(heap, first.at)  # a tombstone at the root leaves
             self._dead -= 1
-        return heap[0][0] if heap else None
+        return None
 
     def pending_count(self) -> int:
         """Live entries in the heap (a running periodic is not counted until re-pushed)."""
@@ -169,10 +185,12 @@ class HeapSimClock:
     # -- scheduling ---------------------------------------------------------
 
     def _push(self, at: int, entry: _Entry) -> Handle:
-        heapq.heappush(self._heap, (at, next(self._seq), entry))
-        return Handle(entry.cancel, entry.stats)
+        seq = self._seq
+        self._seq = seq + 1
+        push(self._heap, entry, at, seq)
+        return Handle(entry, entry.stats)
 
-    def schedule(self, at_ns: int, cb: Callback) -> Handle:
+    def schedule(self, at_ns: SupportsIndex, cb: Callback) -> Handle:
         """Fire ``cb`` once at ``at_ns`` (C-SCH-1, C-SCH-2).
 
         ``at_ns`` must be a time-int ``>= now``; ``at_ns == now`` fires on the
@@ -185,16 +203,21 @@ class HeapSimClock:
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {self._now} ns); schedule at or after now"
             )
-        if not callable(cb):
+        kind = type(cb)  # the common callables first: callable() is a call when compiled
+        if kind is not _METHOD and kind is not _FUNCTION and not callable(cb):
             check_callable(cb)
         entry = _Entry(self, cb)
-        heapq.heappush(self._heap, (at, next(self._seq), entry))  # inlined for speed
-        handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
-        _set_handle_cancel(handle, entry.cancel)
+        seq = self._seq  # _push() inlined for speed
+        self._seq = seq + 1
+        push(self._heap, entry, at, seq)
+        handle: Handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
+        _set_handle_cancel(handle, entry)
         _set_handle_stats(handle, entry.stats)
         return handle
 
-    def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
+    def schedule_periodic(
+        self, period_ns: SupportsIndex, cb: Callback, phase_ns: SupportsIndex = 0
+    ) -> Handle:
         """Fire ``cb`` at ``phase + k*period`` for every grid point ``>= now`` (C-PER-1..3).
 
         The grid is absolute and computed in integers: the n-th firing is
@@ -206,7 +229,9 @@ class HeapSimClock:
         check_callable(cb)
         return self._repeating(cb, phase, period, None, 1)
 
-    def schedule_rate(self, rate_hz: int | Fraction, cb: Callback, phase_ns: int = 0) -> Handle:
+    def schedule_rate(
+        self, rate_hz: SupportsIndex | Fraction, cb: Callback, phase_ns: SupportsIndex = 0
+    ) -> Handle:
         """Fire ``cb`` at ``phase + ceil(k * 10**9 / rate_hz)`` (C-X-RATE).
 
         ``rate_hz`` is an ``int`` or ``Fraction`` (30 Hz is 33 333 333⅓ ns: the
@@ -222,11 +247,11 @@ class HeapSimClock:
     def schedule_repeating(
         self,
         cb: Callback,
-        phase: int,
+        phase: SupportsIndex,
         *,
-        period: int = 0,
+        period: SupportsIndex = 0,
         rate: Fraction | None = None,
-        quantum: int = 1,
+        quantum: SupportsIndex = 1,
     ) -> Handle:
         """Library API: a periodic (``period``) or rate (``rate``) schedule on a quantum.
 
@@ -291,16 +316,15 @@ class HeapSimClock:
 
     def _compact(self) -> None:
         heap = self._heap
-        # In place: advance() holds a local reference to this list.
-        heap[:] = [item for item in heap if item[2].state == _PENDING]
-        heapq.heapify(heap)
+        # In place (rebuild): _fire() holds a local reference to this list.
+        rebuild(heap, [entry for entry in entries(heap) if entry.state == _PENDING])
         self._dead = 0
         # Invariant: right after compaction the heap holds live entries only.
-        assert all(item[2].state == _PENDING for item in heap)
+        assert all(entry.state == _PENDING for entry in entries(heap))
 
     # -- running ------------------------------------------------------------
 
-    def advance(self, dt_ns: int) -> None:
+    def advance(self, dt_ns: SupportsIndex) -> None:
         """Fire every live entry with ``at_ns <= now + dt`` in ``(at_ns, seq)`` order.
 
         Contract: C-ADV-1 (order, then ``now = target``), C-ADV-2 (``now`` equals
@@ -323,7 +347,7 @@ class HeapSimClock:
         self._fire(target)
         self._now = target
 
-    def fire_until(self, limit_ns: int) -> None:
+    def fire_until(self, limit_ns: SupportsIndex) -> None:
         """Library API: fire every live entry with ``at_ns <= limit_ns``, in order.
 
         Like :meth:`advance` but ``now`` stays at the last entry fired (it is
@@ -334,7 +358,7 @@ class HeapSimClock:
         self._check_idle("fire_until")
         self._fire(check_time_ns(limit_ns, "limit_ns"))
 
-    def run_until(self, target_ns: int, source: TimedSource | None = None) -> None:
+    def run_until(self, target_ns: SupportsIndex, source: TimedSource | None = None) -> None:
         """Library API: advance to ``target_ns``, interleaving ``source`` with the entries.
 
         Order: everything by time; at an instant shared by a source item and
@@ -374,7 +398,7 @@ class HeapSimClock:
         self._fire(target)
         self._now = target
 
-    def skip_to(self, t_ns: int) -> None:
+    def skip_to(self, t_ns: SupportsIndex) -> None:
         """Library API: move ``now`` to ``t_ns`` firing nothing before it (a replay's seek).
 
         One-shots due before ``t_ns`` are dropped (``stats().skipped == 1``);
@@ -389,8 +413,10 @@ class HeapSimClock:
             raise SimclockValueError(f"t_ns={t} is before now={self._now} ns; time never goes back")
         heap = self._heap
         moved: list[_Entry] = []
-        while heap and heap[0][0] < t:
-            entry = heapq.heappop(heap)[2]
+        while True:
+            entry = pop_due(heap, t - 1)
+            if entry is None:
+                break
             if entry.state != _PENDING:
                 self._dead -= 1
             elif entry.kind == _ONESHOT:
@@ -401,7 +427,9 @@ class HeapSimClock:
                 entry.k = k
                 moved.append(entry)
         for entry in moved:
-            heapq.heappush(heap, (entry.at_k(), next(self._seq), entry))
+            seq = self._seq
+            self._seq = seq + 1
+            push(heap, entry, entry.at_k(), seq)
         self._now = t
         if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
             self._compact()
@@ -420,18 +448,17 @@ class HeapSimClock:
         repeating entry after its callback (C-PER-2), then re-establishes the
         C-CAN-4 bound. Callers check nesting and move ``now`` afterwards.
         """
-        # Local bindings: this loop is the clock's hot path.
-        heap = self._heap
-        pop = heapq.heappop
-        push = heapq.heappush
-        seq = self._seq
+        heap = self._heap  # a local: this loop is the clock's hot path
         self._running = True
         try:
-            while heap and heap[0][0] <= limit:
-                at, _seq, entry = pop(heap)
+            while True:
+                entry = pop_due(heap, limit)
+                if entry is None:
+                    break
                 if entry.state:  # not _PENDING: a tombstone leaving at the root
                     self._dead -= 1
                     continue
+                at = entry.at
                 self._now = at
                 kind = entry.kind
                 if not kind:
@@ -461,7 +488,9 @@ class HeapSimClock:
                         k = entry.k = entry.k + 1
                         # inlined for speed: the plain periodic's grid, else at_k().
                         nxt = entry.phase + k * entry.period if kind == _PERIODIC else entry.at_k()
-                        push(heap, (nxt, next(seq), entry))
+                        seq = self._seq
+                        self._seq = seq + 1
+                        push(heap, entry, nxt, seq)
                     else:
                         entry.state = _CANCELLED
         finally:
@@ -475,20 +504,21 @@ class HeapSimClock:
 
     def _check(self) -> None:
         """Assert every invariant; called by the state machine after each step."""
-        heap = self._heap
-        for i in range(1, len(heap)):
-            assert heap[(i - 1) // 2][:2] < heap[i][:2], "heap order violated"
-        seqs = [item[1] for item in heap]
+        items = entries(self._heap)
+        keys = [(entry.at, entry.seq) for entry in items]
+        for i in range(1, len(keys)):
+            assert keys[(i - 1) // 2] < keys[i], "heap order violated"
+        seqs = [entry.seq for entry in items]
         assert len(seqs) == len(set(seqs)), "duplicate seq in heap"
-        dead = sum(1 for item in heap if item[2].state != _PENDING)
+        assert all(seq < self._seq for seq in seqs), "seq from the future"
+        dead = sum(1 for entry in items if entry.state != _PENDING)
         assert dead == self._dead, f"tombstone count {self._dead} != {dead}"
-        live = len(heap) - dead
-        assert len(heap) <= 2 * live + self._threshold, "tombstones unbounded"
-        live_entries = [item[2] for item in heap if item[2].state == _PENDING]
+        live = len(items) - dead
+        assert len(items) <= 2 * live + self._threshold, "tombstones unbounded"
+        live_entries = [entry for entry in items if entry.state == _PENDING]
         assert len({id(e) for e in live_entries}) == len(live_entries), "entry pushed twice"
-        for at, _seq, entry in heap:
-            if entry.state != _PENDING:
-                continue
+        for entry in live_entries:
+            at = entry.at
             if not self._running:
                 assert at >= self._now, "live entry in the past"
             if entry.kind != _ONESHOT:
