@@ -71,10 +71,14 @@ class MujocoClock(GridClock):
     """A grid clock whose step is ``model.opt.timestep`` and whose ``on_step`` is ``mj_step``.
 
     ``MujocoClock(model, seed, *, data=None, keyframe=None, bus=None,
-    default_policy="strict")``: ``model`` is an ``MjModel`` or a path to an
-    MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe`` names a
-    keyframe that :meth:`reset_physics` restores (else the model's defaults).
-    The clock starts at 0 with the physics as given. Everything else is
+    default_policy="strict", start_ns=0)``: ``model`` is an ``MjModel`` or a
+    path to an MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe``
+    names a keyframe that :meth:`reset_physics` restores (else the model's
+    defaults). The clock starts at ``start_ns`` (a boundary, C-TIME-1) with the
+    physics as given; a start other than 0 also sets ``data.time`` to
+    ``start_ns / 1e9``, MuJoCo's float view of it (never read back as the
+    clock). Starting at a far instant is how a far time is reached without
+    one ``mj_step`` per boundary on the way. Everything else is
     :class:`~simclock.GridClock`: one ``mj_step`` per boundary, before the
     callbacks of that boundary.
     """
@@ -88,6 +92,7 @@ class MujocoClock(GridClock):
         keyframe: str | None = None,
         bus: Bus | None = None,
         default_policy: Policy | str = Policy.STRICT,
+        start_ns: int = 0,
     ) -> None:
         mujoco = import_mujoco()
         if isinstance(model, str | os.PathLike):
@@ -120,7 +125,16 @@ class MujocoClock(GridClock):
         """The ``MjData`` stepped once per boundary."""
         self._key_id = key_id
         self._forward_at = -1
-        super().__init__(seed, step, bus=bus, default_policy=default_policy, on_step=self._step)
+        super().__init__(
+            seed,
+            step,
+            start_ns=start_ns,
+            bus=bus,
+            default_policy=default_policy,
+            on_step=self._step,
+        )
+        if self.now_ns():
+            self.data.time = self.now_ns() / 1e9
 
     def _step(self, _k: int) -> None:
         self._mujoco.mj_step(self.model, self.data)
