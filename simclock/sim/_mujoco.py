@@ -153,13 +153,7 @@ class MujocoClock(GridClock):
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
-        _check_name(name, "name")
-        sensor_id = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_SENSOR, name))
-        if sensor_id < 0:
-            names = [self.model.sensor(i).name for i in range(self.model.nsensor)]
-            raise SimclockValueError(
-                f"sensor {safe_repr(name)} is not in the MuJoCo model; it has {names}"
-            )
+        sensor_id = self._object_id("sensor", name, self.model.nsensor)
         start = int(self.model.sensor_adr[sensor_id])
         return slice(start, start + int(self.model.sensor_dim[sensor_id]))
 
@@ -168,17 +162,29 @@ class MujocoClock(GridClock):
 
         ``ValueError`` naming the model's actuators if there is none by that name.
         """
-        _check_name(name, "name")
-        act = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_ACTUATOR, name))
-        if act < 0:
-            names = [self.model.actuator(i).name for i in range(self.model.nu)]
-            raise SimclockValueError(
-                f"actuator {safe_repr(name)} is not in the MuJoCo model; it has {names}"
-            )
+        act = self._object_id("actuator", name, self.model.nu)
         if not bool(self.model.actuator_ctrllimited[act]):
             return act, None, None
         low, high = (float(x) for x in self.model.actuator_ctrlrange[act])
         return act, low, high
+
+    def _object_id(self, kind: str, name: object, count: int) -> int:
+        """The id of the model's ``kind`` (``sensor``, ``actuator``) called ``name``.
+
+        ``TypeError`` for a name that is not a ``str``; ``ValueError`` naming
+        the model's objects of that kind when there is none by that name.
+        """
+        _check_name(name, "name")
+        mujoco = self._mujoco
+        found = int(
+            mujoco.mj_name2id(self.model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name)
+        )
+        if found < 0:
+            names = [getattr(self.model, kind)(i).name for i in range(count)]
+            raise SimclockValueError(
+                f"{kind} {safe_repr(name)} is not in the MuJoCo model; it has {names}"
+            )
+        return found
 
     def read_sensor(self, name: str) -> tuple[float, ...]:
         """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""
