@@ -11,7 +11,7 @@ state this way instead of one three-line property per attribute.
 from __future__ import annotations
 
 import operator
-from typing import Any, Generic, NoReturn, TypeVar, overload
+from typing import Any, Generic, Never, NoReturn, TypeVar, overload
 
 __all__ = ["ReadOnly"]
 
@@ -41,7 +41,8 @@ class ReadOnly(Generic[T]):
         value: T = self._get(obj)
         return value
 
-    def __set__(self, obj: object, value: object) -> NoReturn:
+    def __set__(self, obj: object, value: Never) -> NoReturn:
+        # value: Never, so mypy refuses an assignment as it does for a property.
         raise AttributeError(
             f"property {self._name!r} of {type(obj).__name__!r} object has no setter"
         )
