@@ -160,6 +160,11 @@ def test_C_SWEEP_1_C_SWEEP_2_local_cluster_and_remote_cluster_write_identical_by
             "dashboard_address": None,
             "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             "silence_logs": logging.ERROR,
+            # No dashboard diagnostics on the workers (they take the GIL from the runs).
+            "config": {
+                "distributed.worker.profile.enabled": False,
+                "distributed.admin.tick.interval": "1s",
+            },
         }
     ]
     for name in ("sweep.parquet", "sweep.csv"):
@@ -181,6 +186,23 @@ def test_C_SWEEP_1_C_SWEEP_2_local_cluster_and_remote_cluster_write_identical_by
     assert sorted(int(t[0]) for t in timing) == list(range(24))
     assert {t[2] for t in timing} <= addresses
     assert "tcp://" not in (reference / "sweep.csv").read_text()
+
+
+def test_C_SWEEP_2_short_runs_are_sent_in_batches_each_seed_once(
+    cluster: str, short: Path, reference: Path, tmp_path: Path
+) -> None:
+    import distributed
+
+    dask: Any = distributed
+    with _connect(cluster) as client, dask.get_task_stream(client) as stream:
+        table = simclock.sweep(short, SEEDS, out=tmp_path / "batched", scheduler=cluster)
+    # The scheduler's task stream, collected when the block ends.
+    tasks = [t for t in stream.data if str(t["key"]).startswith("run_seeds-")]
+    assert table.to_pylist() == _rows(reference)
+    # The first task per slot (2 workers x 2) holds one seed; runs of a few ms are then
+    # grouped, so there are fewer tasks than seeds; every seed ran exactly once.
+    assert 4 < len(tasks) < 24
+    assert sorted(int(t[0]) for t in _timing(tmp_path / "batched")) == list(range(24))
 
 
 def test_C_SWEEP_1_C_SWEEP_5_two_parts_in_reverse_order_give_the_same_table(

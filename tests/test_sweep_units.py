@@ -180,6 +180,32 @@ def test_spread_takes_first_last_and_between() -> None:
     assert spread([4, 5], 9) == [4, 5]
 
 
+def test_C_SWEEP_2_batch_size_aims_at_half_a_second_and_shares_the_tail() -> None:
+    from simclock.sweeps._feed import BATCH_S, MAX_BATCH, batch_size
+
+    assert (BATCH_S, MAX_BATCH) == (0.5, 64)
+    # By the runs' mean wall time: 20 ms runs -> 25 a task; runs of 0.5 s or more -> 1.
+    assert batch_size(0.020, 1000, 4) == 25
+    assert batch_size(0.5, 1000, 4) == 1
+    assert batch_size(1.3, 1000, 4) == 1
+    assert batch_size(0.001, 1000, 4) == 64  # capped
+    assert batch_size(0.0, 1000, 4) == 64  # a run too short to time
+    # The tail: the remaining seeds split evenly over the tasks in flight, never 0.
+    assert batch_size(0.020, 38, 2) == 19
+    assert batch_size(0.020, 9, 4) == 3
+    assert batch_size(0.020, 1, 4) == 1
+    assert batch_size(0.020, 5, 0) == 5
+
+
+def test_run_seeds_is_run_seed_for_each_seed_in_order(tmp_path: Path) -> None:
+    from simclock.sweeps._task import run_seed, run_seeds, ship
+
+    job = ship(load_scenario(write_short(tmp_path)))
+    batch = run_seeds([5, 2, 9], job)
+    assert [o.row for o in batch] == [run_seed(s, job).row for s in (5, 2, 9)]
+    assert [o.row["seed"] for o in batch] == [5, 2, 9]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
@@ -201,6 +227,29 @@ def test_spread_takes_first_last_and_between() -> None:
             ValueError,
             "workers=2 applies to the local cluster only; an existing cluster at scheduler has "
             "the workers it has",
+        ),
+        (
+            {"scheduler": "tcp://127.0.0.1:"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://127.0.0.1:': it "
+            "has no valid HOST:PORT",
+        ),
+        (
+            {"scheduler": "tcp://127.0.0.1:99999"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://127.0.0.1:99999': "
+            "it has the port 99999, outside 1..65535",
+        ),
+        (
+            {"scheduler": "udp://127.0.0.1:8786"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'udp://127.0.0.1:8786': "
+            "it has the scheme 'udp'; use one of tcp, tls, ws, wss",
+        ),
+        (
+            {"scheduler": "tcp://:8786"},
+            ValueError,
+            "scheduler must be an address like tcp://HOST:PORT, got 'tcp://:8786': it has no host",
         ),
         ({"runner": 3}, TypeError, "runner must be callable or None, got 3"),
         (
@@ -366,6 +415,13 @@ def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "simclock sweep: error: table must be a .parquet or .csv file written by simclock "
         f"sweep, got {str(short)!r}\n"
     )
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["sweep", str(short), "--seeds", "0:2", "--scheduler", "tcp://127.0.0.1:"]) == 2
+    assert capsys.readouterr().err == (
+        "simclock sweep: error: scheduler must be an address like tcp://HOST:PORT, got "
+        "'tcp://127.0.0.1:': it has no valid HOST:PORT\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
     other = tmp_path / "other.csv"
     other.write_text("seed,value\n0,1.5\n")
     assert main(["sweep", "report", str(other)]) == 2

@@ -30,18 +30,27 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
+from simclock.sweeps._feed import outcomes
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
 from simclock.sweeps._task import Outcome, Runner, Shipped, audit_seed, run_seed, ship
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["RECORD_CHOICES", "SweepAuditError", "parse_seeds", "sweep"]
+__all__ = ["RECORD_CHOICES", "WORKER_CONFIG", "SweepAuditError", "parse_seeds", "sweep"]
 
 RECORD_CHOICES = ("none", "failing", "all")
 _SEEDS = re.compile(r"([0-9]+):([0-9]+)")
 _LINE_LIMIT = 400
 _QUIET_HTTP = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+# The local cluster's workers run without the diagnostics that only a dashboard shows
+# (and the sweep serves none): the statistical profiler wakes every 10 ms and the
+# event-loop tick every 20 ms, each time taking the GIL from the run. Measured in
+# docs/benchmarks.md ("Sweeps"). An existing cluster (scheduler=) keeps its own config.
+WORKER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
 
 SweepProgress = Callable[[int, int], object]
 """``progress(done, total)``: called after each finished run of this call."""
@@ -113,6 +122,7 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
             # loopback, on a free port (not 8787, which another cluster may hold).
             scheduler_kwargs=_QUIET_HTTP,
             silence_logs=logging.ERROR,
+            config=WORKER_CONFIG,
         ) as cluster,
         dask.Client(cluster) as client,
     ):
@@ -164,7 +174,43 @@ def _check_args(
         raise SimclockValueError(f"audit must be >= 0, got {safe_repr(audit)}")
     if runner is not None and not callable(runner):
         raise SimclockTypeError(f"runner must be callable or None, got {safe_repr(runner)}")
-    return record, None if scheduler is None else exact_str(scheduler)
+    return record, None if scheduler is None else _check_address(exact_str(scheduler))
+
+
+_ADDRESS_LIMIT = 1000
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def _check_address(scheduler: str) -> str:
+    """Refuse a scheduler address Dask would fail on later (``tcp://HOST:PORT``, tls/ws/wss too).
+
+    Checked before any connection, so a typo is a ``ValueError`` naming the
+    argument rather than a failure from inside Dask's client.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    shown = safe_repr(scheduler)
+    problem = None
+    if len(scheduler) > _ADDRESS_LIMIT:
+        problem = f"is longer than {_ADDRESS_LIMIT} characters"
+    else:
+        try:
+            scheme, location = parse_address(scheduler)
+            host, port = parse_host_port(location, 8786)
+        except ValueError:
+            problem = "has no valid HOST:PORT"
+        else:
+            if scheme not in _SCHEMES:
+                problem = f"has the scheme {scheme!r}; use one of {', '.join(_SCHEMES)}"
+            elif not host:
+                problem = "has no host"
+            elif not 0 < port < 65536:
+                problem = f"has the port {port}, outside 1..65535"
+    if problem is not None:
+        raise SimclockValueError(
+            f"scheduler must be an address like tcp://HOST:PORT, got {shown}: it {problem}"
+        )
+    return scheduler
 
 
 def sweep(
@@ -249,15 +295,9 @@ def _run_all(
     probes: dict[int, Outcome],
     progress: SweepProgress | None,
 ) -> None:
-    import distributed
-
     client, job, runner = work
-    as_completed: Any = distributed.as_completed
     [job_future] = client.scatter([job], broadcast=True)
-    futures = client.map(run_seed, todo, job=job_future, runner=runner, record=record, pure=False)
-    for done, future in enumerate(as_completed(futures), start=1):
-        outcome: Outcome = future.result()
-        future.release()
+    for done, outcome in enumerate(outcomes(client, job_future, todo, runner, record), start=1):
         seed = int(outcome.row["seed"])
         if store is not None:
             if outcome.mcap is not None:
