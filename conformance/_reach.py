@@ -152,7 +152,8 @@ class Reach:
         """
         if self.fits(start, f"a start at {start}"):
             rig = make_rig(self.factory, seed)
-            rig.clock.advance(start)
+            if start:
+                rig.clock.advance(start)
             return rig
         return rig_started(self.factory, seed, start)
 
