@@ -18,7 +18,8 @@ in a ``Test*`` class derived from a suite base (``ClockConformance``). With
 ``--simclock-backend`` all results form one report; otherwise (in-repo
 subclasses) there is one report per test class. The verdict (C-CONF-1) is
 CONFORMING only for a full run in which every mandatory test ran and passed:
-a test a subclass overrides (or sets to ``None``) or skips is named and makes
+a test a subclass overrides (or sets to ``None``) or skips, or one that ran
+only within the backend's declared horizon (``limited``), is named and makes
 it INCOMPLETE; a run restricted by ``-k``/``--clause``/``-x`` is PARTIAL.
 """
 
@@ -147,14 +148,18 @@ def _overridden(cls: type, base: type) -> list[str]:
 
 def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
     from conformance._harness import NOT_APPLICABLE
-    from conformance._report import FAILED, PASSED, SKIPPED, Outcome, falsifying_program
+    from conformance._reach import LIMITED_PROPERTY
+    from conformance._report import FAILED, LIMITED, PASSED, SKIPPED, Outcome, falsifying_program
     from conformance._report import NOT_APPLICABLE as NA_STATUS
 
     name = report.nodeid.rsplit("::", 1)[-1]
     extra: dict[str, Any] = {}
+    limited = ""
     for key, value in report.user_properties:
         if key == "simclock" and isinstance(value, dict):
             extra = value
+        elif key == LIMITED_PROPERTY and not limited:
+            limited = str(value)
     if report.failed or hasattr(report, "wasxfail"):
         text = report.longreprtext
         message = extra.get("message") or ""
@@ -180,6 +185,9 @@ def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
             reason = str(report.longrepr[2])
         status = NA_STATUS if NOT_APPLICABLE in reason else SKIPPED
         return Outcome(name, status, message=reason.removeprefix("Skipped: "))
+    if limited:
+        # Passed, but only within the backend's declared horizon: never CONFORMING (C-CONF-1).
+        return Outcome(name, LIMITED, message=limited)
     return Outcome(name, PASSED)
 
 

@@ -5,7 +5,8 @@ Clause status (C-CONF-1):
 - ``failed``: a test of the clause failed (an expected failure, ``xfail``,
   counts as failed: the backend does not keep the clause);
 - ``incomplete``: a test of a mandatory clause was skipped, overridden (e.g.
-  by a subclass) or called "not applicable";
+  by a subclass) or called "not applicable", or ran only in the reduced form
+  a backend's declared horizon allows (``limited``, see ``_reach``);
 - ``not run``: a test of the clause was not run (deselected by ``--clause``
   or ``-k``, or cut short by ``-x``);
 - ``not applicable``: every test of an optional clause (``C-X-*``, or a family
@@ -29,6 +30,7 @@ __all__ = [
     "CONFORMING",
     "FAILED",
     "INCOMPLETE",
+    "LIMITED",
     "NOT_APPLICABLE",
     "NOT_CONFORMING",
     "NOT_RUN",
@@ -48,6 +50,8 @@ NOT_RUN = "not run"
 SKIPPED = "skipped"
 OVERRIDDEN = "overridden"
 INCOMPLETE_STATUS = "incomplete"
+LIMITED = "limited"
+"""A test that passed only within the backend's declared horizon (``conformance._reach``)."""
 
 CONFORMING = "CONFORMING"
 NOT_CONFORMING = "NOT CONFORMING"
@@ -136,7 +140,7 @@ class BackendReport:
         kinds = {t.outcome for t in outcomes}
         if FAILED in kinds:
             return FAILED
-        if SKIPPED in kinds or OVERRIDDEN in kinds:
+        if SKIPPED in kinds or OVERRIDDEN in kinds or LIMITED in kinds:
             return INCOMPLETE_STATUS
         if NOT_APPLICABLE in kinds and not self._optional(clause_id):
             return INCOMPLETE_STATUS
@@ -156,12 +160,12 @@ class BackendReport:
         return [c for c in self.clause_ids() if self.status(c) == FAILED]
 
     def incomplete_tests(self) -> list[str]:
-        """``test (reason)`` of every mandatory test skipped or overridden (C-CONF-1)."""
+        """``test (reason)`` of every mandatory test skipped, overridden or limited (C-CONF-1)."""
         out = []
         for c in self.clause_ids():
             optional = self._optional(c)
             for t in self.tests.get(c, []):
-                if t.outcome in (SKIPPED, OVERRIDDEN) or (
+                if t.outcome in (SKIPPED, OVERRIDDEN, LIMITED) or (
                     t.outcome == NOT_APPLICABLE and not optional
                 ):
                     why = (
@@ -259,7 +263,7 @@ class BackendReport:
         lines.append(self.summary_line())
         verdict = self.verdict
         if verdict == INCOMPLETE:
-            lines.append("INCOMPLETE: mandatory tests skipped or overridden:")
+            lines.append("INCOMPLETE: mandatory tests skipped, overridden or limited:")
             lines.extend(f"  {t}" for t in self.incomplete_tests())
         elif verdict == PARTIAL:
             not_run = [c for c in self.clause_ids() if self.status(c) == NOT_RUN]

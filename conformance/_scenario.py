@@ -30,8 +30,12 @@ __all__ = ["main", "run_in_subprocess", "run_scenario", "ship_factory"]
 _MS = 1_000_000
 
 
-def run_scenario(factory: Factory, seed: int) -> dict[str, Any]:
-    """Run the fixed scenario on a fresh clock and return what it observed."""
+def run_scenario(factory: Factory, seed: int, ms: int = _MS) -> dict[str, Any]:
+    """Run the fixed scenario on a fresh clock and return what it observed.
+
+    ``ms`` is the scenario's millisecond (its 25 "ms" span 25*``ms`` ns); a
+    backend with a declared horizon gets a shorter one (``conformance._reach``).
+    """
     rig = make_rig(factory, seed)
     clock = rig.clock
     root = clock.random_source()
@@ -51,19 +55,19 @@ def run_scenario(factory: Factory, seed: int) -> dict[str, Any]:
     def control() -> None:
         now = clock.now_ns()
         out.append(["ctl", now, root.uniform(-1.0, 1.0)])
-        if now == 10 * _MS:
+        if now == 10 * ms:
             clock.schedule(now, late)
-            clock.schedule(now + 3 * _MS, late)
+            clock.schedule(now + 3 * ms, late)
 
     def fail() -> None:
         raise ValueError(f"scenario failure at {clock.now_ns()}")
 
-    clock.schedule_periodic(2 * _MS, imu_tick)
-    clock.schedule_periodic(3 * _MS, cam_tick, 1 * _MS)
-    clock.schedule_periodic(5 * _MS, control)
-    clock.schedule(6 * _MS, fail)
-    clock.schedule(6 * _MS, late)
-    for dt in (0, 1 * _MS, 4 * _MS, 7 * _MS, 0, 13 * _MS):
+    clock.schedule_periodic(2 * ms, imu_tick)
+    clock.schedule_periodic(3 * ms, cam_tick, 1 * ms)
+    clock.schedule_periodic(5 * ms, control)
+    clock.schedule(6 * ms, fail)
+    clock.schedule(6 * ms, late)
+    for dt in (0, 1 * ms, 4 * ms, 7 * ms, 0, 13 * ms):
         clock.advance(dt)
     streams = {
         "root": [root.uniform(0.0, 1.0) for _ in range(3)],
@@ -124,7 +128,9 @@ def _unship(data: bytes) -> Factory:
     return cast(Factory, fn)
 
 
-def run_in_subprocess(spec: str | bytes, seed: int, hash_seed: str) -> dict[str, Any]:
+def run_in_subprocess(
+    spec: str | bytes, seed: int, hash_seed: str, ms: int = _MS
+) -> dict[str, Any]:
     """Run the scenario via ``python -m conformance._scenario`` with ``PYTHONHASHSEED``.
 
     ``spec`` is ``MODULE:FACTORY`` or a factory shipped by :func:`ship_factory`.
@@ -142,7 +148,7 @@ def run_in_subprocess(spec: str | bytes, seed: int, hash_seed: str) -> dict[str,
             path.write_bytes(spec)
             arg = f"@{path}"
         proc = subprocess.run(
-            [sys.executable, "-m", "conformance._scenario", str(arg), str(seed)],
+            [sys.executable, "-m", "conformance._scenario", str(arg), str(seed), str(ms)],
             capture_output=True,
             text=True,
             env=env,
@@ -161,16 +167,17 @@ def run_in_subprocess(spec: str | bytes, seed: int, hash_seed: str) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m conformance._scenario MODULE:FACTORY SEED``: print the scenario as JSON."""
+    """``python -m conformance._scenario MODULE:FACTORY SEED [MS]``: print the scenario as JSON."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m conformance._scenario MODULE:FACTORY SEED", file=sys.stderr)
+    if len(args) not in (2, 3):
+        print("usage: python -m conformance._scenario MODULE:FACTORY SEED [MS]", file=sys.stderr)
         return 2
     if args[0].startswith("@"):
         factory = _unship(Path(args[0][1:]).read_bytes())
     else:
         factory = load_factory(args[0])
-    print(json.dumps(run_scenario(factory, int(args[1]))))
+    ms = int(args[2]) if len(args) == 3 else _MS
+    print(json.dumps(run_scenario(factory, int(args[1]), ms)))
     return 0
 
 

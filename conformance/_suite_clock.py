@@ -36,6 +36,7 @@ from conformance._harness import (
 )
 from conformance._harness import factory_spec as derive_spec
 from conformance._machine import private_hypothesis_home, run_machine
+from conformance._reach import LIMITED_PROPERTY, Every, Push, Reach, reach_of
 from conformance._scenario import run_in_subprocess, run_scenario, ship_factory
 from simclock import (
     EVENTS_TOPIC,
@@ -180,6 +181,17 @@ class ClockConformance:
         return make_rig(clock_factory, 0)
 
     @pytest.fixture
+    def reach(
+        self, clock_factory: Factory, record_property: Callable[[str, object], None]
+    ) -> Reach:
+        """How far one test may take this backend (its declared horizon, C-CONF-4).
+
+        A test that must run a reduced form records why; the report then calls
+        it ``limited`` and the verdict INCOMPLETE (C-CONF-1).
+        """
+        return reach_of(clock_factory, partial(record_property, LIMITED_PROPERTY))
+
+    @pytest.fixture
     def make(self, clock_factory: Factory) -> Callable[[int], Rig]:
         """Make more fresh clocks: ``make(seed)``."""
         return partial(make_rig, clock_factory)
@@ -281,33 +293,28 @@ class ClockConformance:
         assert trace == [("p", 2), ("a", 4), ("b", 4), ("p", 5)], f"C-TIME-3: trace {trace}"
         assert clock.now_ns() == 6
 
-    def test_C_TIME_4_exact_up_to_2_64_minus_1(self, rig: Rig) -> None:
-        clock = rig.clock
+    def test_C_TIME_4_exact_up_to_2_64_minus_1(self, reach: Reach) -> None:
         times = [2**53 + 1, 2**53 + 3, 2**60 + 1, 2**63 - 1, 2**63 + 1, MAX_NS - 1, MAX_NS]
-        for at in times:
-            clock.schedule(at, rig.rec(f"t{at}"))
-        clock.schedule(2**60 + 1, rig.rec("tie"))
         period, phase = 2**62 + 1, 2**53 + 1
-        clock.schedule_periodic(period, rig.rec("p"), phase)
+        pushes: list[Push] = [(f"t{at}", at) for at in times]
+        pushes += [("tie", 2**60 + 1), Every("p", period, phase)]
         grid = [phase + k * period for k in range(4) if phase + k * period <= MAX_NS]
         expected = sorted(
             [(f"t{at}", at) for at in times] + [("tie", 2**60 + 1)] + [("p", t) for t in grid],
             key=lambda x: x[1],
         )
         stops = sorted({*times, *grid})
-        seen = []
-        for stop in stops:
-            clock.advance(stop - clock.now_ns())
-            seen.append(clock.now_ns())
+        run = reach.run_far(pushes, stops, "the program up to 2**64-1")
+        seen, trace = run.nows, run.trace
         assert seen == stops, f"C-TIME-4: now_ns() stopped at {seen}, expected {stops}"
-        assert rig.trace == expected, (
-            f"C-TIME-4: firings {rig.trace}, expected {expected} (times above 2**53 "
+        assert trace == expected, (
+            f"C-TIME-4: firings {trace}, expected {expected} (times above 2**53 "
             "must not be rounded, above 2**63 not wrapped)"
         )
 
-    def test_C_TIME_4_beyond_2_64_exact_or_refused(self, rig: Rig) -> None:
+    def test_C_TIME_4_beyond_2_64_exact_or_refused(self, reach: Reach) -> None:
+        rig = reach.rig_at(MAX_NS - 2)
         clock = rig.clock
-        clock.advance(MAX_NS - 2)
         clock.schedule(MAX_NS, rig.rec("max"))
         try:
             clock.schedule(MAX_NS + 1, rig.rec("beyond"))
@@ -328,9 +335,7 @@ class ClockConformance:
         want = [("max", MAX_NS), *([("beyond", MAX_NS + 1)] if accepted else [])]
         assert rig.trace == want, f"C-TIME-4: {rig.trace}, expected {want} (wrapped at 2**64?)"
 
-    def test_C_TIME_4_random_far_times_fire_exactly(
-        self, clock_factory: Factory, profile: str
-    ) -> None:
+    def test_C_TIME_4_random_far_times_fire_exactly(self, reach: Reach, profile: str) -> None:
         # No shrinking: a failing example is already small and shows its times,
         # and shrinking lists of 64-bit ints costs seconds per failing backend.
         @settings(
@@ -342,16 +347,12 @@ class ClockConformance:
             st.lists(st.integers(0, 11), max_size=12),
         )
         def check(times: list[int], ties: list[int]) -> None:
-            rig = make_rig(clock_factory, 0)
-            clock = rig.clock
             ats = [*times, *(times[i % len(times)] for i in ties)]
-            for n, at in enumerate(ats):
-                clock.schedule(at, rig.rec(str(n)))
-            for stop in sorted(set(ats)):
-                clock.advance(stop - clock.now_ns())
-            expected = sorted(((str(n), at) for n, at in enumerate(ats)), key=lambda x: x[1])
-            assert rig.trace == expected, (
-                f"C-TIME-4: entries at {ats} fired as {rig.trace}, expected {expected}"
+            pushes = [(str(n), at) for n, at in enumerate(ats)]
+            trace = reach.run_far(pushes, sorted(set(ats)), "a random far program").trace
+            expected = sorted(pushes, key=lambda x: x[1])
+            assert trace == expected, (
+                f"C-TIME-4: entries at {ats} fired as {trace}, expected {expected}"
             )
 
         with private_hypothesis_home():
@@ -557,23 +558,19 @@ class ClockConformance:
         ]
         assert trace == expected, f"C-TIE-1: equal times fired as {trace}, push order {expected}"
 
-    def test_C_TIE_1_far_ties_reached_by_long_advances(self, rig: Rig) -> None:
+    def test_C_TIE_1_far_ties_reached_by_long_advances(self, reach: Reach) -> None:
         """Ties far ahead (past a timer wheel's first levels) still fire in push order."""
-        clock = rig.clock
         instants = [5_000, 70_001, 2**40 + 3, 2**63 + 1]
-        for round_ in range(3):
-            for at in instants:
-                clock.schedule(at, rig.rec(f"{at}:{round_}"))
-        clock.schedule(5_000, rig.rec("late-5000"))  # pushed after the rounds: fires last
-        for at in instants:
-            clock.advance(at - clock.now_ns())
+        pushes = [(f"{at}:{round_}", at) for round_ in range(3) for at in instants]
+        pushes.append(("late-5000", 5_000))  # pushed after the rounds: fires last
+        trace = reach.run_far(pushes, instants, "the far ties").trace
         expected = []
         for at in instants:
             expected += [(f"{at}:{r}", at) for r in range(3)]
             if at == 5_000:
                 expected.append(("late-5000", at))
-        assert rig.trace == expected, (
-            f"C-TIE-1: far ties fired as {rig.trace}, expected push order {expected}"
+        assert trace == expected, (
+            f"C-TIE-1: far ties fired as {trace}, expected push order {expected}"
         )
 
     # -- C-PER ---------------------------------------------------------------
@@ -609,11 +606,11 @@ class ClockConformance:
         ]
         assert rig.trace == expected, f"C-PER-1: firings {rig.trace}, expected {expected}"
 
-    def test_C_PER_1_grid_is_exact_for_large_values(self, rig: Rig) -> None:
-        clock = rig.clock
-        period = 1_000_000_007
+    def test_C_PER_1_grid_is_exact_for_large_values(self, reach: Reach) -> None:
+        period = reach.scaled(1_000_000_007, 3, "three periods of 1 000 000 007 ns")
         phase = 3 * 10**15 + 11
-        clock.advance(phase + 2 * period + 1)
+        rig = reach.rig_at(phase + 2 * period + 1)
+        clock = rig.clock
         clock.schedule_periodic(period, rig.rec("p"), phase)
         clock.advance(3 * period)
         expected = [("p", phase + k * period) for k in (3, 4, 5)]
@@ -655,14 +652,17 @@ class ClockConformance:
         ]
         assert trace == expected, f"C-PER-2: {trace}, expected {expected}"
 
-    def test_C_PER_3_no_drift_over_many_firings(self, rig: Rig) -> None:
-        clock = rig.clock
-        period = 333_333_333
+    def test_C_PER_3_no_drift_over_many_firings(self, reach: Reach) -> None:
+        n = 20_000
+        period = reach.scaled(333_333_333, n, "20 000 periods of 333 333 333 ns")
         phase = 10**15 + 7
+        # Unlimited: registered at 0, reached by one long advance; within a horizon: from phase.
+        start = 0 if period == 333_333_333 else phase
+        rig = reach.rig_at(start)
+        clock = rig.clock
         times: list[int] = []
         clock.schedule_periodic(period, lambda: times.append(clock.now_ns()), phase)
-        n = 20_000
-        clock.advance(phase)
+        clock.advance(phase - start)
         for _ in range(4):
             clock.advance(n // 4 * period)
         wrong = [(k, t) for k, t in enumerate(times) if t != phase + k * period]
@@ -962,20 +962,24 @@ class ClockConformance:
 
     # -- C-DET -------------------------------------------------------------
 
-    def test_C_DET_1_same_seed_same_run_in_process(self, clock_factory: Factory) -> None:
-        first = run_scenario(clock_factory, 11)
-        second = run_scenario(clock_factory, 11)
+    def test_C_DET_1_same_seed_same_run_in_process(
+        self, clock_factory: Factory, reach: Reach
+    ) -> None:
+        ms = _scenario_ms(reach)
+        first = run_scenario(clock_factory, 11, ms)
+        second = run_scenario(clock_factory, 11, ms)
         assert first == second, "C-DET-1: two runs with seed 11 differ in one process"
-        other = run_scenario(clock_factory, 12)
+        other = run_scenario(clock_factory, 12, ms)
         assert other["streams"] != first["streams"], "C-DET-1: seeds 11 and 12 drew equal numbers"
 
     def test_C_DET_1_same_run_across_processes_and_hash_seeds(
-        self, clock_factory: Factory, factory_spec: str | None
+        self, clock_factory: Factory, factory_spec: str | None, reach: Reach
     ) -> None:
         target = _cross_process_target(clock_factory, factory_spec)
-        here = run_scenario(clock_factory, 11)
+        ms = _scenario_ms(reach)
+        here = run_scenario(clock_factory, 11, ms)
         for hash_seed in _other_hash_seeds():
-            there = _subprocess_scenario(target, 11, hash_seed)
+            there = _subprocess_scenario(target, 11, hash_seed, ms)
             assert there["trace"] == here["trace"], (
                 f"C-DET-1: firing trace differs in a subprocess with PYTHONHASHSEED={hash_seed}"
             )
@@ -1017,12 +1021,13 @@ class ClockConformance:
         assert len({tuple(x1), tuple(y), tuple(root)}) == 3, "C-RNG-2: child streams coincide"
 
     def test_C_RNG_2_children_stable_across_processes(
-        self, clock_factory: Factory, factory_spec: str | None
+        self, clock_factory: Factory, factory_spec: str | None, reach: Reach
     ) -> None:
         target = _cross_process_target(clock_factory, factory_spec)
-        here = run_scenario(clock_factory, 11)["streams"]
+        ms = _scenario_ms(reach)
+        here = run_scenario(clock_factory, 11, ms)["streams"]
         for hash_seed in _other_hash_seeds():
-            there = _subprocess_scenario(target, 11, hash_seed)["streams"]
+            there = _subprocess_scenario(target, 11, hash_seed, ms)["streams"]
             assert there == here, (
                 f"C-RNG-2: child streams differ in a subprocess with PYTHONHASHSEED={hash_seed}: "
                 "derive them from a stable hash of the label path, not hash()"
@@ -1069,10 +1074,12 @@ class ClockConformance:
             assert isinstance(gen, np.random.Generator), f"C-RNG-5: got {type(gen).__name__}"
             assert stream.numpy_rng() is gen, "C-RNG-5: numpy_rng() returned a new object"
 
-    def test_C_RNG_6_global_random_state_untouched(self, clock_factory: Factory) -> None:
+    def test_C_RNG_6_global_random_state_untouched(
+        self, clock_factory: Factory, reach: Reach
+    ) -> None:
         py_state = random.getstate()
         np_state = _numpy_global_state()
-        run_scenario(clock_factory, 5)
+        run_scenario(clock_factory, 5, _scenario_ms(reach))
         assert random.getstate() == py_state, "C-RNG-6: the backend drew from global random"
         assert _numpy_global_state() == np_state, (
             "C-RNG-6: the backend drew from global numpy.random"
@@ -1162,17 +1169,22 @@ class ClockConformance:
         assert seen == [3, 10, 10, 15, 15, None], f"C-X-PEEK: next_event_ns() gave {seen}"
         assert rig.trace == [("p", 3), ("p", 10), ("fifteen", 15)], f"C-X-PEEK: {rig.trace}"
 
-    def test_C_X_PEEK_exact_for_far_entries(self, rig: Rig) -> None:
+    def test_C_X_PEEK_exact_for_far_entries(self, rig: Rig, reach: Reach) -> None:
         """The earliest entry's exact time, however far (not a bucket's bound)."""
         clock = rig.clock
         peek: Callable[[], int | None] = _optional_method(clock, "next_event_ns")
         seen = []
-        for at in (MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003):
+        ats = (MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003)
+        for at in ats:
             clock.schedule(at, rig.rec(str(at)))
             seen.append(peek())
-        for _ in range(5):
-            clock.advance(cast(int, peek()) - clock.now_ns())
-            seen.append(peek())
+        if reach.fits(MAX_NS, "advancing to each far entry"):
+            for _ in range(5):
+                clock.advance(cast(int, peek()) - clock.now_ns())
+                seen.append(peek())
+        else:
+            far = reach.run_far([(str(at), at) for at in ats], sorted(ats), "the far entries")
+            seen += far.peeks
         want: list[int | None] = [MAX_NS, 2**63 + 7, 2**40 + 12_345, 70_001, 5_003]
         want += [70_001, 2**40 + 12_345, 2**63 + 7, MAX_NS, None]
         assert seen == want, f"C-X-PEEK: next_event_ns() gave {seen}, expected {want}"
@@ -1221,9 +1233,9 @@ class ClockConformance:
     # -- the state machine ---------------------------------------------------
 
     def test_SM_ORACLE_backend_agrees_with_reference_clock(
-        self, clock_factory: Factory, profile: str
+        self, clock_factory: Factory, profile: str, reach: Reach
     ) -> None:
-        run_machine(clock_factory, hypothesis_settings(profile, stateful=True))
+        run_machine(clock_factory, hypothesis_settings(profile, stateful=True), reach)
 
 
 def _optional_method(clock: object, method: str) -> Any:
@@ -1266,15 +1278,20 @@ def _other_hash_seeds() -> tuple[str, ...]:
     return ("0",) if os.environ.get("PYTHONHASHSEED") == "4242" else ("4242",)
 
 
-_SUBPROCESS_CACHE: dict[tuple[str | bytes, int, str], dict[str, Any]] = {}
+_SUBPROCESS_CACHE: dict[tuple[str | bytes, int, str, int], dict[str, Any]] = {}
 
 
-def _subprocess_scenario(spec: str | bytes, seed: int, hash_seed: str) -> dict[str, Any]:
-    """Run (once per factory, seed and hash seed) the scenario in a subprocess."""
-    key = (spec, seed, hash_seed)
+def _subprocess_scenario(spec: str | bytes, seed: int, hash_seed: str, ms: int) -> dict[str, Any]:
+    """Run (once per factory, seed, hash seed and scale) the scenario in a subprocess."""
+    key = (spec, seed, hash_seed, ms)
     if key not in _SUBPROCESS_CACHE:
-        _SUBPROCESS_CACHE[key] = run_in_subprocess(spec, seed, hash_seed)
+        _SUBPROCESS_CACHE[key] = run_in_subprocess(spec, seed, hash_seed, ms)
     return _SUBPROCESS_CACHE[key]
+
+
+def _scenario_ms(reach: Reach) -> int:
+    """The scenario's millisecond: 1 ms, or shorter so its 25 "ms" fit a declared horizon."""
+    return reach.scaled(1_000_000, 25, "the determinism scenario's 25 ms")
 
 
 class TestClockBackend(ClockConformance):

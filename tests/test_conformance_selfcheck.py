@@ -5,7 +5,13 @@ Every backend of ``tests/backends`` is run through ``conformance.run`` with the
 backend differs from the sorted-list backend by one defect and must be
 rejected (exit 1) with its clause among the failed ones; the correct backends
 (``HeapSimClock``, the sorted list, the timer wheel and a protocol-only
-wrapper) must be CONFORMING. The peers (SimPy, stdlib ``sched``) go through
+wrapper) must be CONFORMING, and so must the library's own clocks (GridClock
+on three grids, the clock of a Session on two, ReplayClock with callbacks):
+this is their one conformance run in ``make test``. ``MujocoClock`` and the
+backends of ``backends.horizon`` declare a horizon (C-CONF-4): every test
+runs, the far-time ones from far starts, and the verdict is INCOMPLETE naming
+exactly those, never CONFORMING; a float64 defect behind a horizon is still
+rejected. The peers (SimPy, stdlib ``sched``) go through
 the same suite; the clauses they do not keep must be exactly those their
 adapters explain. ``docs/conformance.md`` must hold exactly the tables these
 results produce.
@@ -20,6 +26,8 @@ import pytest
 from backends.broken import BROKEN
 from backends.selfcheck import (
     CORRECT,
+    LIMITED,
+    OWN,
     PEERS,
     all_names,
     peer_reasons,
@@ -71,6 +79,73 @@ def test_correct_backend_passes_with_zero_failures(
     expected_na = ["C-X-PEEK", "C-X-RATE"] if name == "minimal" else []
     # Replay clauses (C-REP-*) do not apply to these event clocks.
     assert [c for c in r["not_applicable"] if not c.startswith("C-REP-")] == expected_na
+
+
+FAR_TIME_TESTS = [
+    "test_C_TIME_4_exact_up_to_2_64_minus_1",
+    "test_C_TIME_4_beyond_2_64_exact_or_refused",
+    "test_C_TIME_4_random_far_times_fire_exactly",
+    "test_C_TIE_1_far_ties_reached_by_long_advances",
+    "test_C_PER_1_grid_is_exact_for_large_values",
+    "test_C_PER_3_no_drift_over_many_firings",
+    "test_C_DET_1_same_seed_same_run_in_process",
+    "test_C_DET_1_same_run_across_processes_and_hash_seeds",
+    "test_C_RNG_2_children_stable_across_processes",
+    "test_C_RNG_6_global_random_state_untouched",
+    "test_C_X_PEEK_exact_for_far_entries",
+    "test_SM_ORACLE_backend_agrees_with_reference_clock",
+]
+"""The suite's tests whose programs span more than a horizon of 2**16 ns (C-CONF-4)."""
+
+# Shown in units of their step (backends.clocks.GridUnits), these have no schedule_rate;
+# ReplayClock has none either. GridClock's own rates are checked by grid_1.
+_NO_RATE = {"grid_3", "grid_1ms", "session_1", "session_2ms", "mujoco_1ms", "replay"}
+
+
+@pytest.mark.parametrize("name", [n for n in OWN if n != "mujoco_1ms"])
+def test_C_CONF_1_the_librarys_own_clock_is_conforming(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
+    r = results[name]
+    assert (r["exit_code"], r["verdict"], r["failed"]) == (0, "CONFORMING", [])
+    assert (r["counts"]["not run"], r["counts"]["incomplete"], r["limited"]) == (0, 0, [])
+    na = [c for c in r["not_applicable"] if not c.startswith("C-REP-")]
+    assert na == (["C-X-RATE"] if name in _NO_RATE else [])
+
+
+@pytest.mark.parametrize("name", ["mujoco_1ms", "horizon_sorted_list"])
+def test_C_CONF_4_a_declared_horizon_runs_every_test_and_says_incomplete(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
+    r = results[name]
+    assert (r["exit_code"], r["verdict"], r["conforming"], r["failed"]) == (
+        4,
+        "INCOMPLETE",
+        False,
+        [],
+    )
+    # Nothing skipped: every far-time test ran, within the horizon, and says so.
+    assert r["limited"] == FAR_TIME_TESTS
+    assert len(r["incomplete"]) == len(FAR_TIME_TESTS)
+    for line in r["incomplete"]:
+        assert re.fullmatch(
+            r"test_\w+ \(limited: .* spans \d+ ns, beyond the backend's declared horizon of "
+            r"65536 ns; it ran within the horizon from far starts \(advances longer than the "
+            r"horizon were not exercised, C-CONF-4\)\)",
+            line,
+        ), line
+    assert r["not_applicable"] == (["C-X-RATE"] if name == "mujoco_1ms" else [])
+
+
+def test_C_CONF_4_a_horizon_hides_no_far_magnitude_defect(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    r = results["horizon_float64_times"]
+    assert (r["exit_code"], r["verdict"]) == (1, "NOT CONFORMING")
+    # The same clauses as the unlimited float64 backend: far starts reach 2**53 and beyond.
+    assert r["failed"] == results["float64_times"]["failed"]
+    assert "C-TIME-4" in r["failed"]
+    assert sorted(LIMITED) == ["horizon_float64_times", "horizon_sorted_list"]
 
 
 def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(

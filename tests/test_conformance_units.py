@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from backends.sorted_list import SortedListClock
 
 from conformance import (
     CLAUSES,
@@ -20,6 +21,7 @@ from conformance import (
 )
 from conformance._harness import factory_spec
 from conformance._plugin import suite_paths
+from conformance._reach import Every, Push, Reach, reach_of
 from conformance._report import falsifying_program
 from simclock import Bus, EventKind, HeapSimClock
 
@@ -241,3 +243,81 @@ def test_hypothesis_settings_refuse_an_unknown_profile() -> None:
     with pytest.raises(ValueError, match=r"^profile must be one of ci, thorough, got 'fats'$"):
         hypothesis_settings("fats")
     assert hypothesis_settings("thorough").max_examples > hypothesis_settings("ci").max_examples
+
+
+def test_C_CONF_1_a_limited_test_makes_the_verdict_incomplete_and_is_named() -> None:
+    rep = BackendReport("x:y")
+    for clause in CLAUSES:
+        rep.add(clause, Outcome(f"test_{clause.replace('-', '_')}_a", "passed"))
+    assert rep.verdict == "CONFORMING"
+    why = "limited: the far ties spans 9 ns, beyond the backend's declared horizon of 8 ns"
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_far", "limited", why))
+    assert (rep.status("C-TIE-1"), rep.verdict) == ("incomplete", "INCOMPLETE")
+    assert rep.conforming is False
+    assert rep.incomplete_tests() == [f"test_C_TIE_1_far ({why})"]
+    assert "INCOMPLETE: mandatory tests skipped, overridden or limited:\n" in rep.table()
+
+
+def _sorted_list_at(seed: int, bus: Bus, start_ns: int = 0) -> SortedListClock:
+    return SortedListClock(seed, bus, start_ns=start_ns)
+
+
+def test_C_CONF_4_reach_of_reads_a_declared_horizon_and_refuses_a_bad_one() -> None:
+    assert reach_of(heap_factory) == Reach(heap_factory, None, False, None)
+    assert reach_of(_sorted_list_at).starts is True
+
+    def short(seed: int, bus: Bus, start_ns: int = 0) -> SortedListClock:
+        return SortedListClock(seed, bus, start_ns=start_ns)
+
+    def no_start(seed: int, bus: Bus) -> SortedListClock:
+        return SortedListClock(seed, bus)
+
+    for horizon in (2**16 - 1, True, 2.0**20, "65536"):
+        short.horizon_ns = horizon  # type: ignore[attr-defined]
+        with pytest.raises(
+            BackendError,
+            match=rf"^the factory's horizon_ns must be an int >= 2\*\*16 \(65536\), got "
+            rf"{re.escape(repr(horizon))}$",
+        ):
+            reach_of(short)
+    no_start.horizon_ns = 2**16  # type: ignore[attr-defined]
+    with pytest.raises(
+        BackendError,
+        match=r"^the factory declares horizon_ns=65536 but takes no start_ns; a horizon needs "
+        r"FACTORY\(seed, bus, start_ns=\.\.\.\) to reach far times$",
+    ):
+        reach_of(no_start)
+
+
+def test_C_CONF_4_far_programs_in_windows_fire_what_the_whole_program_fires() -> None:
+    pushes: list[Push] = [("a", 2**63 + 1), ("b", 5), Every("p", 2**62 + 1, 2**53 + 1)]
+    pushes += [("c", 2**63 + 1), ("d", 2**64 - 1), ("e", 70_001)]
+    # Every firing of the periodic is a stop (run_far's condition); k = 4 is past 2**64 - 1.
+    grid = [2**53 + 1 + k * (2**62 + 1) for k in range(4)]
+    stops = sorted({5, 70_001, 2**63 + 1, 2**64 - 1, *grid})
+    whole = Reach(_sorted_list_at).run_far(pushes, stops, "x")
+    limits: list[str] = []
+    windows = Reach(_sorted_list_at, 2**16, True, limits.append).run_far(pushes, stops, "x")
+    assert windows == whole
+    assert whole.trace[:3] == [("b", 5), ("e", 70_001), ("p", 2**53 + 1)]
+    assert [t for t in whole.trace if t[1] == 2**63 + 1] == [("a", 2**63 + 1), ("c", 2**63 + 1)]
+    assert whole.nows == stops
+    assert whole.peeks[-1] == 2**53 + 1 + 4 * (2**62 + 1)  # the periodic, past 2**64 - 1
+    assert limits == [
+        "limited: x spans 18446744073709551615 ns, beyond the backend's declared horizon of "
+        "65536 ns; it ran within the horizon from far starts (advances longer than the horizon "
+        "were not exercised, C-CONF-4)"
+    ]
+
+
+def test_C_CONF_4_a_start_instead_of_an_advance_is_checked() -> None:
+    def lying(seed: int, bus: Bus, start_ns: int = 0) -> SortedListClock:
+        return SortedListClock(seed, bus)  # ignores start_ns
+
+    with pytest.raises(
+        AssertionError,
+        match=r"^C-TIME-1: factory\(seed, bus, start_ns=100000\) made a clock at now_ns\(\)=0$",
+    ):
+        Reach(lying, 2**16, True).rig_at(100_000)
+    rig = Reach(_sorted_list_at).rig_at(100_000)  # unlimited: made at 0, advanced there
+    assert rig.clock.now_ns() == 100_000

@@ -30,6 +30,7 @@ from simclock import (
     Message,
     MonotonicClock,
     PeriodicStats,
+    SeededRandomSource,
     Session,
     SimclockRuntimeError,
     SimclockValueError,
@@ -367,3 +368,20 @@ def test_C_X_STATS_fired_counts_the_running_firing(
     holder.append(clock.schedule_periodic(5, lambda: inside.append(holder[0].stats().fired)))
     clock.advance(10)
     assert inside == [1, 2, 3]
+
+
+def test_read_only_attributes_read_through_and_refuse_assignment_like_a_property() -> None:
+    clock = GridClock(1, 5)
+    clock.advance(12)
+    assert (clock.steps, clock.running, clock.bus is clock.bus) == (2, False, True)
+    with pytest.raises(
+        AttributeError, match=r"^property 'steps' of 'GridClock' object has no setter$"
+    ):
+        clock.steps = 7  # type: ignore[assignment]
+    with pytest.raises(
+        AttributeError, match=r"^property 'label' of 'SeededRandomSource' object has no deleter$"
+    ):
+        del SeededRandomSource(3).label
+    assert clock.steps == 2
+    assert type(clock).steps.__doc__ == "Boundaries crossed: now_ns() // step_ns()."
+    assert repr(SeededRandomSource(3).child("a")) == "SeededRandomSource(seed=3, label='/a')"

@@ -131,3 +131,23 @@ def test_mujoco_is_imported_lazily_and_missing_package_says_how_to_install(
         r"install it with: pip install 'simclock\[mujoco\]'$",
     ):
         MujocoClock(_model(), 0)
+
+
+def test_C_TIME_1_a_mujoco_clock_starts_at_start_ns_without_stepping_there() -> None:
+    start = 2**60 // (2 * MS) * (2 * MS)  # a boundary of the 2 ms grid, ~36.6 years in
+    clock = MujocoClock(_model(), 0, start_ns=start)
+    assert (clock.now_ns(), clock.steps, clock.data.time) == (start, start // (2 * MS), start / 1e9)
+    seen: list[tuple[int, int]] = []
+    clock.schedule(start + 4 * MS, lambda: seen.append((clock.now_ns(), clock.steps)))
+    clock.advance(6 * MS)
+    # Three mj_steps from the start, not 2**59 / 1e6 of them on the way there.
+    assert seen == [(start + 4 * MS, start // (2 * MS) + 2)]
+    assert clock.steps == start // (2 * MS) + 3
+    assert clock.data.time == pytest.approx(start / 1e9 + 0.006, rel=0, abs=1e-6)
+
+
+def test_C_TIME_1_start_ns_off_the_grid_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^start_ns=3 is not on the 2000000 ns grid; start at a"):
+        MujocoClock(_model(), 0, start_ns=3)
+    with pytest.raises(TypeError, match=r"^start_ns must be"):
+        MujocoClock(_model(), 0, start_ns=2.0)  # type: ignore[arg-type]

@@ -1,28 +1,19 @@
-"""``ReplayClock(callbacks=True)`` passes the whole conformance suite and the oracle machine.
+"""``ReplayClock(callbacks=True)``: what the conformance suite does not already check.
 
 Issue 11 item 2 / issue 12: the replay clock runs its callbacks on the one
 scheduling core (a composed HeapSimClock), so it is held to every clause of
-SPEC §1-§3, C-X-PEEK and C-X-STATS, and to the oracle state machine
-(``SM-ORACLE``), like the reference backend.
+SPEC §1-§3, C-X-PEEK and the oracle state machine (``SM-ORACLE``). That run
+is the ``replay`` row of the self-check (``backends.replay_clock:factory``,
+tests/test_conformance_selfcheck.py), its one home; this file keeps the
+replay-specific checks: ``stats()`` inside a callback (C-X-STATS) and the
+order of recorded messages against callbacks (C-REP-1).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from backends.replay_clock import factory
-
-from conformance import ClockConformance, Factory
 from simclock import Bus, HeapSimClock, Recorder, ReplayClock
-
-
-class TestReplayClockConformance(ClockConformance):
-    """Every clause of the suite on ``ReplayClock(callbacks=True)``."""
-
-    @pytest.fixture
-    def clock_factory(self) -> Factory:
-        return factory
 
 
 def _stats_trace(clock: HeapSimClock | ReplayClock) -> list[tuple[int, int]]:

@@ -21,8 +21,15 @@ import numpy as np
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
+from simclock.core._readonly import ReadOnly
 
-__all__ = ["DrawObserver", "SeededRandomSource", "derive_spawn_key", "normalise_label"]
+__all__ = [
+    "DrawObserver",
+    "LabelledStream",
+    "SeededRandomSource",
+    "derive_spawn_key",
+    "normalise_label",
+]
 
 DOMAIN = b"simclock.random_source.v1\x00"
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]+")
@@ -152,7 +159,27 @@ def _check_bounds(low: object, high: object) -> None:
         )
 
 
-class SeededRandomSource:
+class LabelledStream:
+    """What every stream of the tree shows: its root seed and its label path (C-RNG-1, C-RNG-3).
+
+    The base of :class:`SeededRandomSource` and of the replayed stream
+    (``ReplayRandomSource``); a subclass sets ``_seed`` and ``_label``.
+    """
+
+    __slots__ = ("_label", "_seed")
+
+    _seed: int
+    _label: str
+
+    seed = ReadOnly[int]("_seed", "The root (scenario) seed this stream derives from.")
+
+    label = ReadOnly[str]("_label", "The absolute label path, ``/`` for the root.")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(seed={self._seed}, label={safe_repr(self._label)})"
+
+
+class SeededRandomSource(LabelledStream):
     """A random stream labelled by its path in the tree of streams (SPEC §2).
 
     ``SeededRandomSource(seed)`` is the root, label ``/`` (C-RNG-1). Scalar draws
@@ -161,7 +188,7 @@ class SeededRandomSource:
     made on it directly bypass the ``observer``.
     """
 
-    __slots__ = ("_gen", "_label", "_observer", "_seed")
+    __slots__ = ("_gen", "_observer")
 
     def __init__(
         self, seed: int, label: str = "/", *, observer: DrawObserver | None = None
@@ -177,19 +204,6 @@ class SeededRandomSource:
         self._observer = observer
         seq = np.random.SeedSequence(self._seed, spawn_key=derive_spawn_key(self._label))
         self._gen = np.random.Generator(np.random.PCG64(seq))
-
-    @property
-    def seed(self) -> int:
-        """The root (scenario) seed this stream derives from."""
-        return self._seed
-
-    @property
-    def label(self) -> str:
-        """The absolute label path, ``/`` for the root."""
-        return self._label
-
-    def __repr__(self) -> str:
-        return f"SeededRandomSource(seed={self._seed}, label={safe_repr(self._label)})"
 
     def child(self, label: str) -> SeededRandomSource:
         """The stream at ``self.label + '/' + label`` (C-RNG-2, C-RNG-3).

@@ -1,5 +1,7 @@
 """Real time: the host's monotonic clock, periodic threads and paced runs (SPEC §9-§10)."""
 
+from simclock.realtime._jitter import JitterStats, LatenessHistogram
+from simclock.realtime._monotonic import MonotonicClock
 from simclock.realtime._pacing import (
     PacingControl,
     PacingMode,
@@ -7,13 +9,7 @@ from simclock.realtime._pacing import (
     PacingReport,
     run_paced,
 )
-from simclock.realtime._realtime import (
-    JitterStats,
-    LatenessHistogram,
-    MonotonicClock,
-    PeriodicThreadHandle,
-    schedule_periodic_thread,
-)
+from simclock.realtime._realtime import PeriodicThreadHandle, schedule_periodic_thread
 
 __all__ = [
     "JitterStats",

@@ -20,7 +20,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
@@ -243,38 +243,35 @@ def _default_sleep(duration_ns: int) -> None:
     time.sleep(duration_ns / 1e9)
 
 
+@dataclass
 class _Pacer:
-    """Wall-clock bookkeeping of one run: anchor, lag episodes, pause and rate changes."""
+    """Wall-clock bookkeeping of one run: anchor, lag episodes, pause and rate changes.
 
-    def __init__(
-        self,
-        mode: PacingMode,
-        rtf: Fraction,
-        sim_start: int,
-        source: Callable[[], int],
-        sleep: Callable[[int], object],
-        threshold: int,
-        control: PacingControl | None,
-        events: Bus | None,
-    ) -> None:
-        self.mode = mode
-        self.source = source
-        self.sleep = sleep
-        self.threshold = threshold
-        self.control = control
-        self.events = events
-        # -1: the first wait always takes the control's state, a pause included.
-        self.version = -1
-        self.rtf = rtf
-        # Invariant: sim time t is due at wall time anchor_wall + ceil((t - anchor_sim) / rtf).
-        self.anchor_sim = sim_start
-        self.anchor_wall = source()
-        self.wall_start = self.anchor_wall
-        self.in_lag = False
-        self.lag_events: list[Event] = []
-        self.max_lag = 0
-        self.dropped = 0
-        self.unreported = 0
+    Built as ``_Pacer(mode, rtf, sim_start, source, sleep, threshold, control,
+    events)``; the wall anchor is read from ``source`` when it is made.
+    """
+
+    mode: PacingMode
+    rtf: Fraction
+    # Invariant: sim time t is due at wall time anchor_wall + ceil((t - anchor_sim) / rtf).
+    anchor_sim: int
+    source: Callable[[], int]
+    sleep: Callable[[int], object]
+    threshold: int
+    control: PacingControl | None
+    events: Bus | None
+    # -1: the first wait always takes the control's state, a pause included.
+    version: int = field(default=-1, init=False)
+    anchor_wall: int = field(default=0, init=False)
+    wall_start: int = field(default=0, init=False)
+    in_lag: bool = field(default=False, init=False)
+    lag_events: list[Event] = field(default_factory=list, init=False)
+    max_lag: int = field(default=0, init=False)
+    dropped: int = field(default=0, init=False)
+    unreported: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.anchor_wall = self.wall_start = self.source()
 
     def _due(self, sim_ns: int) -> int:
         delta = Fraction(sim_ns - self.anchor_sim) / self.rtf

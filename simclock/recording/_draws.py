@@ -17,6 +17,7 @@ import numpy as np
 from simclock.core._errors import SimclockRuntimeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.core._random import (
+    LabelledStream,
     _check_bounds,
     _check_real,
     _check_sigma,
@@ -83,7 +84,7 @@ class DrawLog:
         return decode_draw_value(draw["value"])
 
 
-class ReplayRandomSource:
+class ReplayRandomSource(LabelledStream):
     """A :class:`~simclock.RandomSource` that returns the recorded draws (C-REP-3).
 
     Each draw must match the recorded one of the same label (method and
@@ -92,25 +93,12 @@ class ReplayRandomSource:
     Generator directly were never recorded.
     """
 
-    __slots__ = ("_label", "_log", "_seed")
+    __slots__ = ("_log",)
 
     def __init__(self, log: DrawLog, seed: int, label: str = "/") -> None:
         self._log = log
         self._seed = seed
         self._label = label
-
-    @property
-    def seed(self) -> int:
-        """The recorded run's root seed."""
-        return self._seed
-
-    @property
-    def label(self) -> str:
-        """The absolute label path, ``/`` for the root."""
-        return self._label
-
-    def __repr__(self) -> str:
-        return f"ReplayRandomSource(seed={self._seed}, label={self._label!r})"
 
     def child(self, label: str) -> ReplayRandomSource:
         """The replayed stream at ``self.label + '/' + label`` (C-RNG-3 label rules)."""

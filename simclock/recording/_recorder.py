@@ -48,6 +48,7 @@ from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import exact_str, safe_repr, typed_repr
 from simclock.core._random import DrawObserver, _check_seed
+from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
 from simclock.recording._fingerprint import (
@@ -256,15 +257,9 @@ class Recorder(Closing):
 
     # -- public ---------------------------------------------------------------
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` has run."""
-        return self._closed
+    closed = ReadOnly[bool]("_closed", "True once :meth:`close` has run.")
 
-    @property
-    def message_count(self) -> int:
-        """Bus messages written so far."""
-        return self._count
+    message_count = ReadOnly[int]("_count", "Bus messages written so far.")
 
     def fingerprint(self) -> str:
         """The fingerprint of the trace written so far (C-X-FP); final after ``close()``.

@@ -83,10 +83,37 @@ def _check_spec_topic(topic: object, default: str) -> str:
     return checked
 
 
-def _set_fields(spec: object, **values: object) -> None:
-    """Store validated, normalised values on a frozen spec (all checked before any is set)."""
+def _normalise_spec(spec: Any, id_field: str, kind: str, *times: str) -> None:
+    """Check and store a frozen spec's id, period, phase, ``times``, policy and topic.
+
+    Normalised, not only checked: a numpy.int64 period would make every time
+    derived from it a numpy.int64 (§0: stamps are Python ints) and wrap at
+    2**63. The id is stored first (the default topic is built from it); the
+    rest is all checked before any of it is set.
+    """
+    ident = check_component_segment(getattr(spec, id_field), id_field)
+    object.__setattr__(spec, id_field, ident)
+    values = {
+        "period_ns": check_positive_ns(spec.period_ns, "period_ns"),
+        "phase_ns": check_time_ns(spec.phase_ns, "phase_ns"),
+        **{name: check_time_ns(getattr(spec, name), name) for name in times},
+        "policy": check_policy(spec.policy),
+        "topic": _check_spec_topic(spec.topic, f"/{kind}/{ident}"),
+    }
     for name, value in values.items():
         object.__setattr__(spec, name, value)
+
+
+def _check_spec_grid(spec: Any, step_ns: int, **times: int) -> None:
+    """C-GRID-3 for a spec: its period, phase and ``times`` on the grid of ``step_ns``."""
+    check_schedule_on_grid(
+        spec.component_id,
+        check_positive_ns(step_ns, "step_ns"),
+        spec.policy,
+        period=spec.period_ns,
+        phase=spec.phase_ns,
+        **times,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +133,7 @@ class SensorSpec:
     topic: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "device_id", check_component_segment(self.device_id, "device_id"))
-        # Normalised, not only checked: a numpy.int64 period would make every
-        # Sample time a numpy.int64 (§0: stamps are Python ints) and wrap at 2**63.
-        _set_fields(
-            self,
-            period_ns=check_positive_ns(self.period_ns, "period_ns"),
-            phase_ns=check_time_ns(self.phase_ns, "phase_ns"),
-            latency_ns=check_time_ns(self.latency_ns, "latency_ns"),
-            policy=check_policy(self.policy),
-            topic=_check_spec_topic(self.topic, f"/sensors/{self.device_id}"),
-        )
+        _normalise_spec(self, "device_id", "sensors", "latency_ns")
 
     @property
     def component_id(self) -> str:
@@ -128,14 +145,7 @@ class SensorSpec:
 
         ``step_ns`` is a time-int > 0 (``TypeError``/``ValueError`` otherwise).
         """
-        check_schedule_on_grid(
-            self.component_id,
-            check_positive_ns(step_ns, "step_ns"),
-            self.policy,
-            period=self.period_ns,
-            phase=self.phase_ns,
-            latency=self.latency_ns,
-        )
+        _check_spec_grid(self, step_ns, latency=self.latency_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,16 +159,7 @@ class ControllerSpec:
     topic: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "controller_id", check_component_segment(self.controller_id, "controller_id")
-        )
-        _set_fields(
-            self,
-            period_ns=check_positive_ns(self.period_ns, "period_ns"),
-            phase_ns=check_time_ns(self.phase_ns, "phase_ns"),
-            policy=check_policy(self.policy),
-            topic=_check_spec_topic(self.topic, f"/controllers/{self.controller_id}"),
-        )
+        _normalise_spec(self, "controller_id", "controllers")
 
     @property
     def component_id(self) -> str:
@@ -170,13 +171,7 @@ class ControllerSpec:
 
         ``step_ns`` is a time-int > 0 (``TypeError``/``ValueError`` otherwise).
         """
-        check_schedule_on_grid(
-            self.component_id,
-            check_positive_ns(step_ns, "step_ns"),
-            self.policy,
-            period=self.period_ns,
-            phase=self.phase_ns,
-        )
+        _check_spec_grid(self, step_ns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from simclock.core._names import (
 )
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import SeededRandomSource
+from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 
 __all__ = [
@@ -181,25 +182,13 @@ class GridClock:
 
     # -- reading ----------------------------------------------------------
 
-    @property
-    def bus(self) -> Bus:
-        """The bus this clock reports on; bound to the inner clock, so stamps are exact."""
-        return self._inner.bus
+    bus = ReadOnly[Bus]("_inner.bus", "The bus it reports on (the inner clock's).")
 
-    @property
-    def default_policy(self) -> Policy:
-        """The policy of a ``schedule*`` call that names none."""
-        return self._default_policy
+    default_policy = ReadOnly[Policy]("_default_policy", "The policy when schedule* names none.")
 
-    @property
-    def steps(self) -> int:
-        """Boundaries crossed since time 0: ``now_ns() // step_ns()`` between calls."""
-        return self._steps
+    steps = ReadOnly[int]("_steps", "Boundaries crossed: now_ns() // step_ns().")
 
-    @property
-    def running(self) -> bool:
-        """True while ``advance`` runs (inside a callback or the ``on_step`` hook)."""
-        return self._running
+    running = ReadOnly[bool]("_running", "True inside advance (callbacks, on_step).")
 
     def now_ns(self) -> int:
         """Current simulation time in ns (C-TIME-1, C-TIME-2)."""

@@ -71,10 +71,14 @@ class MujocoClock(GridClock):
     """A grid clock whose step is ``model.opt.timestep`` and whose ``on_step`` is ``mj_step``.
 
     ``MujocoClock(model, seed, *, data=None, keyframe=None, bus=None,
-    default_policy="strict")``: ``model`` is an ``MjModel`` or a path to an
-    MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe`` names a
-    keyframe that :meth:`reset_physics` restores (else the model's defaults).
-    The clock starts at 0 with the physics as given. Everything else is
+    default_policy="strict", start_ns=0)``: ``model`` is an ``MjModel`` or a
+    path to an MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe``
+    names a keyframe that :meth:`reset_physics` restores (else the model's
+    defaults). The clock starts at ``start_ns`` (a boundary, C-TIME-1) with the
+    physics as given; a start other than 0 also sets ``data.time`` to
+    ``start_ns / 1e9``, MuJoCo's float view of it (never read back as the
+    clock). Starting at a far instant is how a far time is reached without
+    one ``mj_step`` per boundary on the way. Everything else is
     :class:`~simclock.GridClock`: one ``mj_step`` per boundary, before the
     callbacks of that boundary.
     """
@@ -88,6 +92,7 @@ class MujocoClock(GridClock):
         keyframe: str | None = None,
         bus: Bus | None = None,
         default_policy: Policy | str = Policy.STRICT,
+        start_ns: int = 0,
     ) -> None:
         mujoco = import_mujoco()
         if isinstance(model, str | os.PathLike):
@@ -120,7 +125,16 @@ class MujocoClock(GridClock):
         """The ``MjData`` stepped once per boundary."""
         self._key_id = key_id
         self._forward_at = -1
-        super().__init__(seed, step, bus=bus, default_policy=default_policy, on_step=self._step)
+        super().__init__(
+            seed,
+            step,
+            start_ns=start_ns,
+            bus=bus,
+            default_policy=default_policy,
+            on_step=self._step,
+        )
+        if self.now_ns():
+            self.data.time = self.now_ns() / 1e9
 
     def _step(self, _k: int) -> None:
         self._mujoco.mj_step(self.model, self.data)
@@ -139,13 +153,7 @@ class MujocoClock(GridClock):
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
-        _check_name(name, "name")
-        sensor_id = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_SENSOR, name))
-        if sensor_id < 0:
-            names = [self.model.sensor(i).name for i in range(self.model.nsensor)]
-            raise SimclockValueError(
-                f"sensor {safe_repr(name)} is not in the MuJoCo model; it has {names}"
-            )
+        sensor_id = self._object_id("sensor", name, self.model.nsensor)
         start = int(self.model.sensor_adr[sensor_id])
         return slice(start, start + int(self.model.sensor_dim[sensor_id]))
 
@@ -154,17 +162,29 @@ class MujocoClock(GridClock):
 
         ``ValueError`` naming the model's actuators if there is none by that name.
         """
-        _check_name(name, "name")
-        act = int(self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_ACTUATOR, name))
-        if act < 0:
-            names = [self.model.actuator(i).name for i in range(self.model.nu)]
-            raise SimclockValueError(
-                f"actuator {safe_repr(name)} is not in the MuJoCo model; it has {names}"
-            )
+        act = self._object_id("actuator", name, self.model.nu)
         if not bool(self.model.actuator_ctrllimited[act]):
             return act, None, None
         low, high = (float(x) for x in self.model.actuator_ctrlrange[act])
         return act, low, high
+
+    def _object_id(self, kind: str, name: object, count: int) -> int:
+        """The id of the model's ``kind`` (``sensor``, ``actuator``) called ``name``.
+
+        ``TypeError`` for a name that is not a ``str``; ``ValueError`` naming
+        the model's objects of that kind when there is none by that name.
+        """
+        _check_name(name, "name")
+        mujoco = self._mujoco
+        found = int(
+            mujoco.mj_name2id(self.model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name)
+        )
+        if found < 0:
+            names = [getattr(self.model, kind)(i).name for i in range(count)]
+            raise SimclockValueError(
+                f"{kind} {safe_repr(name)} is not in the MuJoCo model; it has {names}"
+            )
+        return found
 
     def read_sensor(self, name: str) -> tuple[float, ...]:
         """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""

@@ -34,6 +34,7 @@ from simclock.core._failure import publish_callback_failure
 from simclock.core._names import exact_str, safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
+from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.sim._devices import (
     ControllerSpec,
@@ -257,20 +258,11 @@ class Session:
 
     # -- the plan -----------------------------------------------------------
 
-    @property
-    def clock(self) -> GridClock:
-        """The clock the session owns; only the session should advance it (C-MODE-2)."""
-        return self._clock
+    clock = ReadOnly[GridClock]("_clock", "The clock; only the session advances it (C-MODE-2).")
 
-    @property
-    def bus(self) -> Bus:
-        """The clock's bus: samples, controller commands, ``/clock`` and events."""
-        return self._clock.bus
+    bus = ReadOnly[Bus]("_clock.bus", "The clock's bus: samples, commands, /clock, events.")
 
-    @property
-    def seed(self) -> int:
-        """The session seed: episode 0's seed and the root of default episode seeds."""
-        return self._seed
+    seed = ReadOnly[int]("_seed", "Session seed: episode 0's and the default root.")
 
     def _check_plan_open(self, what: str) -> None:
         if self._started:
@@ -336,20 +328,11 @@ class Session:
             return 0
         return self._clock.now_ns() - self._episode_start
 
-    @property
-    def episode(self) -> int:
-        """Index of the current episode; ``-1`` before the session starts."""
-        return self._episode
+    episode = ReadOnly[int]("_episode", "Index of the current episode; -1 before start().")
 
-    @property
-    def episode_seed(self) -> int:
-        """Seed of the current episode (the session seed before the start)."""
-        return self._episode_seed
+    episode_seed = ReadOnly[int]("_episode_seed", "Episode seed (the session seed before start).")
 
-    @property
-    def episode_start_ns(self) -> int:
-        """SessionTime at which the current episode started."""
-        return self._episode_start
+    episode_start_ns = ReadOnly[int]("_episode_start", "SessionTime the episode started at.")
 
     def noise_stream(self, component_id: str, stream: str = NOISE_STREAM) -> SeededRandomSource:
         """A fresh copy of the current episode's stream for ``component_id`` (C-SEED-1)."""

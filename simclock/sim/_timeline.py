@@ -163,20 +163,18 @@ def plot_timeline(
             nom, acq = s.nominal_acquisition_ns / ms, s.acquisition_ns / ms
             req, dlv = s.requested_delivery_ns / ms, s.delivery_ns / ms
             ax.plot([acq, dlv], [acq_y, del_y], color="0.7", linewidth=0.8, zorder=1)
-            if acq != nom:
-                ax.annotate(
-                    "",
-                    xy=(acq, acq_y),
-                    xytext=(nom, acq_y),
-                    arrowprops={"arrowstyle": "->", "color": "tab:blue", "lw": 0.9},
-                )
-            if dlv != req:
-                ax.annotate(
-                    "",
-                    xy=(dlv, del_y),
-                    xytext=(req, del_y),
-                    arrowprops={"arrowstyle": "->", "color": "tab:orange", "lw": 0.9},
-                )
+            # An arrow from the nominal time to the actual one, where they differ.
+            for actual, nominal, y, colour in (
+                (acq, nom, acq_y, "tab:blue"),
+                (dlv, req, del_y, "tab:orange"),
+            ):
+                if actual != nominal:
+                    ax.annotate(
+                        "",
+                        xy=(actual, y),
+                        xytext=(nominal, y),
+                        arrowprops={"arrowstyle": "->", "color": colour, "lw": 0.9},
+                    )
             ax.plot(nom, acq_y, "o", mfc="white", mec="tab:blue", ms=7, zorder=3)
             ax.plot(acq, acq_y, "o", color="tab:blue", ms=4, zorder=4)
             ax.plot(req, del_y, "D", mfc="white", mec="tab:orange", ms=6, zorder=3)

@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import exact_str, safe_repr
@@ -274,32 +274,40 @@ def sweep(
         # A finished sweep with no audit starts no cluster: it only rewrites its table.
         cluster = _client(scheduler, workers) if todo or audit else contextlib.nullcontext()
         with cluster as client:
+            work = _Work(client, ship(plan), runner)
             if todo:
-                _run_all(client, ship(plan), todo, runner, record, store, rows, probes, progress)
+                _run_all(work, todo, record, store, rows, probes, progress)
             table = (
                 store.finish()
                 if store is not None
                 else rows_to_table(rows.values(), table_schema(plan))
             )
             if audit:
-                _audit(client, ship(plan), seed_range, audit, runner, rows, probes, store)
+                _audit(work, seed_range, audit, rows, probes, store)
     finally:
         if store is not None:
             store.close()
     return table
 
 
+class _Work(NamedTuple):
+    """What every Dask task of one sweep needs: the client, the shipped plan, the runner."""
+
+    client: Any
+    job: Shipped
+    runner: Runner | None
+
+
 def _run_all(
-    client: Any,
-    job: Shipped,
+    work: _Work,
     todo: Sequence[int],
-    runner: Runner | None,
     record: str,
     store: SweepDir | None,
     rows: dict[int, dict[str, Any]],
     probes: dict[int, Outcome],
     progress: SweepProgress | None,
 ) -> None:
+    client, job, runner = work
     [job_future] = client.scatter([job], broadcast=True)
     for done, outcome in enumerate(outcomes(client, job_future, todo, runner, record), start=1):
         seed = int(outcome.row["seed"])
@@ -335,16 +343,15 @@ def first_divergence(
 
 
 def _audit(
-    client: Any,
-    job: Shipped,
+    work: _Work,
     seed_range: range,
     k: int,
-    runner: Runner | None,
     rows: dict[int, dict[str, Any]],
     probes: dict[int, Outcome],
     store: SweepDir | None,
 ) -> None:
     """C-SWEEP-4: rerun ``k`` spread seeds in new processes; raise on the first mismatch."""
+    client, job, runner = work
     picks = spread(list(seed_range), k)
     avoid = {s: frozenset({probes[s].probe}) if s in probes else frozenset() for s in picks}
     futures = [client.submit(audit_seed, s, job, runner, avoid[s], pure=False) for s in picks]

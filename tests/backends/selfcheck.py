@@ -1,7 +1,8 @@
 """Run the conformance suite on many backends in one process and print a JSON summary.
 
 ``python -m backends.selfcheck NAME...`` (with ``tests`` on ``PYTHONPATH``)
-where NAME is ``sorted_list``, ``minimal``, ``heap`` or a key of
+where NAME is a key of :data:`CORRECT`, :data:`OWN` (the library's own
+clocks), :data:`PEERS`, :data:`LIMITED` (backends declaring a horizon) or
 :data:`backends.broken.BROKEN`. One process runs several suites one after the
 other, which saves the interpreter and pytest start-up per backend.
 """
@@ -15,8 +16,10 @@ from typing import Any
 from conformance import run
 
 from .broken import BROKEN
+from .clocks import CLOCKS, MUJOCO_HORIZON
+from .horizon import LIMITED as HORIZON_BACKENDS
 
-__all__ = ["CORRECT", "main", "spec_of", "summarise"]
+__all__ = ["CORRECT", "LIMITED", "OWN", "PEERS", "main", "spec_of", "summarise"]
 
 CORRECT: dict[str, str] = {
     "heap": "conformance:heap_factory",
@@ -25,6 +28,16 @@ CORRECT: dict[str, str] = {
     "minimal": "backends.minimal:factory",
 }
 """Correct backends by short name -> ``MODULE:FACTORY``."""
+
+OWN: dict[str, str] = {**CLOCKS, "replay": "backends.replay_clock:factory"}
+"""The library's own clocks (grids, a Session's clock, MuJoCo, replay) -> ``MODULE:FACTORY``.
+
+Each is a row of the self-check and nowhere else in ``make test`` (one clause,
+one home); ``mujoco_1ms`` declares a horizon, so its verdict is INCOMPLETE.
+"""
+
+LIMITED: dict[str, str] = {f"horizon_{n}": f"backends.horizon:{n}" for n in HORIZON_BACKENDS}
+"""Backends that declare a horizon (``tests/backends/horizon.py``) -> ``MODULE:FACTORY``."""
 
 PEERS: dict[str, str] = {
     "simpy": "simpy_adapter:factory",
@@ -36,12 +49,27 @@ PEERS: dict[str, str] = {
 
 def spec_of(name: str) -> str:
     """``MODULE:FACTORY`` of a backend short name."""
-    return CORRECT.get(name) or PEERS.get(name) or f"backends.broken:{name}"
+    return (
+        CORRECT.get(name)
+        or OWN.get(name)
+        or PEERS.get(name)
+        or LIMITED.get(name)
+        or f"backends.broken:{name}"
+    )
+
+
+def expected_of(name: str) -> str | None:
+    """The clause a backend must fail, ``INCOMPLETE`` for a correct limited one, else None."""
+    if name in BROKEN:
+        return BROKEN[name][0]
+    if name in LIMITED:
+        return HORIZON_BACKENDS[name.removeprefix("horizon_")][0]
+    return "INCOMPLETE" if name == "mujoco_1ms" else None
 
 
 def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
     """What the self-check asserts and the docs table shows about one run."""
-    expected = BROKEN[name][0] if name in BROKEN else None
+    expected = expected_of(name)
     return {
         "name": name,
         "spec": spec_of(name),
@@ -70,6 +98,13 @@ def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
             if row["status"] == "failed"
         },
         "not_applicable": [r["id"] for r in report["clauses"] if r["status"] == "not applicable"],
+        "limited": [
+            t["name"]
+            for row in report["clauses"]
+            for t in row["tests"]
+            if t["outcome"] == "limited"
+        ],
+        "incomplete": report["incomplete"],
     }
 
 
@@ -132,8 +167,8 @@ def run_parallel(names: list[str], workers: int = 2) -> list[dict[str, Any]]:
 
 
 def all_names() -> list[str]:
-    """Every backend of the self-check: the correct ones, the peers, then the broken ones."""
-    return [*CORRECT, *PEERS, *BROKEN]
+    """Every backend of the self-check: correct, own clocks, peers, horizons, then broken ones."""
+    return [*CORRECT, *OWN, *PEERS, *LIMITED, *BROKEN]
 
 
 def render_table(results: list[dict[str, Any]]) -> str:
@@ -146,9 +181,16 @@ def render_table(results: list[dict[str, Any]]) -> str:
         name = r["name"]
         if name in PEERS:
             continue
-        defect = BROKEN[name][1] if name in BROKEN else "none (correct backend)"
+        defect = _defect(name)
         expected = r["expected"] or "none"
-        if r["expected"] is None:
+        if r["expected"] == "INCOMPLETE":
+            ok = r["verdict"] == "INCOMPLETE" and not r["failed"] and r["incomplete"]
+            verdict = (
+                f"incomplete: {len(r['limited'])} tests limited by its declared horizon"
+                if ok and len(r["limited"]) == len(r["incomplete"])
+                else "**NOT AS EXPECTED**"
+            )
+        elif r["expected"] is None:
             ok = r["conforming"] and not r["failed"]
             na = ", ".join(r["not_applicable"])
             verdict = ("conforming" if ok else "**NOT CONFORMING**") + (
@@ -162,6 +204,16 @@ def render_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _defect(name: str) -> str:
+    if name in BROKEN:
+        return BROKEN[name][1]
+    if name in LIMITED:
+        return HORIZON_BACKENDS[name.removeprefix("horizon_")][1]
+    if name in OWN:
+        return "none (the library's own clock)"
+    return "none (correct backend)"
+
+
 _WHAT = {
     "heap": "`simclock.HeapSimClock`: binary heap, lazy cancel with compaction",
     "sorted_list": "`tests/backends/sorted_list.py`: a list kept sorted with `bisect.insort`",
@@ -170,6 +222,16 @@ _WHAT = {
     "simpy": "SimPy `Environment`, `advance` = `env.run(until=...)` (`examples/simpy_adapter.py`)",
     "simpy_stepped": "SimPy `Environment`, `advance` = `env.step()` up to the target",
     "sched": "stdlib `sched.scheduler` through `examples/sched_adapter.py`",
+    "grid_1": "`simclock.GridClock` on a 1 ns grid",
+    "grid_3": "`simclock.GridClock` on a 3 ns grid, in units of its step",
+    "grid_1ms": "`simclock.GridClock` on a 1 ms grid, in units of its step",
+    "session_1": "the clock of a running `simclock.Session` (1 ns grid, `/clock`, a controller)",
+    "session_2ms": "the clock of a running `simclock.Session` on a 2 ms grid, in units of its step",
+    "mujoco_1ms": (
+        "`simclock.MujocoClock` (1 ms pendulum, one `mj_step` per unit), "
+        f"declared horizon {MUJOCO_HORIZON} steps"
+    ),
+    "replay": "`simclock.ReplayClock(callbacks=True)` over a recording, seeded random source",
 }
 
 
@@ -196,11 +258,25 @@ def render_peer_table(results: list[dict[str, Any]]) -> str:
     ]
     for r in results:
         name = r["name"]
-        if name not in CORRECT and name not in PEERS:
+        if name not in CORRECT and name not in OWN and name not in PEERS:
             continue
         why = peer_reasons(name) if name in PEERS else {}
         na = [f"{c} (not applicable)" for c in r["not_applicable"]]
-        failed = ", ".join([*r["failed"], *na]) or "none"
+        limited = sorted({_clause_of(t) for t in r["limited"]}, key=_clause_order)
+        lim = [f"{c} (limited by the horizon)" for c in limited]
+        failed = ", ".join([*r["failed"], *na, *lim]) or "none"
         reasons = "; ".join(f"**{c}**: {why[c]}" for c in r["failed"] if c in why) or "-"
         lines.append(f"| {_WHAT[name]} | {r['verdict']} | {failed} | {reasons} |")
     return "\n".join(lines)
+
+
+def _clause_of(test: str) -> str:
+    from conformance import clause_of_test
+
+    return clause_of_test(test) or test
+
+
+def _clause_order(clause: str) -> int:
+    from conformance import CLAUSES
+
+    return list(CLAUSES).index(clause) if clause in CLAUSES else len(CLAUSES)
