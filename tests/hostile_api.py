@@ -1159,6 +1159,7 @@ def _cases() -> list[Case]:
                 "seed": 1,
                 "data": None,
                 "keyframe": None,
+                "start_ns": 0,
                 "bus": None,
                 "default_policy": "strict",
             },

@@ -151,3 +151,22 @@ def test_C_TIME_1_start_ns_off_the_grid_is_refused() -> None:
         MujocoClock(_model(), 0, start_ns=3)
     with pytest.raises(TypeError, match=r"^start_ns must be"):
         MujocoClock(_model(), 0, start_ns=2.0)  # type: ignore[arg-type]
+
+
+def test_C_TIME_4_start_ns_beyond_mujocos_double_is_refused_before_the_bus_is_bound() -> None:
+    from simclock import Bus
+
+    bus = Bus()
+    data = mujoco.MjData(_model())
+    with pytest.raises(
+        ValueError,
+        match=r"^start_ns must fit MuJoCo's time, a double of seconds \(below ~1\.8e317 ns\), "
+        r"got <int of 1329 bits>$",
+    ):
+        MujocoClock(_model(), 0, data=data, start_ns=10**400, bus=bus)
+    assert bus.clock is None
+    assert data.time == 0.0
+    # A far start that a double holds is accepted (ns precision is the clock's, not MuJoCo's).
+    far = (2**64 // 2_000_000 - 1) * 2_000_000
+    clock = MujocoClock(_model(), 0, start_ns=far)
+    assert (clock.now_ns(), clock.data.time) == (far, far / 1e9)

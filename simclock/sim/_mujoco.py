@@ -27,7 +27,7 @@ from typing import Any
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
-from simclock.core._timeint import seconds_to_ns
+from simclock.core._timeint import check_time_ns, seconds_to_ns
 from simclock.sim._grid import GridClock, Policy
 
 __all__ = ["MujocoClock", "import_mujoco", "load_model"]
@@ -118,6 +118,15 @@ class MujocoClock(GridClock):
                     f"add <key name={safe_repr(keyframe)}> "
                     "to the MJCF or drop keyframe"
                 )
+        start = check_time_ns(start_ns, "start_ns")
+        try:
+            seconds = start / 1e9
+        except OverflowError:
+            # MuJoCo keeps its time in a double: refuse here, before the bus is bound.
+            raise SimclockValueError(
+                f"start_ns must fit MuJoCo's time, a double of seconds (below ~1.8e317 ns), "
+                f"got {safe_repr(start_ns)}"
+            ) from None
         self._mujoco = mujoco
         self.model = model
         """The ``MjModel``."""
@@ -133,8 +142,8 @@ class MujocoClock(GridClock):
             default_policy=default_policy,
             on_step=self._step,
         )
-        if self.now_ns():
-            self.data.time = self.now_ns() / 1e9
+        if start:
+            self.data.time = seconds
 
     def _step(self, _k: int) -> None:
         self._mujoco.mj_step(self.model, self.data)
