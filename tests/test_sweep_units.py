@@ -6,6 +6,7 @@ import io
 import json
 import math
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -513,3 +514,22 @@ def test_C_SWEEP_1_workers_run_the_clients_model_not_their_own_file(
         assert local.physics.mujoco_model is not None
         assert local.physics.mujoco_model.read_bytes() == model.encode()
         assert run_scenario(local, seed=1).fingerprint == expected
+
+
+def test_C_SWEEP_5_sigint_stops_logging_before_the_interrupt_reaches_dask() -> None:
+    # Dask's loop thread logs its own cancel races (tornado.application) while the
+    # interrupt unwinds; the handler must silence them before raising.
+    import logging
+
+    from simclock.cli._sweep import _interrupt
+
+    logger = logging.getLogger("tornado.application")
+    assert logger.isEnabledFor(logging.ERROR)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _interrupt(signal.SIGINT, None)
+        assert not logger.isEnabledFor(logging.CRITICAL)
+        assert not logging.getLogger("distributed.client").isEnabledFor(logging.CRITICAL)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert logger.isEnabledFor(logging.ERROR)

@@ -19,7 +19,10 @@ stderr and only on a terminal.
 from __future__ import annotations
 
 import argparse
+import logging
+import signal
 import sys
+from types import FrameType
 from typing import Any
 
 from simclock.core._errors import SimclockError
@@ -118,6 +121,19 @@ def _fail(text: str) -> int:
     return 2
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT during a sweep: stop all logging, then the usual ``KeyboardInterrupt``.
+
+    Logging stops in the signal handler, before the interrupt reaches Dask's
+    client: its event-loop thread then cancels pending calls and may log its
+    own races (a ``NameError`` in ``distributed.utils.sync`` via
+    ``tornado.application``) while the sweep unwinds. The rows are flushed as
+    they finish; the CLI's one line is what the user needs (exit 130).
+    """
+    logging.disable(logging.CRITICAL)
+    signal.default_int_handler(signum, frame)
+
+
 def _drop_unraisable(unraisable: object) -> None:
     """``sys.unraisablehook`` for the way out after Ctrl-C: the one line already said it all."""
 
@@ -141,6 +157,9 @@ def _handler(args: argparse.Namespace) -> int:
         if out is None:
             out = default_out(scenario)
         bar = _Bar(f"sweep {scenario.name}", not args.no_progress)
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is signal.default_int_handler:  # not where SIGINT is ignored or handled
+            signal.signal(signal.SIGINT, _interrupt)
         try:
             table = sweep(
                 scenario,
@@ -153,6 +172,8 @@ def _handler(args: argparse.Namespace) -> int:
                 progress=bar,
             )
         finally:
+            if previous is signal.default_int_handler:
+                signal.signal(signal.SIGINT, previous)
             bar.close()
     except SweepAuditError as exc:
         print(f"simclock sweep: {exc}", file=sys.stderr)
