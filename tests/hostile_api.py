@@ -1132,6 +1132,7 @@ def _cases() -> list[Case]:
                 "keyframe": None,
                 "bus": None,
                 "default_policy": "strict",
+                "start_ns": 0,
             },
         ),
         *_clock_methods("MujocoClock", mujoco_ctx, mujoco_state),

@@ -151,3 +151,8 @@ def test_C_TIME_1_start_ns_off_the_grid_is_refused() -> None:
         MujocoClock(_model(), 0, start_ns=3)
     with pytest.raises(TypeError, match=r"^start_ns must be"):
         MujocoClock(_model(), 0, start_ns=2.0)  # type: ignore[arg-type]
+    huge = 2 * MS * 10**400  # on the grid, but no double of seconds holds it
+    with pytest.raises(
+        ValueError, match=r"^start_ns=<int of 1350 bits> is beyond what MuJoCo.s data.time \(a double"
+    ):
+        MujocoClock(_model(), 0, start_ns=huge)

@@ -134,7 +134,15 @@ class MujocoClock(GridClock):
             on_step=self._step,
         )
         if self.now_ns():
-            self.data.time = self.now_ns() / 1e9
+            try:
+                seconds = self.now_ns() / 1e9
+            except OverflowError:
+                # MuJoCo keeps time in a double: refused rather than an OverflowError.
+                raise SimclockValueError(
+                    f"start_ns={safe_repr(start_ns)} is beyond what MuJoCo's data.time "
+                    "(a double of seconds) can hold"
+                ) from None
+            self.data.time = seconds
 
     def _step(self, _k: int) -> None:
         self._mujoco.mj_step(self.model, self.data)
