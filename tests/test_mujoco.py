@@ -153,6 +153,7 @@ def test_C_TIME_1_start_ns_off_the_grid_is_refused() -> None:
         MujocoClock(_model(), 0, start_ns=2.0)  # type: ignore[arg-type]
     huge = 2 * MS * 10**400  # on the grid, but no double of seconds holds it
     with pytest.raises(
-        ValueError, match=r"^start_ns=<int of 1350 bits> is beyond what MuJoCo.s data.time \(a double"
+        ValueError,
+        match=r"^start_ns=<int of 1350 bits> is beyond what MuJoCo's data\.time \(a double of s",
     ):
         MujocoClock(_model(), 0, start_ns=huge)
