@@ -21,14 +21,6 @@ before, at or after the next pending entry, so far ties are reached by long
 advances without firing a short periodic billions of times. Above
 ``2**64 - 1`` a backend may refuse with ``ValueError`` (then nothing may
 change); below it, refusing a valid time is a C-TIME-4 failure.
-
-A backend with a declared horizon (``conformance._reach``) gets the same
-rules, but each program first picks a start among ``0`` and the far anchors
-and both clocks are created there (``start_ns``); every advance is then
-capped so that one program never advances more than the horizon in all.
-Entries are still placed as far as ever (and peeked at); only the long
-advances that would reach them are left out, and the test says so
-(``limited``).
 """
 
 from __future__ import annotations
@@ -47,7 +39,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
-    initialize,
     invariant,
     precondition,
     rule,
@@ -55,7 +46,6 @@ from hypothesis.stateful import (
 )
 
 from conformance._harness import Factory, Rig, make_rig
-from conformance._reach import Reach, rig_started
 from oracles import ReferenceClock
 from simclock import Handle
 
@@ -213,9 +203,8 @@ def _first_difference(a: list[Any], b: list[Any]) -> str:
     return f"lengths differ: backend has {len(a)}, oracle {len(b)}"
 
 
-def make_machine(factory: Factory, reach: Reach | None = None) -> type[RuleBasedStateMachine]:
-    """A state machine class bound to ``factory`` (within ``reach``'s horizon, if it has one)."""
-    horizon = None if reach is None else reach.horizon
+def make_machine(factory: Factory) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to ``factory``."""
 
     class ClockVersusOracle(RuleBasedStateMachine):
         """Same program on the backend and on the oracle; every observation must agree."""
@@ -231,30 +220,6 @@ def make_machine(factory: Factory, reach: Reach | None = None) -> type[RuleBased
             self.has_peek = callable(getattr(self.rig.clock, "next_event_ns", None))
             # True once the backend accepted a time above 2**64 - 1 (C-TIME-4 allows both).
             self.beyond = False
-            # What the program may still advance (None: no horizon, C-CONF-4).
-            self.budget = horizon
-
-        if horizon is not None:
-
-            @initialize(start=st.sampled_from((0, *ANCHORS[:4], MAX_NS - horizon)))
-            def start_far(self, start: int) -> None:
-                """Within a horizon: both clocks start at ``start`` instead of advancing there."""
-                if start and reach is not None:
-                    self.rig = rig_started(factory, 0, start)
-                    self.backend = Side(self.rig.clock)
-                    self.oracle = Side(ReferenceClock(start_ns=start))
-
-            def _capped(self, dt: int) -> int:
-                if self.budget is None:
-                    return dt
-                dt = min(dt, self.budget)
-                self.budget -= dt
-                return dt
-
-        else:
-
-            def _capped(self, dt: int) -> int:
-                return dt
 
         def _both(
             self,
@@ -348,7 +313,6 @@ def make_machine(factory: Factory, reach: Reach | None = None) -> type[RuleBased
             _cancel(self.oracle.handles[h])
 
         def _advance_both(self, dt: int) -> None:
-            dt = self._capped(dt)
             target = self.oracle.clock.now_ns() + dt
             backend = self.backend
 
@@ -376,9 +340,6 @@ def make_machine(factory: Factory, reach: Reach | None = None) -> type[RuleBased
         def advance_split(self, a: int, b: int) -> None:
             if self.oracle.clock.now_ns() + a + b > MAX_NS:
                 return
-            if self.budget is not None and a + b > self.budget:
-                return
-            self._capped(a + b)
             # A halt stops the run where it happened on both clocks (C-ERR-2).
             if _advance(self.backend, a):
                 _advance(self.backend, b)
@@ -407,14 +368,8 @@ def make_machine(factory: Factory, reach: Reach | None = None) -> type[RuleBased
     return ClockVersusOracle
 
 
-def run_machine(factory: Factory, machine_settings: settings, reach: Reach | None = None) -> None:
-    """Run the state machine against ``factory``; raise on the first (shrunk) divergence.
-
-    With a ``reach`` that declares a horizon, the programs start far and stay
-    within it; the test is then recorded as limited.
-    """
-    if reach is not None and reach.horizon is not None:
-        reach.fits(MAX_NS, "the state machine (its leaps reach 2**64-1)")
-    machine = make_machine(factory, reach)
+def run_machine(factory: Factory, machine_settings: settings) -> None:
+    """Run the state machine against ``factory``; raise on the first (shrunk) divergence."""
+    machine = make_machine(factory)
     with private_hypothesis_home():
         run_state_machine_as_test(machine, settings=machine_settings)

@@ -35,6 +35,7 @@ from conformance._harness import (
     not_applicable,
 )
 from conformance._harness import factory_spec as derive_spec
+from conformance._horizon_machine import run_machine_within
 from conformance._machine import private_hypothesis_home, run_machine
 from conformance._reach import LIMITED_PROPERTY, Every, Push, Reach, reach_of
 from conformance._scenario import run_in_subprocess, run_scenario, ship_factory
@@ -1235,7 +1236,11 @@ class ClockConformance:
     def test_SM_ORACLE_backend_agrees_with_reference_clock(
         self, clock_factory: Factory, profile: str, reach: Reach
     ) -> None:
-        run_machine(clock_factory, hypothesis_settings(profile, stateful=True), reach)
+        machine_settings = hypothesis_settings(profile, stateful=True)
+        if reach.horizon is None:
+            run_machine(clock_factory, machine_settings)
+        else:
+            run_machine_within(reach, machine_settings)
 
 
 def _optional_method(clock: object, method: str) -> Any:
