@@ -134,10 +134,6 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     signal.default_int_handler(signum, frame)
 
 
-def _drop_unraisable(unraisable: object) -> None:
-    """``sys.unraisablehook`` for the way out after Ctrl-C: the one line already said it all."""
-
-
 def _handler(args: argparse.Namespace) -> int:
     if args.scenario == "report":
         return _report(args)
@@ -186,9 +182,6 @@ def _handler(args: argparse.Namespace) -> int:
             "run the same command to resume",
             file=sys.stderr,
         )
-        # The process exits next: finalizers of distributed's half-closed objects may
-        # report a NameError while the interpreter shuts down; that is not the user's.
-        sys.unraisablehook = _drop_unraisable
         return 130
     except Exception as exc:  # the cluster's own failures (a worker that died, a lost scheduler)
         return _fail(

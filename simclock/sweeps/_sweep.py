@@ -108,11 +108,7 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
                 "`dask scheduler` and `dask worker ADDRESS`, or leave out --scheduler"
             ) from None
         with client:
-            try:
-                yield client
-            except KeyboardInterrupt:
-                _quiet_distributed()
-                raise
+            yield client
         return
     n = workers if workers is not None else (os.cpu_count() or 1)
     with (
@@ -130,21 +126,7 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         ) as cluster,
         dask.Client(cluster) as client,
     ):
-        try:
-            yield client
-        except KeyboardInterrupt:
-            _quiet_distributed()
-            raise
-
-
-def _quiet_distributed() -> None:
-    """After Ctrl-C: no more log lines from distributed's teardown.
-
-    Ctrl-C cancels tasks mid-flight and distributed logs its own shutdown races
-    on stderr; none of it concerns the sweep (its rows are flushed as they
-    finish), so the CLI prints the one line that matters (exit 130).
-    """
-    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+        yield client
 
 
 def _check_args(
