@@ -6,7 +6,8 @@
 table to ``DIR`` (default ``sweep-<scenario name>``); run again on the same
 ``DIR`` it runs only the seeds the table lacks (C-SWEEP-5). Exit code 0 when
 every seed passed, 1 when some failed (their rows say why), 2 for bad
-arguments or a scenario error, 3 when the audit found a mismatch (C-SWEEP-4).
+arguments or a scenario error, 3 when the audit found a mismatch (C-SWEEP-4),
+130 when interrupted (finished rows are kept; the same command resumes).
 
 ``simclock sweep report TABLE [--plots DIR]`` prints the per-metric summary
 and writes ``<metric>.png`` for each metric (default: beside the table, in
@@ -22,6 +23,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -129,6 +131,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     own races (a ``NameError`` in ``distributed.utils.sync`` via
     ``tornado.application``) while the sweep unwinds. The rows are flushed as
     they finish; the CLI's one line is what the user needs (exit 130).
+    Logging stays off: Dask's loop thread outlives the sweep, and the process
+    exits next.
     """
     logging.disable(logging.CRITICAL)
     signal.default_int_handler(signum, frame)
@@ -153,8 +157,12 @@ def _handler(args: argparse.Namespace) -> int:
         if out is None:
             out = default_out(scenario)
         bar = _Bar(f"sweep {scenario.name}", not args.no_progress)
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is signal.default_int_handler:  # not where SIGINT is ignored or handled
+        # Only in the main thread, and not where SIGINT is ignored or handled already.
+        ours = (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        )
+        if ours:
             signal.signal(signal.SIGINT, _interrupt)
         try:
             table = sweep(
@@ -168,8 +176,8 @@ def _handler(args: argparse.Namespace) -> int:
                 progress=bar,
             )
         finally:
-            if previous is signal.default_int_handler:
-                signal.signal(signal.SIGINT, previous)
+            if ours:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             bar.close()
     except SweepAuditError as exc:
         print(f"simclock sweep: {exc}", file=sys.stderr)

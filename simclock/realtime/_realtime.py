@@ -1,10 +1,11 @@
 """Periodic threads on a :class:`~simclock.SystemClock` for hardware (SPEC §4).
 
-This module reads the wall clock on purpose: it is the hardware side of the
-contract, never simulation code. Every read goes through an injectable source
-(``MonotonicClock(seed, source=...)`` and ``schedule_periodic_thread(...,
-sleep=...)``) so the scheduling logic is tested with a fake time source and no
-test depends on how fast the machine is.
+This is the hardware side of the contract, never simulation code. It reads
+time only through the clock it is given (``clock.now_ns()``, e.g. a
+:class:`~simclock.realtime._monotonic.MonotonicClock` with an injectable
+``source``) and sleeps through the ``sleep`` passed to
+``schedule_periodic_thread``, so the scheduling logic is tested with a fake
+time source and no test depends on how fast the machine is.
 
 Periodic thread timing (C-SYS-2). Deadlines are the absolute integer grid
 ``base + k*period`` with ``base = clock.now_ns() at the call + phase``; a

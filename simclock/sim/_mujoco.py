@@ -120,7 +120,8 @@ class MujocoClock(GridClock):
                 )
         start = check_time_ns(start_ns, "start_ns")
         try:
-            seconds = start / 1e9
+            # int / int is correctly rounded and overflows only past ~1.8e317 ns.
+            seconds = start / 1_000_000_000
         except OverflowError:
             # MuJoCo keeps its time in a double: refuse here, before the bus is bound.
             raise SimclockValueError(
@@ -137,7 +138,7 @@ class MujocoClock(GridClock):
         super().__init__(
             seed,
             step,
-            start_ns=start_ns,
+            start_ns=start,
             bus=bus,
             default_policy=default_policy,
             on_step=self._step,
