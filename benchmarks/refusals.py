@@ -27,29 +27,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _common import markdown_table
-from hostile_api import CASES, HOSTILE, KNOWN_OPEN, Case, is_huge_int
-
-
-def _args(case: Case, ctx: Any, fn: Callable[..., Any], param: str, value: object) -> Any:
-    params = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    defaults = {
-        p.name: p.default
-        for p in params
-        if p.name in case.skip and p.default is not inspect.Parameter.empty
-    }
-    args = {**defaults, **case.valid(ctx), param: value}
-    positional = [args[p.name] for p in params if p.kind is p.POSITIONAL_ONLY]
-    keywords = {p.name: args[p.name] for p in params if p.kind is not p.POSITIONAL_ONLY}
-    return positional, keywords
+from hostile_api import CASES, HOSTILE, KNOWN_OPEN, Case, bind, is_huge_int, parameters
 
 
 def time_refusal(case: Case, param: str, value: object, repeat: int) -> float | None:
@@ -58,7 +40,7 @@ def time_refusal(case: Case, param: str, value: object, repeat: int) -> float | 
     for _ in range(repeat):
         ctx = case.setup()
         fn = case.target(ctx)
-        positional, keywords = _args(case, ctx, fn, param, value)
+        positional, keywords = bind(case, parameters(fn), {**case.valid(ctx), param: value})
         start = time.perf_counter()
         try:
             result = fn(*positional, **keywords)

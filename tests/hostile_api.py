@@ -22,6 +22,7 @@ parameter in turn by each hostile value.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import math
 import sys
@@ -403,6 +404,26 @@ class Case:
     @property
     def name(self) -> str:
         return f"{self.owner}.{self.member}" if self.member else self.owner
+
+
+def parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """``fn``'s parameters that a case drives or skips (``*args``/``**kwargs`` left out)."""
+    return [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def bind(
+    case: Case, params: list[inspect.Parameter], args: Mapping[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """``(positional, keywords)`` of a call: ``args`` over the skipped parameters' defaults."""
+    full = {p.name: p.default for p in params if p.name in case.skip and p.default is not p.empty}
+    full.update(args)
+    positional = [full[p.name] for p in params if p.kind is p.POSITIONAL_ONLY]
+    keywords = {p.name: full[p.name] for p in params if p.kind is not p.POSITIONAL_ONLY}
+    return positional, keywords
 
 
 def _nothing(_ctx: Ctx) -> object:

@@ -49,8 +49,10 @@ from hostile_api import (
     FakeSource,
     HostileStr,
     ListSource,
+    bind,
     in_function,
     is_huge_int,
+    parameters,
     public_names,
     recording,
     rng_state,
@@ -162,25 +164,11 @@ def test_every_public_method_is_in_the_table() -> None:
     assert missing == []
 
 
-def _signature(case: Case, fn: Callable[..., Any]) -> list[inspect.Parameter]:
-    return [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-
-
-def _call(fn: Callable[..., Any], params: list[inspect.Parameter], args: dict[str, Any]) -> Any:
-    positional = [args[p.name] for p in params if p.kind is p.POSITIONAL_ONLY]
-    keywords = {p.name: args[p.name] for p in params if p.kind is not p.POSITIONAL_ONLY}
-    return fn(*positional, **keywords)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_every_parameter_is_driven_and_the_valid_call_succeeds(case: Case) -> None:
     ctx = case.setup()
     fn = case.target(ctx)
-    params = _signature(case, fn)
+    params = parameters(fn)
     valid = case.valid(ctx)
     assert sorted(p.name for p in params if p.name not in case.skip) == sorted(
         k for k in valid if k not in case.skip
@@ -189,9 +177,8 @@ def test_every_parameter_is_driven_and_the_valid_call_succeeds(case: Case) -> No
     if not case.valid_call:
         return
     # The valid call is valid: a refusal below is the hostile value's doing.
-    defaults = {p.name: p.default for p in params if p.name in case.skip}
-    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
-    result = _call(fn, params, {**defaults, **valid})
+    positional, keywords = bind(case, params, valid)
+    result = fn(*positional, **keywords)
     if case.cleanup is not None:
         case.cleanup(ctx, result)
 
@@ -211,10 +198,7 @@ def _drive(case: Case, param: str, label: str, value: object) -> str | None:
     """Call ``case`` with ``param=value``; return a description of a defect, or None."""
     ctx = case.setup()
     fn = case.target(ctx)
-    params = _signature(case, fn)
-    defaults = {p.name: p.default for p in params if p.name in case.skip}
-    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
-    args = {**defaults, **case.valid(ctx), param: value}
+    positional, keywords = bind(case, parameters(fn), {**case.valid(ctx), param: value})
     before = case.snapshot(ctx)
     allowed: tuple[type[BaseException], ...] = (TypeError, ValueError)
     if case.runtime:
@@ -223,7 +207,7 @@ def _drive(case: Case, param: str, label: str, value: object) -> str | None:
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(20)
     try:
-        result = _call(fn, params, args)
+        result = fn(*positional, **keywords)
         if case.cleanup is not None:
             try:
                 case.cleanup(ctx, result)
@@ -255,7 +239,7 @@ def _driven(case: Case) -> list[str]:
     if case.cleanup is not None:
         # Contexts hold nothing to release; only results do (threads, open files).
         pass
-    return [p.name for p in _signature(case, fn) if p.name not in case.skip]
+    return [p.name for p in parameters(fn) if p.name not in case.skip]
 
 
 def _values_for(case: Case, param: str) -> list[tuple[str, object]]:
@@ -1749,10 +1733,7 @@ def _work(case: Case, param: str, value: object) -> tuple[int, int] | None:
     """``(Python lines executed, peak bytes allocated)`` of refusing ``value``; None if accepted."""
     ctx = case.setup()
     fn = case.target(ctx)
-    params = _signature(case, fn)
-    defaults = {p.name: p.default for p in params if p.name in case.skip}
-    defaults = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}
-    args = {**defaults, **case.valid(ctx), param: value}
+    positional, keywords = bind(case, parameters(fn), {**case.valid(ctx), param: value})
     lines = 0
 
     def local(_frame: object, event: str, _arg: object) -> Any:
@@ -1766,7 +1747,7 @@ def _work(case: Case, param: str, value: object) -> tuple[int, int] | None:
     tracemalloc.start()
     sys.settrace(calls)  # type: ignore[arg-type]
     try:
-        result = _call(fn, params, args)
+        result = fn(*positional, **keywords)
     except (TypeError, ValueError, RuntimeError):
         return lines, tracemalloc.get_traced_memory()[1]
     finally:
