@@ -7,14 +7,18 @@ in place after editing a compiled module.
 
 Contract:
 
-* The modules listed once in ``pyproject.toml`` under ``[tool.simclock.native]``
+* The modules listed in ``pyproject.toml`` under ``[tool.simclock.native]``
+  (repeated as ``simclock.core._native.NATIVE_MODULES`` and the Makefile's
+  ``NATIVE_SRC``; ``test_C_NATIVE_1_one_module_list`` checks all three agree)
   are compiled by mypyc from the same typed source when a C compiler and the
   Python headers work; the extension files go to ``<out>/simclock/core/``
   next to a manifest, ``_compiled.json``, holding the SHA-256 of every source
   they were compiled from. ``simclock.core._native`` loads them only while
-  those hashes match, so an edited ``.py`` is never shadowed by a stale ``.so``.
+  those hashes match and every file the manifest lists is present, so an
+  edited ``.py`` is never shadowed by a stale ``.so``.
 * When compiling is impossible (no compiler, no headers, ``CC=/bin/false``,
-  a mypyc error) or refused (``SIMCLOCK_PURE=1`` at build time) the build
+  a mypyc error) or refused (``SIMCLOCK_PURE`` set to anything but empty or
+  ``0`` at build time, the run-time rule) the build
   still succeeds: no extension is left behind, the manifest records
   ``compiled: false`` with the reason, and exactly one line saying so is
   printed (:func:`build`'s return value). The package then runs as pure Python.
@@ -157,8 +161,9 @@ def build(root: Path, out: Path, log: Path | None = None) -> NativeBuild:
     ``compiled=False`` and its ``line`` gives the reason in one line.
     """
     modules = native_modules(root)
-    if os.environ.get("SIMCLOCK_PURE") == "1":
-        return _pure(out, "SIMCLOCK_PURE=1 at build time")
+    # The run-time rule of simclock.core._native: anything but empty or "0" asks for pure.
+    if os.environ.get("SIMCLOCK_PURE", "") not in ("", "0"):
+        return _pure(out, "SIMCLOCK_PURE is set at build time")
     log = log if log is not None else root / "build" / "native.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     probe = subprocess.run(

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import traceback
 from collections.abc import Callable
@@ -66,12 +67,29 @@ def _manifest() -> dict[str, object]:
     return data
 
 
+def _makefile_native_src() -> list[str]:
+    """The paths of the Makefile's one ``NATIVE_SRC := ...`` line."""
+    lines = [
+        line
+        for line in (ROOT / "Makefile").read_text().splitlines()
+        if re.match(r"^NATIVE_SRC\s*:?=", line)
+    ]
+    assert len(lines) == 1, lines
+    assert not lines[0].endswith("\\"), "NATIVE_SRC must stay on one line"
+    return lines[0].split("=", 1)[1].split()
+
+
 def test_C_NATIVE_1_one_module_list() -> None:
-    """The build compiles exactly the modules the loader guards, listed once in pyproject."""
+    """The build compiles exactly the modules the loader guards and make rebuilds for.
+
+    The list lives in pyproject's ``[tool.simclock.native]``; ``NATIVE_MODULES``
+    and the Makefile's ``NATIVE_SRC`` repeat it, in the same order.
+    """
     with (ROOT / "pyproject.toml").open("rb") as f:
         listed = tomllib.load(f)["tool"]["simclock"]["native"]["modules"]
     assert build_native.native_modules(ROOT) == listed
     assert [m.removesuffix(".py").replace("/", ".") for m in listed] == list(_native.NATIVE_MODULES)
+    assert _makefile_native_src() == listed
 
 
 def _require_compiled() -> None:
@@ -142,9 +160,51 @@ def test_C_NATIVE_1_compiled_files_without_manifest_are_not_loaded(tmp_path: Pat
     copy = _copy_package(tmp_path)
     (copy / build_native.MANIFEST).unlink()
     out = _python(PROBE, path=copy)
-    assert json.loads(out.stdout)[0] is False
-    assert "stale: compiled files without a manifest" in out.stderr
-    assert out.stderr.count("\n") == 1
+    assert json.loads(out.stdout) == [False, str(copy / "simclock/core/_heapclock.py"), False]
+    assert out.stderr == (
+        "simclock: using the pure-Python core, the compiled one is stale: "
+        "compiled files without a manifest; rebuild it with `make native`\n"
+    )
+
+
+def test_C_NATIVE_1_missing_shared_library_is_stale(tmp_path: Path) -> None:
+    """The modules' .so files without mypyc's shared one would not import: pure, one line."""
+    _require_compiled()
+    copy = _copy_package(tmp_path)
+    (shared,) = (copy / "simclock/core").glob("_native__mypyc*.so")
+    rel = shared.relative_to(copy).as_posix()
+    assert rel in json.loads((copy / build_native.MANIFEST).read_text())["files"]
+    shared.unlink()
+    out = _python(PROBE, path=copy)
+    assert json.loads(out.stdout) == [False, str(copy / "simclock/core/_heapclock.py"), False]
+    assert out.stderr == (
+        f"simclock: using the pure-Python core, the compiled one is stale: "
+        f"the compiled {rel} is missing; rebuild it with `make native`\n"
+    )
+    code = (
+        "import simclock; c = simclock.HeapSimClock(0); seen = [];"
+        "c.schedule(5, lambda: seen.append(c.now_ns())); c.advance(9);"
+        "print(simclock.COMPILED, seen, c.now_ns())"
+    )
+    assert _python(code, path=copy).stdout == "False [5] 9\n"
+
+
+def test_C_NATIVE_1_other_ext_suffix_is_stale(tmp_path: Path) -> None:
+    """A manifest written for another interpreter's EXT_SUFFIX: pure, one line."""
+    _require_compiled()
+    copy = _copy_package(tmp_path)
+    path = copy / build_native.MANIFEST
+    manifest = json.loads(path.read_text())
+    ours = sysconfig.get_config_var("EXT_SUFFIX")
+    assert manifest["ext_suffix"] == ours
+    manifest["ext_suffix"] = ".cpython-399-x86_64-linux-gnu.so"
+    path.write_text(json.dumps(manifest))
+    out = _python(PROBE, path=copy)
+    assert json.loads(out.stdout) == [False, str(copy / "simclock/core/_heapclock.py"), False]
+    assert out.stderr == (
+        "simclock: using the pure-Python core, the compiled one is stale: compiled for "
+        f"'.cpython-399-x86_64-linux-gnu.so', not {ours!r}; rebuild it with `make native`\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,12 +230,7 @@ def test_C_NATIVE_1_no_compiler_installs_pure_with_one_line(
     result = build_native.build(ROOT, out, log=tmp_path / "native.log")
     assert result.compiled is False
     assert "\n" not in result.line
-    assert re.fullmatch(
-        r"simclock: pure-Python core \("
-        + (reason if "\\" in reason else re.escape(reason))
-        + r"\)",
-        result.line,
-    ), result.line
+    assert re.fullmatch(r"simclock: pure-Python core \(" + reason + r"\)", result.line), result.line
     assert result.files == (build_native.MANIFEST,)
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         build_native.MANIFEST
@@ -185,16 +240,23 @@ def test_C_NATIVE_1_no_compiler_installs_pure_with_one_line(
     assert manifest["reason"] == result.line.removeprefix("simclock: pure-Python core (")[:-1]
 
 
+@pytest.mark.parametrize("value", ["1", "true"])
 def test_C_NATIVE_1_pure_requested_at_build_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    monkeypatch.setenv("SIMCLOCK_PURE", "1")
+    """The run-time rule (anything but empty or "0"): nothing compiled, one line."""
+    monkeypatch.setenv("SIMCLOCK_PURE", value)
     result = build_native.build(ROOT, tmp_path, log=tmp_path / "native.log")
     assert result == build_native.NativeBuild(
         False,
-        "simclock: pure-Python core (SIMCLOCK_PURE=1 at build time)",
+        "simclock: pure-Python core (SIMCLOCK_PURE is set at build time)",
         (build_native.MANIFEST,),
     )
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "simclock",
+        "simclock/core",
+        build_native.MANIFEST,
+    ]
 
 
 def test_C_NATIVE_1_pure_install_loads_and_runs(tmp_path: Path) -> None:
@@ -236,9 +298,12 @@ def test_C_NATIVE_1_traceback_shows_the_user_frame() -> None:
 def test_C_NATIVE_1_periodic_traceback_shows_the_user_frame() -> None:
     clock = HeapSimClock(0)
     handle = clock.schedule_periodic(4, user_callback_that_stops, 2)
-    with pytest.raises(UserStopError) as info:
+    with pytest.raises(UserStopError, match=r"^stop$") as info:
         clock.advance(10)
-    assert traceback.extract_tb(info.value.__traceback__)[-1].name == "user_callback_that_stops"
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert (frames[-1].name, frames[-1].filename) == ("user_callback_that_stops", __file__)
+    assert frames[-1].line == 'raise UserStopError("stop")'
+    assert clock.now_ns() == 2  # C-ERR-2: now is the failing entry's time (phase 2)
     assert clock.next_event_ns() == 6  # re-armed after raising (C-PER-2)
     assert handle.stats().fired == 1
 
@@ -252,11 +317,17 @@ def test_C_NATIVE_1_interpreted_subclass_overrides_are_used() -> None:
             calls.append(("advance", operator.index(dt_ns)))
             super().advance(dt_ns)
 
+        # Called by the compiled advance() itself, not from Python: the override must
+        # still be the one that runs (a compiled direct call would bypass it).
+        def _fire(self, limit: int) -> None:
+            calls.append(("_fire", limit))
+            super()._fire(limit)
+
     clock = Logged(0, start_ns=1)
     seen: list[int] = []
     clock.schedule(4, lambda: seen.append(clock.now_ns()))
     clock.advance(5)
-    assert (calls, seen, clock.now_ns()) == ([("advance", 5)], [4], 6)
+    assert (calls, seen, clock.now_ns()) == ([("advance", 5), ("_fire", 6)], [4], 6)
     clock._check()
 
 

@@ -9,7 +9,9 @@ calling any method of it: anything but a ``str`` is a ``SimclockTypeError``;
 a ``str`` is copied to a plain ``str`` before the dictionary lookup, and an
 unknown one is a ``SimclockValueError`` quoting it with
 :func:`~simclock.core._names.safe_repr`. Both name the argument (``value``)
-and list the members. O(len(value)) for a ``str`` subclass, O(1) otherwise.
+and list the members. A successful lookup is O(1) for a member and O(len(value))
+for a ``str`` (hashed after the copy); a refusal is also O(number of members),
+to list them.
 """
 
 from __future__ import annotations
@@ -33,19 +35,23 @@ class _CheckedEnumType(enum.EnumType):
             return super().__call__(value, *args, **kwargs)
         if type(value) is cls:  # a member: the common case, no copy
             return value
-        members = ", ".join(repr(m.value) for m in cls)  # type: ignore[var-annotated]
         if not isinstance(value, str):
             raise SimclockTypeError(
-                f"{cls.__name__} value must be a str, one of {members}, got "
+                f"{cls.__name__} value must be a str, one of {_members(cls)}, got "
                 f"{type(value).__name__} {safe_repr(value)}"
             )
         # A plain str: a subclass's __hash__/__eq__ never run in the lookup below.
         member = cls._value2member_map_.get(exact_str(value))
         if member is None:
             raise SimclockValueError(
-                f"{cls.__name__} value must be one of {members}, got {safe_repr(value)}"
+                f"{cls.__name__} value must be one of {_members(cls)}, got {safe_repr(value)}"
             )
         return member
+
+
+def _members(cls: enum.EnumType) -> str:
+    """The members' values as the error messages list them: ``'a', 'b'``."""
+    return ", ".join(repr(m.value) for m in cls)  # type: ignore[var-annotated]
 
 
 class CheckedStrEnum(enum.StrEnum, metaclass=_CheckedEnumType):

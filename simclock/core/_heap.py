@@ -3,7 +3,8 @@
 Contract: :func:`pop_due` returns entries in strictly increasing ``(at, seq)``
 order, whatever the push order; ``seq`` is unique per clock, so equal times
 leave in push order (C-TIE-1) and the comparison never reaches an entry's
-callback. Both functions are O(log n); :func:`rebuild` is O(n).
+callback. :func:`push` and :func:`pop_due` are O(log n), :func:`top` is O(1),
+:func:`entries` and :func:`rebuild` are O(n).
 
 Two representations behind one interface, chosen when this module is loaded
 (C-NATIVE-1):

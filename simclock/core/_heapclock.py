@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import types
 from fractions import Fraction
-from typing import Any, Final, SupportsIndex, cast
+from typing import Any, Final, Protocol, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -77,10 +77,25 @@ _set_handle_cancel: Final[Any] = Handle.__dict__["cancel"].__set__
 _set_handle_stats: Final[Any] = Handle.__dict__["stats"].__set__
 
 
+class _Int(Protocol):
+    """``compact_threshold``'s type: an ``int`` (it is not a time argument, see below).
+
+    ``int`` as far as a type checker can tell: numpy integers, floats, ``Fraction``
+    and ``str`` have no ``bit_length``, so they are refused before they run (and the
+    constructor refuses anything but an ``int`` that is not a ``bool`` at run time).
+    Not ``int`` itself because mypyc compiles an ``int`` parameter with a check of
+    its own (a builtin ``TypeError``, its own message) that would run before the
+    constructor's ``SimclockTypeError``; a protocol parameter is a plain object.
+    """
+
+    def bit_length(self) -> int: ...
+    def __index__(self) -> int: ...
+
+
 # Compiled by mypyc in the default build (C-NATIVE-1); tests and users may
-# still subclass it. The public methods take time arguments as SupportsIndex
-# (int, numpy integers), not int: a compiled function would check an `int`
-# parameter itself (accepting bool, refusing numpy ints, with its own message);
+# still subclass it. The public methods take time arguments (and only those) as
+# SupportsIndex (int, numpy integers), not int: a compiled function would check an
+# `int` parameter itself (accepting bool, refusing numpy ints, with its own message);
 # check_time_ns() is the one place that decides (C-TIME-3).
 @mypyc_attr(allow_interpreted_subclasses=True)
 class HeapSimClock:
@@ -113,7 +128,7 @@ class HeapSimClock:
         start_ns: SupportsIndex = 0,
         step_ns: SupportsIndex = 1,
         bus: Bus | None = None,
-        compact_threshold: SupportsIndex = 64,
+        compact_threshold: _Int = 64,
         draw_observer: DrawObserver | None = None,
     ) -> None:
         if draw_observer is not None and not callable(draw_observer):

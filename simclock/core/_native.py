@@ -10,8 +10,10 @@ first on ``sys.meta_path`` before any of them is imported:
 * ``SIMCLOCK_PURE=1`` (any value but empty or ``0``) in the environment: the
   ``.py`` sources load, silently, as asked;
 * a stale build: an editable checkout whose ``.py`` was edited after compiling
-  (hash differs), or extension files without a valid manifest. The ``.py``
-  sources load and one line on stderr says so and how to rebuild.
+  (hash differs), extension files without a valid manifest, a file the
+  manifest lists missing (a module's or the shared ``_native__mypyc*`` library),
+  or a manifest written for another ``EXT_SUFFIX`` (another interpreter). The
+  ``.py`` sources load and one line on stderr says so and how to rebuild.
 
 All of the modules load from the same build, never a mix. ``COMPILED`` in
 ``simclock`` is :func:`compiled` after the core is imported.
@@ -26,6 +28,7 @@ import importlib.util
 import json
 import os
 import sys
+import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -41,10 +44,12 @@ NATIVE_MODULES: Final = (
 """The compiled core; equal to ``[tool.simclock.native] modules`` (a test checks)."""
 
 _CORE = Path(__file__).resolve().parent
+_PACKAGE_ROOT = _CORE.parent.parent  # the manifest's paths are relative to it
 _MANIFEST = _CORE / "_compiled.json"
 
 
 def _pure_requested() -> bool:
+    """``SIMCLOCK_PURE`` set to anything but empty or ``0`` (the same rule as ``build_native``)."""
     return os.environ.get("SIMCLOCK_PURE", "") not in ("", "0")
 
 
@@ -77,6 +82,15 @@ def _verdict() -> tuple[bool, str]:
     sources = manifest.get("sources")
     if not isinstance(sources, dict):
         return False, "stale: manifest lists no sources"
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    if manifest.get("ext_suffix") != suffix:
+        return False, f"stale: compiled for {manifest.get('ext_suffix')!r}, not {suffix!r}"
+    files = manifest.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return False, "stale: manifest lists no compiled files"
+    for rel in files:
+        if not (_PACKAGE_ROOT / rel).is_file():
+            return False, f"stale: the compiled {rel} is missing"
     for name in NATIVE_MODULES:
         rel = name.replace(".", "/") + ".py"
         try:
