@@ -151,10 +151,14 @@ def check_factory(factory: Factory, spec: str = "the factory") -> None:
 
     ``BackendTypeError`` for a ``factory`` that is not callable or a ``spec``
     (its name in messages) that is not a ``str``; ``BackendValueError`` for a
-    factory that raises or returns something that is not a clock.
+    factory that raises or returns something that is not a clock, and the
+    errors of :func:`conformance._reach.reach_of` for a bad declared horizon.
     """
+    from conformance._reach import reach_of  # _reach imports this module
+
     spec = check_str(spec, "spec", BackendTypeError)
     _check_factory_arg(factory)
+    reach_of(factory)
     try:
         clock = factory(0, Bus())
     except (Exception, SystemExit) as exc:

@@ -97,11 +97,10 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("simclock_backend")
     json_path = config.getoption("simclock_json")
     timeout = config.getoption("simclock_timeout")
-    if timeout is not None and not 0 <= timeout <= MAX_TIMEOUT_S:
-        # Past about 10**8 s the watchdog's timers overflow (OverflowError in every test).
-        raise pytest.UsageError(
-            f"--simclock-timeout must be >= 0 and <= {MAX_TIMEOUT_S} seconds, got {timeout!r}"
-        )
+    # One check with the CLI and run(): past about 10**8 s the watchdog's timers overflow.
+    from conformance._args import check_timeout  # _args imports this module
+
+    check_timeout(timeout, pytest.UsageError, pytest.UsageError)
     if spec or json_path:
         # Imported here: this module is loaded into every pytest run.
         from conformance._harness import (

@@ -13,12 +13,15 @@ backend **declares a horizon** on its factory,
 
 and the suite then runs every far-time program near its far instants: the
 clock is *created* at a far start (``factory(seed, bus, start_ns=S)``)
-instead of being advanced there, and a program whose instants lie further
-apart than the horizon runs as several windows, each on a fresh clock
-started just before its part. Every clause is still exercised at full
-magnitude (entries at ``2**53 + 1``, ``2**63 ± 1``, ``2**64 - 1``; ties and
-peeks there; refusal beyond ``2**64 - 1``); what is not exercised is a single
-advance longer than the horizon, the long advances of C-CONF-4.
+instead of being advanced there, and a program spanning more than the
+horizon runs as several windows of its stops: a new window begins at every
+gap between stops wider than ``horizon // 64`` and wherever the window would
+otherwise exceed the horizon, and each runs on a fresh clock started one ns
+before its first stop (never before the previous window's last stop).
+Every clause is still exercised at full magnitude (entries at ``2**53 + 1``,
+``2**63 ± 1``, ``2**64 - 1``; ties and peeks there; refusal beyond
+``2**64 - 1``); what is not exercised is a single advance longer than the
+horizon, the long advances of C-CONF-4.
 
 The verdict says so (C-CONF-1): each test that ran in this reduced form
 reports ``limited`` with what it left out, and a run with a limited test is
@@ -34,7 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance._harness import BackendError, Factory, Rig, make_rig
+from conformance._args import quote, typed
+from conformance._harness import BackendTypeError, BackendValueError, Factory, Rig, make_rig
 from simclock import Bus
 
 __all__ = [
@@ -55,6 +59,9 @@ HORIZON_ATTRIBUTE = "horizon_ns"
 
 MIN_HORIZON_NS = 2**16
 """The shortest horizon the suite accepts: every reduced program still fits in it."""
+
+MAX_NS = 2**64 - 1
+"""The last instant of the contract: a horizon this long or longer is no limit."""
 
 LIMITED = "limited"
 """Outcome of a test that passed in its reduced, horizon-bound form (counts as incomplete)."""
@@ -97,22 +104,33 @@ def _takes_start(factory: Factory) -> bool:
 def reach_of(factory: Factory, record: Callable[[str], None] | None = None) -> Reach:
     """The :class:`Reach` of ``factory``: its declared horizon and whether it takes a start.
 
-    Raises :class:`~conformance.BackendError` for a horizon that is not an
-    ``int`` of at least :data:`MIN_HORIZON_NS`, or that comes without a
-    ``start_ns`` parameter (the far programs could then not run at all).
+    Raises :class:`~conformance.BackendTypeError` for a horizon that is not an
+    ``int``, and :class:`~conformance.BackendValueError` for one below
+    :data:`MIN_HORIZON_NS` or one that comes without a ``start_ns`` parameter
+    (the far programs could then not run at all). A horizon of at least
+    ``2**64 - 1`` ns holds every program: it is unlimited (``None``).
+    :func:`~conformance.check_factory` calls this, so ``run()``, the CLI and
+    the plugin refuse a bad horizon before running anything.
     """
     horizon = getattr(factory, HORIZON_ATTRIBUTE, None)
     starts = _takes_start(factory)
     if horizon is not None:
-        if type(horizon) is not int or horizon < MIN_HORIZON_NS:
-            raise BackendError(
+        if type(horizon) is not int:
+            raise BackendTypeError(
                 f"the factory's {HORIZON_ATTRIBUTE} must be an int >= 2**16 "
-                f"({MIN_HORIZON_NS}), got {horizon!r}"
+                f"({MIN_HORIZON_NS}), got {typed(horizon)}"
             )
-        if not starts:
-            raise BackendError(
-                f"the factory declares {HORIZON_ATTRIBUTE}={horizon} but takes no start_ns; "
-                "a horizon needs FACTORY(seed, bus, start_ns=...) to reach far times"
+        if horizon < MIN_HORIZON_NS:
+            raise BackendValueError(
+                f"the factory's {HORIZON_ATTRIBUTE} must be an int >= 2**16 "
+                f"({MIN_HORIZON_NS}), got {quote(horizon)}"
+            )
+        if horizon >= MAX_NS:
+            horizon = None  # every program fits: no far starts, no windows
+        elif not starts:
+            raise BackendValueError(
+                f"the factory declares {HORIZON_ATTRIBUTE}={quote(horizon)} but takes no "
+                "start_ns; a horizon needs FACTORY(seed, bus, start_ns=...) to reach far times"
             )
     return Reach(factory, horizon, starts, record)
 
@@ -168,13 +186,14 @@ class Reach:
         """Make the entries ``pushes`` (in order) and advance to each of ``stops`` (sorted).
 
         One clock from 0 when the program fits the horizon (always, without
-        one). Otherwise the stops are cut into windows of at most the horizon,
-        a new one at every gap wider than ``horizon // 64``;
-        each window gets a fresh clock started just after the previous
-        window's last stop, holding the one-shots not yet due and every
-        periodic (whose first firing is the first grid point at or after the
-        start, C-PER-1), so the windows together fire exactly what the whole
-        program fires, provided every periodic firing is one of ``stops``.
+        one). Otherwise the stops are cut into windows: a new one at every gap
+        wider than ``horizon // 64`` and wherever the window would exceed the
+        horizon. Each window gets a fresh clock started one ns before its first
+        stop (never before the previous window's last stop: at the latest, one
+        ns after it), holding the one-shots not yet due and every periodic
+        (whose first firing is the first grid point at or after the start,
+        C-PER-1), so the windows together fire exactly what the whole program
+        fires, provided every periodic firing is one of ``stops``.
         """
         stops = list(stops)
         out = FarRun()

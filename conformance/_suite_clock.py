@@ -37,7 +37,7 @@ from conformance._harness import (
 from conformance._harness import factory_spec as derive_spec
 from conformance._horizon_machine import run_machine_within
 from conformance._machine import private_hypothesis_home, run_machine
-from conformance._reach import LIMITED_PROPERTY, Every, Push, Reach, reach_of
+from conformance._reach import LIMITED_PROPERTY, Every, Push, Reach, reach_of, rig_started
 from conformance._scenario import run_in_subprocess, run_scenario, ship_factory
 from simclock import (
     EVENTS_TOPIC,
@@ -657,9 +657,10 @@ class ClockConformance:
         n = 20_000
         period = reach.scaled(333_333_333, n, "20 000 periods of 333 333 333 ns")
         phase = 10**15 + 7
-        # Unlimited: registered at 0, reached by one long advance; within a horizon: from phase.
-        start = 0 if period == 333_333_333 else phase
-        rig = reach.rig_at(start)
+        # Unlimited (or a horizon holding phase and every period): registered at 0, reached
+        # by one long advance; otherwise made at phase, advancing only the n periods.
+        start = 0 if reach.fits(phase + n * period, "20 000 periods from 10**15 + 7") else phase
+        rig = reach.rig_at(0) if start == 0 else rig_started(reach.factory, 0, start)
         clock = rig.clock
         times: list[int] = []
         clock.schedule_periodic(period, lambda: times.append(clock.now_ns()), phase)

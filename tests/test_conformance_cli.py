@@ -165,6 +165,19 @@ def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
             r"backends\.bad_factories:not_a_clock\(seed=0, bus=Bus\(\)\) returned dict "
             r"\{'seed': 0\}, which lacks the simclock\.SimClock methods",
         ),
+        (
+            "backends.bad_factories:short_horizon",
+            r"the factory's horizon_ns must be an int >= 2\*\*16 \(65536\), got 65535$",
+        ),
+        (
+            "backends.bad_factories:float_horizon",
+            r"the factory's horizon_ns must be an int >= 2\*\*16 \(65536\), got float 65536\.0$",
+        ),
+        (
+            "backends.bad_factories:horizon_without_start",
+            r"the factory declares horizon_ns=65536 but takes no start_ns; a horizon needs "
+            r"FACTORY\(seed, bus, start_ns=\.\.\.\) to reach far times$",
+        ),
     ],
     ids=[
         "bad-spec",
@@ -175,6 +188,9 @@ def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
         "exits-on-import",
         "factory-exits",
         "not-clock",
+        "short-horizon",
+        "float-horizon",
+        "horizon-without-start",
     ],
 )
 def test_cli_usage_errors_exit_2_with_a_clear_message(spec: str, message: str) -> None:
@@ -247,6 +263,42 @@ def test_pytest_plugin_bad_backend_or_report_path_is_a_usage_error() -> None:
     )  # fmt: skip
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--simclock-json" in proc.stderr and "does not exist; create it first" in proc.stderr
+
+
+def test_C_CONF_4_a_bad_horizon_is_a_usage_error_before_running(tmp_path: Path) -> None:
+    # The CLI refuses it up front (exit 2, no test run, no report written) ...
+    out = tmp_path / "report.json"
+    proc = _run("-m", "conformance", "backends.bad_factories:short_horizon", "--json", str(out))
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
+    assert proc.stderr == (
+        "python -m conformance: error: the factory's horizon_ns must be an int >= 2**16 "
+        "(65536), got 65535\n"
+    )
+    assert not out.exists()
+    # ... and so does the plugin, before collecting a test.
+    proc = _run(
+        "-m", "pytest", "-p", "no:cacheprovider",
+        "--simclock-backend", "backends.bad_factories:float_horizon",
+    )  # fmt: skip
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert (
+        "the factory's horizon_ns must be an int >= 2**16 (65536), got float 65536.0" in proc.stderr
+    )
+    assert "passed" not in proc.stdout and "failed" not in proc.stdout
+
+
+def test_pytest_plugin_timeout_out_of_range_is_a_usage_error() -> None:
+    for value, message in (
+        ("-1", "timeout must be a number of seconds >= 0, got -1.0"),
+        ("nan", "timeout must be a number of seconds >= 0, got nan"),
+        ("1e7", "timeout must be at most 1000000 seconds (0: no limit), got 10000000.0"),
+    ):
+        proc = _run(
+            "-m", "pytest", "-p", "no:cacheprovider",
+            "--simclock-backend", "conformance:heap_factory", "--simclock-timeout", value,
+        )  # fmt: skip
+        assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+        assert f"ERROR: {message}\n" in proc.stderr, proc.stderr
 
 
 def test_pytest_plugin_report_for_in_repo_subclasses() -> None:

@@ -11,7 +11,10 @@ from conformance import (
     CLAUSES,
     BackendError,
     BackendReport,
+    BackendTypeError,
+    BackendValueError,
     Outcome,
+    check_factory,
     clause_of_test,
     heap_factory,
     load_factory,
@@ -272,37 +275,107 @@ def test_C_CONF_4_reach_of_reads_a_declared_horizon_and_refuses_a_bad_one() -> N
     def no_start(seed: int, bus: Bus) -> SortedListClock:
         return SortedListClock(seed, bus)
 
-    for horizon in (2**16 - 1, True, 2.0**20, "65536"):
+    for horizon, shown in (
+        (True, "bool True"),
+        (2.0**20, "float 1048576.0"),
+        ("65536", "str '65536'"),
+    ):
         short.horizon_ns = horizon  # type: ignore[attr-defined]
         with pytest.raises(
-            BackendError,
+            BackendTypeError,
+            match=rf"^the factory's horizon_ns must be an int >= 2\*\*16 \(65536\), got "
+            rf"{re.escape(shown)}$",
+        ):
+            reach_of(short)
+        with pytest.raises(BackendTypeError, match=r"^the factory's horizon_ns must be "):
+            check_factory(short)
+    for horizon in (2**16 - 1, 0, -(2**70)):
+        short.horizon_ns = horizon  # type: ignore[attr-defined]
+        with pytest.raises(
+            BackendValueError,
             match=rf"^the factory's horizon_ns must be an int >= 2\*\*16 \(65536\), got "
             rf"{re.escape(repr(horizon))}$",
         ):
             reach_of(short)
+        with pytest.raises(BackendValueError, match=r"^the factory's horizon_ns must be "):
+            check_factory(short)
     no_start.horizon_ns = 2**16  # type: ignore[attr-defined]
-    with pytest.raises(
-        BackendError,
-        match=r"^the factory declares horizon_ns=65536 but takes no start_ns; a horizon needs "
-        r"FACTORY\(seed, bus, start_ns=\.\.\.\) to reach far times$",
-    ):
-        reach_of(no_start)
+    for refuse in (reach_of, check_factory):
+        with pytest.raises(
+            BackendValueError,
+            match=r"^the factory declares horizon_ns=65536 but takes no start_ns; a horizon needs "
+            r"FACTORY\(seed, bus, start_ns=\.\.\.\) to reach far times$",
+        ):
+            refuse(no_start)
+
+
+def test_C_CONF_4_a_horizon_of_2_64_minus_1_or_more_is_unlimited() -> None:
+    def far(seed: int, bus: Bus, start_ns: int = 0) -> SortedListClock:
+        return SortedListClock(seed, bus, start_ns=start_ns)
+
+    def no_start(seed: int, bus: Bus) -> SortedListClock:
+        return SortedListClock(seed, bus)
+
+    far.horizon_ns = 2**64 - 2  # type: ignore[attr-defined]
+    assert reach_of(far) == Reach(far, 2**64 - 2, True, None)
+    for horizon in (2**64 - 1, 2**64, 2**200):
+        far.horizon_ns = horizon  # type: ignore[attr-defined]
+        assert reach_of(far) == Reach(far, None, True, None)
+        # Unlimited needs no start_ns: nothing is started far.
+        no_start.horizon_ns = horizon  # type: ignore[attr-defined]
+        assert reach_of(no_start) == Reach(no_start, None, False, None)
+        check_factory(no_start)
 
 
 def test_C_CONF_4_far_programs_in_windows_fire_what_the_whole_program_fires() -> None:
     pushes: list[Push] = [("a", 2**63 + 1), ("b", 5), Every("p", 2**62 + 1, 2**53 + 1)]
     pushes += [("c", 2**63 + 1), ("d", 2**64 - 1), ("e", 70_001)]
     # Every firing of the periodic is a stop (run_far's condition); k = 4 is past 2**64 - 1.
-    grid = [2**53 + 1 + k * (2**62 + 1) for k in range(4)]
-    stops = sorted({5, 70_001, 2**63 + 1, 2**64 - 1, *grid})
-    whole = Reach(_sorted_list_at).run_far(pushes, stops, "x")
+    grid = [2**53 + 1 + k * (2**62 + 1) for k in range(5)]
+    stops = sorted({5, 70_001, 2**63 + 1, 2**64 - 1, *grid[:4]})
+    largest: list[int] = []  # the largest single advance of each clock made, in order
+
+    class Measured(SortedListClock):
+        def advance(self, dt_ns: int) -> None:
+            largest[-1] = max(largest[-1], dt_ns)
+            super().advance(dt_ns)
+
+    def measured(seed: int, bus: Bus, start_ns: int = 0) -> SortedListClock:
+        largest.append(0)
+        return Measured(seed, bus, start_ns=start_ns)
+
+    whole = Reach(measured).run_far(pushes, stops, "x")
+    assert largest == [2**62 + 1]  # one clock from 0, its longest advance one period
+    largest.clear()
     limits: list[str] = []
-    windows = Reach(_sorted_list_at, 2**16, True, limits.append).run_far(pushes, stops, "x")
+    windows = Reach(measured, 2**16, True, limits.append).run_far(pushes, stops, "x")
+    # One clock per stop (every gap is wider than 2**16 // 64), each advancing 1 ns.
+    assert largest == [1] * 8
+    assert max(largest) <= 2**16
     assert windows == whole
-    assert whole.trace[:3] == [("b", 5), ("e", 70_001), ("p", 2**53 + 1)]
-    assert [t for t in whole.trace if t[1] == 2**63 + 1] == [("a", 2**63 + 1), ("c", 2**63 + 1)]
+    assert whole.trace == [
+        ("b", 5),
+        ("e", 70_001),
+        ("p", grid[0]),
+        ("p", grid[1]),
+        ("a", 2**63 + 1),
+        ("c", 2**63 + 1),
+        ("p", grid[2]),
+        ("p", grid[3]),
+        ("d", 2**64 - 1),
+    ]
     assert whole.nows == stops
-    assert whole.peeks[-1] == 2**53 + 1 + 4 * (2**62 + 1)  # the periodic, past 2**64 - 1
+    # The last peek is the periodic's next firing, past 2**64 - 1.
+    assert whole.peeks == [
+        70_001,
+        grid[0],
+        grid[1],
+        2**63 + 1,
+        grid[2],
+        grid[3],
+        2**64 - 1,
+        grid[4],
+    ]
     assert limits == [
         "limited: x spans 18446744073709551615 ns, beyond the backend's declared horizon of "
         "65536 ns; it ran within the horizon from far starts (advances longer than the horizon "
