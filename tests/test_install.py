@@ -16,6 +16,7 @@ with neither, the fixture skips with pip's own last line.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-VERSION = (ROOT / "simclock" / "_version.py").read_text(encoding="utf-8").split('"')[1]
+VERSION = re.search(
+    r'^__version__ = "([^"]+)"$', (ROOT / "simclock" / "_version.py").read_text(), re.M
+)[1]  # type: ignore[index]
 
 # The user's own packages, named like simclock's helper packages used to be.
 USER_FILES = {
@@ -176,8 +179,21 @@ def test_a_job_whose_extra_is_missing_says_which_to_install(installed: Installed
     ), line
 
 
+def test_the_suite_without_its_extra_says_which_to_install(installed: Installed) -> None:
+    done = installed.run(str(installed.bin / "python"), "-m", "simclock_conformance", "x:y")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "python -m simclock_conformance: error: the conformance suite needs the 'conformance' "
+        "extra, which is not installed (missing: pytest, hypothesis); install it with: "
+        "pip install 'simclock[conformance]'\n"
+    )
+
+
 def test_users_pytest_runs_with_simclock_and_its_plugin_installed(installed: Installed) -> None:
-    """The user's pytest, with simclock's plugin registered: their tests, their packages."""
+    """The user's pytest, with simclock's plugin registered: their tests, their packages.
+
+    Runs after the tests that need an environment without pytest (file order).
+    """
     installed.pip("pytest>=8")
     done = installed.run(
         str(installed.bin / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"
