@@ -47,6 +47,11 @@ USER_FILES = {
         "    assert oracles.WHO == 'user oracles'\n"
     ),
     "sim.py": "import random\n\nx = random.random()\n",
+    # A scenario of the base install: the physics grid alone, no MuJoCo model.
+    "grid.toml": (
+        'name = "grid"\nseed = 3\nduration = "40 ms"\n\n[physics]\nstep = "2 ms"\n\n'
+        '[devices.imu]\nperiod = "7 ms"\nlatency = "3 ms"\nnoise_std = 0.5\ndim = 2\n'
+    ),
 }
 
 
@@ -109,9 +114,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     environment = top / "venv"
     venv.create(environment, with_pip=True)
     project = top / "project"
-    for rel, text in USER_FILES.items():
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text(text, encoding="utf-8")
+    for file_name, text in USER_FILES.items():
+        (project / file_name).parent.mkdir(parents=True, exist_ok=True)
+        (project / file_name).write_text(text, encoding="utf-8")
     result = Installed(environment / "bin", project, dist)
     (wheel,) = dist.glob("*.whl")
     result.pip(str(wheel))
@@ -165,6 +170,16 @@ def test_users_own_packages_and_simclock_commands_side_by_side(installed: Instal
     assert done.stdout == f"{VERSION} simclock\n", done.stderr
     done = installed.run(str(installed.bin / "simclock"), "--help")
     assert done.returncode == 0 and "usage: simclock" in done.stdout, done.stderr
+
+
+def test_a_run_recorded_and_read_back_on_the_base_install(installed: Installed) -> None:
+    simclock = str(installed.bin / "simclock")
+    done = installed.run(simclock, "run", "grid.toml", "--out", "grid.mcap")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (installed.project / "grid.mcap").is_file()
+    done = installed.run(simclock, "info", "grid.mcap")
+    assert done.returncode == 0, done.stderr
+    assert "seed" in done.stdout and "fingerprint" in done.stdout, done.stdout
 
 
 def test_a_job_whose_extra_is_missing_says_which_to_install(installed: Installed) -> None:
