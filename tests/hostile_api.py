@@ -1398,6 +1398,21 @@ def _cases() -> list[Case]:
             lambda c: {"path": recording(), "topics": None},
             cleanup=_close_result,
         ),
+        _f(
+            "open_recording",
+            simclock.open_recording,
+            plain_ctx,
+            plain_state,
+            lambda c: {"path": recording(), "topics": None},
+            cleanup=_close_result,
+        ),
+        _f(
+            "recover",
+            simclock.recover,
+            dir_ctx,
+            dir_ctx_state,
+            lambda c: {"path": recording(), "output": c.dir / "recovered.mcap"},
+        ),
         _m("RecordingReader", "messages", reader_ctx, reader_state, lambda c: {"start_ns": 0}),
         _m("RecordingReader", "draws", reader_ctx, reader_state, lambda c: {"label": "/imu/noise"}),
         _m(
@@ -1755,6 +1770,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.RandomSource": "Protocol",
     "simclock.SimClock": "Protocol",
     "simclock.SystemClock": "Protocol",
+    "simclock.lowlevel.TimedSource": "Protocol",
     # exception classes: constructing one must never refuse
     "simclock.SimclockError": "exception class",
     "simclock.SimclockRuntimeError": "exception class",
@@ -1771,6 +1787,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.JitterStats": "frozen result record",
     "simclock.PacingReport": "frozen result record",
     "simclock.RecordingInfo": "frozen result record",
+    "simclock.RecoveryReport": "frozen result record",
     "simclock.RunResult": "frozen result record",
     "simclock.Scenario": "frozen result record (load_scenario validates, driven)",
     "simclock.PhysicsConfig": "frozen result record (load_scenario validates, driven)",
@@ -1793,6 +1810,8 @@ METHODS_NOT_DRIVEN: dict[str, str] = {
     for name in (
         "Bus.flush",
         "Event.to_json",
+        "RecoveryReport.summary",
+        "RecoveryReport.to_json",
         "Fingerprinter.hexdigest",
         "GridClock.next_event_ns",
         "GridClock.now_ns",
@@ -1846,6 +1865,7 @@ METHODS_NOT_DRIVEN: dict[str, str] = {
 MODULES: dict[str, Any] = {
     "simclock": simclock,
     "simclock.records": simclock.records,
+    "simclock.lowlevel": simclock.lowlevel,
     "simclock_oracles": simclock_oracles,
     "simclock_conformance": simclock_conformance,
 }

@@ -97,16 +97,28 @@ def _fresh(code: str) -> str:
 
 
 def test_import_simclock_loads_only_the_clock_core() -> None:
-    """C-NATIVE-1's core and numpy: no recording, physics, real time, sweeps or their libraries."""
+    """The clock core alone: not numpy, no recording, physics, real time, sweeps or libraries."""
     out = _fresh(
         "import sys, simclock\n"
         "print(sorted({m.split('.')[0] for m in sys.modules}"
-        " & {'mcap', 'mcap_ros2', 'zstandard', 'lz4', 'mujoco', 'dask', 'distributed',"
+        " & {'numpy', 'mcap', 'mcap_ros2', 'zstandard', 'lz4', 'mujoco', 'dask', 'distributed',"
         " 'pyarrow', 'matplotlib', 'rich', 'libcst', 'hypothesis', 'pytest'}))\n"
         "print(sorted(m for m in sys.modules if m.startswith('simclock.')"
         " and m.split('.')[1] in ('recording', 'sim', 'realtime', 'sweeps', 'cli', 'records')))\n"
     )
     assert out == "[]\n[]\n"
+
+
+def test_numpy_loads_with_the_first_random_stream() -> None:
+    """C-RNG-1: a clock's root stream is numpy's Generator, made when the clock is."""
+    out = _fresh(
+        "import sys, simclock\n"
+        "print('numpy' in sys.modules)\n"
+        "clock = simclock.HeapSimClock(seed=3)\n"
+        "print('numpy' in sys.modules, clock.random_source().integers(0, 10**9))\n"
+    )
+    expected = simclock.HeapSimClock(seed=3).random_source().integers(0, 10**9)
+    assert out == f"False\nTrue {expected}\n"
 
 
 def test_a_lazy_name_loads_its_package_on_first_use() -> None:

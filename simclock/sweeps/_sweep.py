@@ -239,7 +239,6 @@ def sweep(
     The returned table holds every row of ``out`` (earlier ones too), sorted
     by seed. Worker crashes (not a run raising) propagate as Dask's error.
     """
-    require_extra("sweep", "simclock sweep")
     record, scheduler = _check_args(out, workers, scheduler, record, audit, runner)
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
@@ -251,6 +250,7 @@ def sweep(
             f"{type(scenario).__name__} {safe_repr(scenario)}"
         )
     seed_range = parse_seeds(seeds)
+    require_extra("sweep", "simclock sweep")  # after the arguments: a bad one is refused alike
     plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     store = None if out is None else SweepDir(out, plan)
     rows: dict[int, dict[str, Any]] = {} if store is None else store.rows
