@@ -21,21 +21,21 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import ReferenceClock
-
-from simclock import HeapSimClock
-from tests.wire_drivers import (
+from wire_drivers import (
     BROKEN_VARIANTS,
     cpp_driver,
     node_test_driver,
     sinon_driver,
 )
 
+from oracles import ReferenceClock
+from simclock import HeapSimClock
+
 U64_MAX = 2**64 - 1
 FEATURES = ["peek", "rate", "stats", "start_ns", "bits"]
 
 
-class DriverGone(Exception):
+class DriverGoneError(Exception):
     """The driver exited or closed stdout instead of replying."""
 
 
@@ -65,7 +65,7 @@ class Driver:
                 raise TimeoutError(f"no reply within {timeout} s")
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise DriverGone(f"stdout closed, exit status {self.proc.wait(timeout=10)}")
+                raise DriverGoneError(f"stdout closed, exit status {self.proc.wait(timeout=10)}")
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
@@ -228,7 +228,12 @@ class Mirror:
             try:
                 clock.advance(int(req["dt_ns"]))
             except Halt as halt:
-                out = {"ok": False, "error": "halted", "entry": halt.entry, "at_ns": str(halt.at_ns)}
+                out = {
+                    "ok": False,
+                    "error": "halted",
+                    "entry": halt.entry,
+                    "at_ns": str(halt.at_ns),
+                }
             return {**out, "fired": side.fired, "failures": side.failures}
         elif op == "stats":
             if isinstance(clock, HeapSimClock):
@@ -275,10 +280,18 @@ def create(clock: str = "c", seed: str = "7", **extra: str) -> dict[str, Any]:
 
 
 def sched(entry: str, at: int, on_fire: list[Any] | None = None) -> dict[str, Any]:
-    return {"op": "schedule", "clock": "c", "entry": entry, "at_ns": str(at), "on_fire": on_fire or []}
+    return {
+        "op": "schedule",
+        "clock": "c",
+        "entry": entry,
+        "at_ns": str(at),
+        "on_fire": on_fire or [],
+    }
 
 
-def periodic(entry: str, period: int, phase: int = 0, on_fire: list[Any] | None = None) -> dict[str, Any]:
+def periodic(
+    entry: str, period: int, phase: int = 0, on_fire: list[Any] | None = None
+) -> dict[str, Any]:
     return {
         "op": "schedule_periodic",
         "clock": "c",
@@ -397,7 +410,11 @@ PROGRAMS: dict[str, list[dict[str, Any]]] = {
             5,
             [
                 {"do": "schedule", "delay_ns": "0"},
-                {"do": "schedule", "delay_ns": "1", "on_fire": [{"do": "schedule", "delay_ns": "0"}]},
+                {
+                    "do": "schedule",
+                    "delay_ns": "1",
+                    "on_fire": [{"do": "schedule", "delay_ns": "0"}],
+                },
             ],
         ),
         adv(10),
@@ -413,7 +430,9 @@ PROGRAMS: dict[str, list[dict[str, Any]]] = {
     ],
     "C-ERR-1 raise isolated, periodic stays scheduled, later actions skipped": [
         create(),
-        periodic("p", 4, 0, [{"do": "raise", "message": "boom"}, {"do": "schedule", "delay_ns": "0"}]),
+        periodic(
+            "p", 4, 0, [{"do": "raise", "message": "boom"}, {"do": "schedule", "delay_ns": "0"}]
+        ),
         sched("a", 4),
         adv(9),
         {"op": "stats", "clock": "c", "entry": "p"},
@@ -485,7 +504,12 @@ def test_C_X_RATE_30_hz_times_exact(cpp: Driver) -> None:
 def test_C_WIRE_4_children_nested_raise_halt_records(cpp: Driver) -> None:
     kids = run_both(cpp, PROGRAMS["C-WIRE-4 children named per parent over all firings"])
     assert fired_of(kids[2]) == [
-        ("p", 5), ("p.0", 5), ("p.1", 6), ("p.1.0", 6), ("p", 10), ("p.2", 10)
+        ("p", 5),
+        ("p.0", 5),
+        ("p.1", 6),
+        ("p.1.0", 6),
+        ("p", 10),
+        ("p.2", 10),
     ]
     cpp.ask({"op": "drop", "clock": "c"})
     nested = run_both(cpp, PROGRAMS["C-ADV-4 nested advance refused, the callback goes on"])
@@ -495,7 +519,9 @@ def test_C_WIRE_4_children_nested_raise_halt_records(cpp: Driver) -> None:
     ]
     assert nested[-1]["now_ns"] == "10" and nested[-1]["next_event_ns"] == "50"
     cpp.ask({"op": "drop", "clock": "c"})
-    raised = run_both(cpp, PROGRAMS["C-ERR-1 raise isolated, periodic stays scheduled, later actions skipped"])
+    raised = run_both(
+        cpp, PROGRAMS["C-ERR-1 raise isolated, periodic stays scheduled, later actions skipped"]
+    )
     assert raised[-2]["failures"] == [
         {"entry": "p", "at_ns": "0", "message": "boom"},
         {"entry": "p", "at_ns": "4", "message": "boom"},
@@ -505,7 +531,11 @@ def test_C_WIRE_4_children_nested_raise_halt_records(cpp: Driver) -> None:
     halted = run_both(cpp, PROGRAMS["C-ERR-2 halt stops the advance at the halting entry"])
     first = halted[4]
     assert {k: first[k] for k in ("ok", "error", "entry", "at_ns", "now_ns")} == {
-        "ok": False, "error": "halted", "entry": "h", "at_ns": "5", "now_ns": "5"
+        "ok": False,
+        "error": "halted",
+        "entry": "h",
+        "at_ns": "5",
+        "now_ns": "5",
     }
     # p, re-pushed after its firing at 0 (C-PER-2), waits behind h and later at 5.
     assert fired_of(first) == [("p", 0), ("p.0", 0), ("h", 5)]
@@ -514,9 +544,7 @@ def test_C_WIRE_4_children_nested_raise_halt_records(cpp: Driver) -> None:
 
 def test_C_TIME_4_far_times_exact(cpp: Driver) -> None:
     replies = run_both(cpp, PROGRAMS["C-TIME-4 far times up to 2**64-1"])
-    assert fired_of(replies[5]) == [
-        ("tie1", 2**64 - 3), ("tie2", 2**64 - 3), ("last", U64_MAX)
-    ]
+    assert fired_of(replies[5]) == [("tie1", 2**64 - 3), ("tie2", 2**64 - 3), ("last", U64_MAX)]
     assert replies[5]["now_ns"] == str(U64_MAX)
     assert replies[6]["next_event_ns"] == str(2**63 + 1 + 2**63)  # held beyond 2**64-1
 
@@ -550,7 +578,11 @@ def test_C_WIRE_2_time_not_a_digit_string_is_TypeError(cpp: Driver, value: Any) 
     assert_refused(cpp, sched("y", 5, [{"do": "schedule", "delay_ns": value}]), "TypeError")
     assert_refused(
         cpp,
-        sched("y", 5, [{"do": "schedule", "delay_ns": "1", "on_fire": [{"do": "advance", "dt_ns": value}]}]),
+        sched(
+            "y",
+            5,
+            [{"do": "schedule", "delay_ns": "1", "on_fire": [{"do": "advance", "dt_ns": value}]}],
+        ),
         "TypeError",
     )
     assert_refused(cpp, {"op": "draw", "clock": "c", "labels": [], "n": value}, "TypeError")
@@ -577,7 +609,13 @@ def test_C_WIRE_5_value_errors_and_bad_requests(cpp: Driver) -> None:
     for rate in (["0", "1"], ["1", "0"], ["1000000001", "1"], ["3000000001", "3"]):
         req = {"op": "schedule_rate", "clock": "c", "entry": "x", "rate_hz": rate, "phase_ns": "0"}
         assert_refused(cpp, req, "ValueError")
-    rate_num = {"op": "schedule_rate", "clock": "c", "entry": "x", "rate_hz": [30, "1"], "phase_ns": "0"}
+    rate_num = {
+        "op": "schedule_rate",
+        "clock": "c",
+        "entry": "x",
+        "rate_hz": [30, "1"],
+        "phase_ns": "0",
+    }
     assert_refused(cpp, rate_num, "TypeError")
     assert_refused(cpp, adv(U64_MAX), "ValueError")  # now would pass 2**64-1
     for labels in (["a//b"], ["a b"], [""], ["/"], ["é"], ["a", "b/"]):
@@ -589,7 +627,12 @@ def test_C_WIRE_5_value_errors_and_bad_requests(cpp: Driver) -> None:
     assert_refused(cpp, {"op": "stats", "clock": "c", "entry": "ghost"}, "bad_request")
     assert_refused(cpp, sched("x", 200, [{"do": "dance"}]), "bad_request")
     assert_refused(cpp, create(), "bad_request")  # clock id in use
-    for req in ({"op": "advance", "clock": "nope", "dt_ns": "1"}, {"op": "jump"}, {"clock": "c"}):
+    bad: list[dict[str, Any]] = [
+        {"op": "advance", "clock": "nope", "dt_ns": "1"},
+        {"op": "jump"},
+        {"clock": "c"},
+    ]
+    for req in bad:
         reply = cpp.ask(req)
         assert (reply["ok"], reply["error"]) == (False, "bad_request")
     cpp.send_line(b"this is not json")
@@ -603,7 +646,10 @@ def test_C_WIRE_3_drop_replies_with_the_last_observation_and_frees_the_id(cpp: D
     cpp.ask(create(start_ns="4"))
     cpp.ask(sched("a", 9))
     assert cpp.ask({"op": "drop", "clock": "c"}) == {
-        "ok": True, "now_ns": "4", "next_event_ns": "9", "stored": "1"
+        "ok": True,
+        "now_ns": "4",
+        "next_event_ns": "9",
+        "stored": "1",
     }
     assert cpp.ask({"op": "observe", "clock": "c"})["error"] == "bad_request"
     assert cpp.ask(create())["ok"] is True
@@ -682,7 +728,9 @@ def test_BROKEN_LIFO_TIES_reverses_ties(open_driver: Callable[[list[str]], Drive
     assert fired_of(driver.ask(adv(5))) == [("c", 5), ("b", 5), ("a", 5)]
 
 
-def test_BROKEN_NUMBER_TIMES_accepts_json_numbers(open_driver: Callable[[list[str]], Driver]) -> None:
+def test_BROKEN_NUMBER_TIMES_accepts_json_numbers(
+    open_driver: Callable[[list[str]], Driver],
+) -> None:
     driver = broken(open_driver, "BROKEN_NUMBER_TIMES")
     assert driver.ask({**sched("a", 0), "at_ns": 5})["ok"] is True
     assert driver.ask({**adv(0), "dt_ns": 5.7})["fired"] == [{"entry": "a", "now_ns": "5"}]
@@ -720,7 +768,7 @@ def test_BROKEN_CRASH_aborts_on_the_fourth_advance(
     driver = broken(open_driver, "BROKEN_CRASH")
     for _ in range(3):
         assert driver.ask(adv(1))["ok"] is True
-    with pytest.raises(DriverGone, match=r"^stdout closed, exit status "):
+    with pytest.raises(DriverGoneError, match=r"^stdout closed, exit status "):
         driver.ask(adv(1))
     assert driver.proc.returncode == -signal.SIGABRT
 
@@ -770,7 +818,9 @@ def test_sinon_fake_timers_hello_and_a_simple_program(
         "now_ns": "10",
         "stored": "0",
     }
-    assert driver.ask({"op": "draw", "clock": "c", "labels": [], "n": "1"})["error"] == "unsupported"
+    assert (
+        driver.ask({"op": "draw", "clock": "c", "labels": [], "n": "1"})["error"] == "unsupported"
+    )
 
 
 def test_sinon_fake_timers_observed_deviations(open_driver: Callable[[list[str]], Driver]) -> None:

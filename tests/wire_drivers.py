@@ -70,8 +70,8 @@ def _cache_dir() -> Path:
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "simclock-drivers"
     try:
         base.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=base, delete=True)
-        probe.close()
+        with tempfile.NamedTemporaryFile(dir=base):
+            pass  # the directory is writable
     except OSError:
         base = Path(tempfile.gettempdir()) / f"simclock-drivers-{os.getuid()}"
         base.mkdir(parents=True, exist_ok=True)
@@ -195,7 +195,7 @@ def node_test_driver() -> list[str]:
     version = subprocess.run(
         [node, "-p", "process.versions.node"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    major, minor = (int(part) for part in (version.split(".") + ["0", "0"])[:2])
+    major, minor = (int(part) for part in [*version.split("."), "0", "0"][:2])
     if (major, minor) < (20, 4):
         pytest.skip(f"node {version} has no node:test mock.timers (needs >= 20.4)")
     return [node, "--no-warnings", str(JS_DIR / "node_test_driver.mjs")]
