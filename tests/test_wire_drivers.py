@@ -28,8 +28,8 @@ from wire_drivers import (
     sinon_driver,
 )
 
-from oracles import ReferenceClock
 from simclock import HeapSimClock
+from simclock_oracles import ReferenceClock
 
 U64_MAX = 2**64 - 1
 FEATURES = ["peek", "rate", "stats", "start_ns", "bits"]
