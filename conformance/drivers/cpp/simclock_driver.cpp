@@ -62,6 +62,7 @@ typedef uint32_t u32;
 
 static const u64 U64_MAX = ~(u64)0;
 static const u64 NS_PER_S = 1000000000ull;
+static const u128 U64_MAX_U128 = (u128)U64_MAX;
 
 // ---------------------------------------------------------------------------------------
 // Errors: a refusal carries the protocol's error kind (C-WIRE-5).
@@ -326,9 +327,19 @@ static std::string dec(u128 v) {
     if (v == 0) return "0";
     char buf[48];
     int n = 0;
-    while (v > 0) {
-        buf[n++] = (char)('0' + (int)(v % 10));
-        v /= 10;
+    // 128-bit division is a library call: split off 19 digits at a time in 64-bit words.
+    while (v > U64_MAX_U128) {
+        u64 low = (u64)(v % 10000000000000000000ull);
+        v /= 10000000000000000000ull;
+        for (int k = 0; k < 19; ++k) {
+            buf[n++] = (char)('0' + (int)(low % 10));
+            low /= 10;
+        }
+    }
+    u64 w = (u64)v;
+    while (w > 0) {
+        buf[n++] = (char)('0' + (int)(w % 10));
+        w /= 10;
     }
     std::string out(n, '0');
     for (int k = 0; k < n; ++k) out[k] = buf[n - 1 - k];
