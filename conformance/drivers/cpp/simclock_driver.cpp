@@ -1192,7 +1192,9 @@ class Driver {
         const Json* labels = req.get("labels");
         if (!labels) refuse("bad_request", "missing field labels");
         if (labels->kind != Json::Array) refuse("TypeError", "labels must be a list of strings, got " + show(labels));
-        u128 n = wire_uint(req, "n", (u128)1 << 20);
+        u128 n = wire_uint(req, "n", U64_MAX);
+        if (n > ((u128)1 << 20))
+            refuse("ValueError", "n = " + dec(n) + " is more than 1048576 values in one draw; draw in smaller batches");
         std::string path = "/";
         for (const Json& label : labels->items) path = normalise_label(path, label);
         auto it = c.streams.find(path);
