@@ -628,6 +628,9 @@ def test_C_WIRE_5_value_errors_and_bad_requests(cpp: Driver) -> None:
     for labels in (["a//b"], ["a b"], [""], ["/"], ["é"], ["a", "b/"]):
         assert_refused(cpp, {"op": "draw", "clock": "c", "labels": labels, "n": "1"}, "ValueError")
     assert_refused(cpp, {"op": "draw", "clock": "c", "labels": [3], "n": "1"}, "TypeError")
+    assert_refused(
+        cpp, {"op": "draw", "clock": "c", "labels": [], "n": str(2**20 + 1)}, "ValueError"
+    )
     assert_refused(cpp, sched("a", 200), "bad_request")  # reused id
     assert_refused(cpp, sched("a.0", 200), "bad_request")  # ids have no '.'
     assert_refused(cpp, cancel("ghost"), "bad_request")
