@@ -974,3 +974,58 @@ def test_random_programs_match_simclock(cpp: Driver, seed: int) -> None:
             continue
         expected = mirror.ask(req)
         assert without_messages(got) == expected, f"request {req}"
+
+
+# -- the helpers skip with one clear reason when a tool is missing --------------------------
+
+
+def test_cpp_driver_skips_without_a_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    import wire_drivers
+
+    monkeypatch.delenv("CXX", raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(
+        pytest.skip.Exception, match=r"^no C\+\+ compiler \(g\+\+ or c\+\+\) on PATH$"
+    ):
+        wire_drivers._build.__wrapped__(None)
+
+
+def test_js_drivers_skip_without_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    import wire_drivers
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    reason = r"^node is not on PATH \(the JavaScript drivers need Node\.js >= 20\)$"
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        wire_drivers.node_test_driver()
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        wire_drivers._node_modules.__wrapped__()
+
+
+def test_sinon_driver_skips_when_npm_ci_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import shutil
+
+    import wire_drivers
+
+    fake_npm = tmp_path / "npm"
+    fake_npm.write_text("#!/bin/sh\necho 'npm error code ENOTFOUND' >&2\nexit 1\n")
+    fake_npm.chmod(0o755)
+    real_which = shutil.which
+    monkeypatch.setattr(
+        shutil, "which", lambda name: str(fake_npm) if name == "npm" else real_which(name)
+    )
+    if real_which("node") is None:
+        pytest.skip("node is not on PATH (the JavaScript drivers need Node.js >= 20)")
+    monkeypatch.setenv("SIMCLOCK_DRIVER_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(
+        pytest.skip.Exception,
+        match=r"^npm ci of @sinonjs/fake-timers failed \(offline or no registry\?\): "
+        r"npm error code ENOTFOUND$",
+    ):
+        wire_drivers._node_modules.__wrapped__()
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == []  # nothing half-installed
