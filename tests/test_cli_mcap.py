@@ -187,7 +187,7 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
     # One chunk, held until B's end-of-file checks: B is refused before the compare.
     assert (code, out) == (2, "")
     assert re.fullmatch(
-        rf"simclock: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
+        rf"simclock diff: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
         rf"[0-9a-f]{{64}} but the metadata records {fa}; the file was altered\n",
         err,
     ), err
@@ -234,7 +234,8 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "")
         assert err == (
-            f"simclock: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the start)\n"
+            f"simclock {argv[0]}: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the "
+            "start)\n"
         )
 
 
