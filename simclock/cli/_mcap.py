@@ -2,6 +2,11 @@
 
 * ``simclock info FILE [--json]``: writer, seed, contract version, time span,
   message counts per topic, chunking, persisted draws and the fingerprint.
+  For a simclock recording the counts are of bus messages, the trace the
+  fingerprint covers (what ``simclock run`` reports writing, ``replay``
+  prints and ``recover`` says it kept); the persisted draws and the
+  recorder's own ``/clock`` ticks are stored besides and not counted. For
+  another writer's file every message of every channel counts.
 * ``simclock replay FILE [--topics T ...] [--until NS] [--json]``: replays
   the file with :class:`~simclock.ReplayClock` and prints every bus message in
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
@@ -134,9 +139,13 @@ def handler_info(args: argparse.Namespace) -> int:
         f"(duration {info.duration_ns} ns = {info.duration_ns / 1e9:.9f} s)\n"
     )
     out.write(f"step:        {info.step_ns} ns\n")
-    what = "bus messages" if info.simclock else "messages"
-    out.write(f"messages:    {info.message_count} {what} in {info.chunk_count} chunks")
-    out.write(f" ({info.compression})\n")
+    chunks = f"{info.chunk_count} chunk{'' if info.chunk_count == 1 else 's'}"
+    if info.simclock:
+        # The count of `simclock run`, `replay` and `recover`: the fingerprinted trace.
+        what = "bus messages (the fingerprinted trace; draws and /clock ticks not counted)"
+    else:
+        what = "messages (every channel)"
+    out.write(f"messages:    {info.message_count} {what}, in {chunks} ({info.compression})\n")
     width = max((len(t) for t in info.topic_counts), default=0)
     for topic, count in sorted(info.topic_counts.items()):
         out.write(f"  {topic:<{width}}  {count}\n")
