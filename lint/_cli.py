@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lint._config import Config, LintConfigError, load_config, resolve_codes
 from lint._engine import INTERNAL_ERROR, NOT_LINTED, PARSE_ERROR, WARNINGS
-from lint._rule import Finding
+from lint._rule import Finding, simulation_imports
 from lint._rules import RULES, RULES_BY_CODE
 from lint._runner import _read_regular, lint_paths
 
@@ -270,7 +270,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 print(f"simclock-lint: error: {error}", file=sys.stderr)
                 return 2
             where = str(config.source) if config.source is not None else "defaults"
-            imports = ", ".join(config.simulation_imports) or "none"
+            imports = ", ".join(simulation_imports(config.simulation_imports))
             globs = ", ".join(g.pattern for g in config.simulation_code) or "none"
             print(
                 f"\nHere ({where}): simulation code = files importing {imports}; "
