@@ -79,7 +79,7 @@ class _Version(argparse.Action):
 
 
 def version() -> str:
-    """The version of the ``simclock`` distribution this linter ships in (``0+unknown``: not installed).
+    """The version of the ``simclock`` distribution the linter ships in; ``0+unknown`` if none.
 
     The same string as ``simclock --version``: one version for the whole distribution.
     """

@@ -8,6 +8,7 @@ run`` shows the scenario's metrics and exits 1 when one breaks its bound.
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -133,15 +134,17 @@ def test_sweep_subcommands_parse_their_own_arguments() -> None:
 # -- lazy commands ---------------------------------------------------------------------------
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [action] = [a for a in parser._actions if a.dest == "command"]
+    assert isinstance(action.choices, dict)
+    return action.choices
+
+
 def test_the_table_lists_every_command_of_the_help_in_order() -> None:
-    parser = build_parser()
-    [subparsers] = [a for a in parser._actions if a.dest == "command"]
-    assert list(subparsers.choices) == list(COMMANDS)
+    assert list(_commands(build_parser())) == list(COMMANDS)
     for name, (module, text) in COMMANDS.items():
-        assert module.startswith("simclock.cli._"), name
-        registered = build_parser(name)
-        [action] = [a for a in registered._actions if a.dest == "command"]
-        assert name in action.choices and text
+        assert module.startswith("simclock.cli._") and text, name
+        assert name in _commands(build_parser(name))
 
 
 _PROBE = """
@@ -249,9 +252,9 @@ def test_in_process_closed_stdout_returns_141(
 
     real = _main.build_parser
 
-    def build(command: str | None = None) -> object:
+    def build(command: str | None = None) -> argparse.ArgumentParser:
         parser = real(command)
-        parser._subparsers._group_actions[0].choices["records-demo"].set_defaults(func=closed)  # type: ignore[union-attr]
+        _commands(parser)["records-demo"].set_defaults(func=closed)
         return parser
 
     monkeypatch.setattr(_main, "build_parser", build)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -442,7 +441,7 @@ def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     missing = tmp_path / "missing.csv"
     assert main(["sweep", "report", str(missing)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"simclock sweep report: error: ") and err.count("\n") == 1, err
+    assert err.startswith("simclock sweep report: error: ") and err.count("\n") == 1, err
 
 
 def test_cli_sweep_run_of_a_scenario_file_named_report(

@@ -153,10 +153,12 @@ class Progress:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
-            Progress as RichProgress,
             TaskProgressColumn,
             TextColumn,
             TimeRemainingColumn,
+        )
+        from rich.progress import (
+            Progress as RichProgress,
         )
 
         counts = (MofNCompleteColumn(), TaskProgressColumn()) if self._unit == "items" else ()

@@ -222,7 +222,7 @@ def test_C_RNG_6_pyproject_config_per_path(
 def test_C_LINT_1_importing_simclock_is_simulation_code_whatever_the_config(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``simulation-imports`` adds marker modules; a file importing simclock stays simulation code."""
+    """``simulation-imports`` adds marker modules; an importer of simclock stays simulation code."""
     for imports in ("[]", '["mysim"]'):
         write(project, "pyproject.toml", f"[tool.simclock-lint]\nsimulation-imports = {imports}\n")
         write(project, "tools/report.py", BENCH)

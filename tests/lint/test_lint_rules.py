@@ -31,7 +31,7 @@ EXAMPLES = [
 
 @pytest.mark.parametrize(("code", "source", "valid"), EXAMPLES)
 def test_C_RNG_6_C_LINT_1_rule_examples(code: str, source: str, valid: bool) -> None:
-    """An example starting with ``DECLARED`` is declared simulation code; others get the defaults."""
+    """An example starting with ``DECLARED`` is declared simulation code; others: the defaults."""
     rules = [*DEFAULT_RULES, *([] if RULES_BY_CODE[code].default else [RULES_BY_CODE[code]])]
     simulation = "matches simulation-code 'sim/**'" if source.startswith(DECLARED) else ()
     codes = [f.code for f in _lint_source(source, "example.py", rules, simulation=simulation)]
