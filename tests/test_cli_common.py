@@ -194,7 +194,7 @@ def test_cli_imports_a_commands_modules_only_when_it_runs(
 
 
 def test_version_of_both_clis_is_the_distributions(capsys: pytest.CaptureFixture[str]) -> None:
-    from lint import main as lint_main
+    from simclock_lint import main as lint_main
 
     for entry, name in ((main, "simclock"), (lint_main, "simclock-lint")):
         with pytest.raises(SystemExit) as exited:
@@ -229,8 +229,8 @@ def test_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
         [sys.executable, "-m", "simclock", "replay", recording, "--no-progress"],
         [sys.executable, "-m", "simclock", "records-demo"],
         [sys.executable, "-m", "simclock", "--version"],
-        [sys.executable, "-m", "lint", "--no-cache", str(sim)],
-        [sys.executable, "-m", "lint", "--list-rules"],
+        [sys.executable, "-m", "simclock_lint", "--no-cache", str(sim)],
+        [sys.executable, "-m", "simclock_lint", "--list-rules"],
     ):
         done = _to_closed_pipe(argv, tmp_path)
         assert (done.returncode, done.stderr) == (CLOSED_PIPE_STATUS, ""), argv[2:4]
@@ -238,7 +238,10 @@ def test_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
 
 def test_closed_stdout_of_the_conformance_cli_ends_quietly_with_141(tmp_path: Path) -> None:
     done = _to_closed_pipe(
-        [sys.executable, "-m", "conformance", "conformance:heap_factory", "--clause", "C-TIE-1"],
+        [
+            sys.executable, "-m", "simclock_conformance", "simclock_conformance:heap_factory",
+            "--clause", "C-TIE-1",
+        ],  # fmt: skip
         tmp_path,
     )
     assert (done.returncode, done.stderr) == (CLOSED_PIPE_STATUS, "")

@@ -32,6 +32,7 @@ from typing import Any
 
 from simclock.cli._common import CommandError, Progress, add_command, describe_failure
 from simclock.core._errors import SimclockError
+from simclock.core._extras import require_extra
 
 __all__ = ["register", "rewrite_argv"]
 
@@ -125,6 +126,8 @@ def _run(args: argparse.Namespace) -> int:
     """``simclock sweep run SCENARIO --seeds A:B ...``."""
     if args.seeds is None:
         raise CommandError("--seeds A:B is required, e.g. --seeds 0:1000")
+    # The sweep's own extra first: a user without it learns that before the model.
+    require_extra("sweep", "simclock sweep")
     from simclock.sim._scenario_file import load_scenario
     from simclock.sweeps._sweep import SweepAuditError, default_out, sweep
     from simclock.sweeps._table import TABLE_CSV, TABLE_PARQUET
