@@ -164,18 +164,18 @@ _HEAVY = ("dask", "distributed", "mujoco", "rich", "pyarrow", "matplotlib", "mca
 
 
 @pytest.mark.parametrize(
-    ("argv", "commands"),
+    ("argv", "command"),
     [
-        (["--help"], set()),
-        (["--version"], set()),
-        (["run", "--help"], {"simclock.cli._run", "simclock.cli._common"}),
-        (["sweep", "--help"], {"simclock.cli._sweep", "simclock.cli._common"}),
+        (["--help"], None),
+        (["--version"], None),
+        (["run", "--help"], "run"),
+        (["sweep", "--help"], "sweep"),
     ],
 )
 def test_cli_imports_a_commands_modules_only_when_it_runs(
-    argv: list[str], commands: set[str]
+    argv: list[str], command: str | None
 ) -> None:
-    """Beyond ``import simclock`` (lazy on its own), ``--help`` loads the CLI's table only."""
+    """Beyond ``import simclock``, ``--help`` loads the CLI's table only; a command, its module."""
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv)],
         capture_output=True,
@@ -184,10 +184,20 @@ def test_cli_imports_a_commands_modules_only_when_it_runs(
         env=_env(),
     )
     loaded = set(json.loads(done.stdout))
-    ours = {m for m in loaded if m.startswith("simclock.")}
-    assert ours == {"simclock.cli", "simclock.cli._main", *commands}
-    if not commands:
-        assert not [m for m in loaded if m.split(".")[0] in _HEAVY]
+    commands = {module for module, _help in COMMANDS.values()}
+    if command is None:
+        assert {m for m in loaded if m.startswith("simclock.")} == {
+            "simclock.cli",
+            "simclock.cli._main",
+        }
+        assert [m for m in loaded if m.split(".")[0] in _HEAVY] == []
+    else:
+        own = COMMANDS[command][0]
+        assert own in loaded
+        assert loaded & commands == {own}
+    if command != "run":  # sweeps, Dask and recording only for the commands that need them
+        assert [m for m in loaded if m.split(".")[0] in ("dask", "distributed", "mujoco")] == []
+        assert not {"simclock.sweeps", "simclock.recording"} & loaded
 
 
 # -- --version -------------------------------------------------------------------------------
@@ -237,13 +247,9 @@ def test_closed_stdout_ends_quietly_with_141(tmp_path: Path) -> None:
 
 
 def test_closed_stdout_of_the_conformance_cli_ends_quietly_with_141(tmp_path: Path) -> None:
-    done = _to_closed_pipe(
-        [
-            sys.executable, "-m", "simclock_conformance", "simclock_conformance:heap_factory",
-            "--clause", "C-TIE-1",
-        ],  # fmt: skip
-        tmp_path,
-    )
+    suite = "simclock_conformance"
+    argv = [sys.executable, "-m", suite, f"{suite}:heap_factory", "--clause", "C-TIE-1"]
+    done = _to_closed_pipe(argv, tmp_path)
     assert (done.returncode, done.stderr) == (CLOSED_PIPE_STATUS, "")
 
 
