@@ -1,4 +1,4 @@
-"""What every ``simclock`` command shares: how it fails, its progress bar, its version.
+"""What every ``simclock`` command shares: how it fails, its progress bar, closed pipes.
 
 * **Failing.** A command refuses with one line on stderr,
   ``simclock <command>: error: <message>``, and exit status 2, whatever the
@@ -8,6 +8,8 @@
   (``run``, ``sweep report``), as in argparse's own usage errors.
 * **Progress.** :class:`Progress` is the one progress bar: on stderr, on a
   terminal only, and only once the work has lasted a second of wall time.
+* **Closed pipes.** :func:`quiet_closed_stdout` ends a command whose stdout
+  reader went away (``| head``) with status 141 and no traceback.
 
 This module is host code: the progress bar reads the wall clock (never the
 simulation's time), so stdout stays the command's machine-readable output.
@@ -29,6 +31,7 @@ __all__ = [
     "CommandError",
     "Progress",
     "add_command",
+    "describe_failure",
     "error_line",
     "fail",
     "quiet_closed_stdout",
@@ -157,9 +160,7 @@ class Progress:
             TextColumn,
             TimeRemainingColumn,
         )
-        from rich.progress import (
-            Progress as RichProgress,
-        )
+        from rich.progress import Progress as RichProgress
 
         counts = (MofNCompleteColumn(), TaskProgressColumn()) if self._unit == "items" else ()
         self._bar = RichProgress(
@@ -178,7 +179,7 @@ class Progress:
 
     @property
     def shown(self) -> bool:
-        """Whether the bar has appeared."""
+        """Whether the bar is on screen (it has appeared and is not closed)."""
         return self._bar is not None
 
     def close(self) -> None:
