@@ -47,7 +47,8 @@ def test_info_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "contract:    1.0",
         "time:        0 ns .. 9 ns (duration 9 ns = 0.000000009 s)",
         "step:        1 ns",
-        "messages:    5 bus messages in 1 chunks (zstd)",
+        "messages:    5 bus messages (the fingerprinted trace; draws and /clock ticks not "
+        "counted), in 1 chunk (zstd)",
         "  /a                2",
         "  /b                1",
         "  /cmd              1",
@@ -187,7 +188,7 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
     # One chunk, held until B's end-of-file checks: B is refused before the compare.
     assert (code, out) == (2, "")
     assert re.fullmatch(
-        rf"simclock: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
+        rf"simclock diff: error: .*b\.mcap: offset \d+: the replayed trace has fingerprint "
         rf"[0-9a-f]{{64}} but the metadata records {fa}; the file was altered\n",
         err,
     ), err
@@ -234,7 +235,8 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "")
         assert err == (
-            f"simclock: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the start)\n"
+            f"simclock {argv[0]}: error: {bad}: offset 0: not an MCAP file (no MCAP magic at the "
+            "start)\n"
         )
 
 
@@ -277,6 +279,17 @@ def test_info_and_replay_of_a_foreign_file(
     assert data["topics"] == {"/a": 2, "/b": 1}
     code, out, _ = _run(capsys, "info", str(path))
     assert "fingerprint: none stored (simclock diff computes one)" in out.splitlines()
+    assert "messages:    3 messages (every channel), in 1 chunk (zstd)" in out.splitlines()
+    # recover counts the same messages as info, for the copy it writes.
+    saved = tmp_path / "saved.mcap"
+    code, out, _ = _run(capsys, "recover", str(path), "-o", str(saved))
+    assert (code, out) == (
+        0,
+        f"recovered {saved}: kept 3 messages up to 250 ns from 1 complete chunk of "
+        "foreign.mcap; lost nothing (the file was complete)\n",
+    )
+    code, out, _ = _run(capsys, "info", str(saved))
+    assert "messages:    3 messages (every channel), in 1 chunk (zstd)" in out.splitlines()
     code, out, _ = _run(capsys, "replay", str(path), "--json")
     assert [json.loads(line) for line in out.splitlines()] == [
         {"kind": "json", "payload": {"v": 1}, "sequence": 0, "stamp_ns": 100, "topic": "/a"},

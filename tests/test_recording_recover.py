@@ -128,7 +128,8 @@ def test_C_REP_7_recover_keeps_every_complete_chunk_of_a_killed_recording(
     expected = _complete_chunk_messages(cut)
     out = tmp_path / "recovered.mcap"
     report = recover(cut, out)
-    assert report.kept_messages >= len(expected)
+    # One count for recover and info: the bus messages (the fingerprinted trace).
+    assert report.kept_messages == len(expected)
     live, draws = _live(40, tmp_path)
     with ReplayClock(out) as clock:
         got: list[Message] = []
@@ -142,8 +143,12 @@ def test_C_REP_7_recover_keeps_every_complete_chunk_of_a_killed_recording(
     assert info.seed == 5 and dict(info.user_metadata) == {"run": "kill"}
     assert info.fingerprint == trace_fingerprint(got)
     recovered = json.loads(info.recovered)
-    assert recovered["kept_messages"] == report.kept_messages
+    assert recovered["kept_messages"] == report.kept_messages == info.message_count == len(got)
+    assert recovered["kept_draws"] == report.kept_draws
     assert recovered["kept_chunks"] == report.kept_chunks
+    assert report.kept_until_ns == (got[-1].stamp_ns if got else None)
+    # One draw per message, and at most one more whose message was cut off.
+    assert len(got) <= report.kept_draws <= len(got) + 1
     assert recovered["source"] == cut.name
     if moment == "started":
         assert got == [] and report.kept_chunks == 0
@@ -158,9 +163,21 @@ def test_C_REP_7_cli_recover_prints_one_line_and_info_shows_it(
     out = tmp_path / "saved.mcap"
     assert main(["recover", str(cut), "-o", str(out)]) == 0
     line = capsys.readouterr().out
-    assert line.count("\n") == 1 and line.startswith(f"recovered {out}: kept ")
+    with ReplayClock(out) as clock:
+        info = clock.info
+    report = json.loads(info.recovered)
+    n, draws, chunks = info.message_count, report["kept_draws"], report["kept_chunks"]
+    assert line == (
+        f"recovered {out}: kept {n} bus messages and {draws} draws up to {info.end_ns} ns from "
+        f"{chunks} complete chunks of {cut.name}; lost nothing ({report['reason']})\n"
+    )
     assert main(["info", str(out)]) == 0
-    assert "recovered:   {" in capsys.readouterr().out
+    shown = capsys.readouterr().out.splitlines()
+    assert (
+        f"messages:    {n} bus messages (the fingerprinted trace; draws and /clock ticks not "
+        f"counted), in 1 chunk (zstd)"
+    ) in shown
+    assert f"recovered:   {info.recovered}" in shown
     assert main(["recover", str(tmp_path / "child.py"), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err == (

@@ -299,10 +299,15 @@ def test_C_SWEEP_3_cli_failing_seed_reproduced_locally_and_diffed(
         ],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         cwd=tmp_path,
     )
-    assert run.stdout.splitlines()[-1] == f"fingerprint: {bad[0]['fingerprint']}"
+    # The failing seed fails visibly: the sweep row's message, exit 1 (a broken bound).
+    assert (run.returncode, run.stderr) == (1, "")
+    assert run.stdout.splitlines()[-2:] == [
+        f"failed: {bad[0]['message']}",
+        f"fingerprint: {bad[0]['fingerprint']}",
+    ]
     diff = subprocess.run(
         [
             str(BIN / "simclock"),
@@ -454,7 +459,7 @@ def test_C_SWEEP_5_ctrl_c_ends_with_one_line_and_keeps_the_rows(
     assert proc.returncode == 130
     assert stdout == b""
     assert stderr.decode() == (
-        f"simclock sweep: interrupted; finished rows are kept in {out}: "
+        f"simclock sweep run: interrupted; finished rows are kept in {out}: "
         "run the same command to resume\n"
     )
     assert len(_complete_seeds(partial)) >= 3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -19,7 +18,6 @@ from test_sweep_helpers import SHORT_TOML, write_short
 import simclock
 from simclock import Sample, ScenarioError, load_scenario, run_scenario
 from simclock.cli._main import main
-from simclock.cli._sweep import _Bar
 from simclock.sim._metrics import compute_metrics, metric_violation
 from simclock.sweeps import parse_seeds, read_table, summarise, write_csv, write_parquet
 from simclock.sweeps._table import SweepDir, rows_to_table, spread, table_schema
@@ -410,23 +408,26 @@ def test_report_summary_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     short = write_short(tmp_path)
-    assert main(["sweep", str(short)]) == 2
-    assert capsys.readouterr().err == (
-        "simclock sweep: error: --seeds A:B is required, e.g. --seeds 0:1000\n"
-    )
-    assert main(["sweep", "report"]) == 2
-    assert capsys.readouterr().err == (
-        "simclock sweep: error: report needs a TABLE: simclock sweep report DIR/sweep.parquet\n"
+    for argv in (["sweep", str(short)], ["sweep", "run", str(short)]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            "simclock sweep run: error: --seeds A:B is required, e.g. --seeds 0:1000\n"
+        )
+    with pytest.raises(SystemExit) as exited:
+        main(["sweep", "report"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "simclock sweep report: error: the following arguments are required: table"
     )
     assert main(["sweep", "report", str(short)]) == 2
     assert capsys.readouterr().err == (
-        "simclock sweep: error: table must be a .parquet or .csv file written by simclock "
+        "simclock sweep report: error: table must be a .parquet or .csv file written by simclock "
         f"sweep, got {str(short)!r}\n"
     )
     before = sorted(p.name for p in tmp_path.iterdir())
     assert main(["sweep", str(short), "--seeds", "0:2", "--scheduler", "tcp://127.0.0.1:"]) == 2
     assert capsys.readouterr().err == (
-        "simclock sweep: error: scheduler must be an address like tcp://HOST:PORT, got "
+        "simclock sweep run: error: scheduler must be an address like tcp://HOST:PORT, got "
         "'tcp://127.0.0.1:': it has no valid HOST:PORT\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == before
@@ -434,26 +435,33 @@ def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     other.write_text("seed,value\n0,1.5\n")
     assert main(["sweep", "report", str(other)]) == 2
     assert capsys.readouterr().err == (
-        f"simclock sweep: error: table {str(other)!r} is not a sweep table: it has no column "
-        "'status'; give the sweep.parquet or sweep.csv that simclock sweep wrote\n"
+        f"simclock sweep report: error: table {str(other)!r} is not a sweep table: it has no "
+        "column 'status'; give the sweep.parquet or sweep.csv that simclock sweep wrote\n"
     )
+    missing = tmp_path / "missing.csv"
+    assert main(["sweep", "report", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simclock sweep report: error: ") and err.count("\n") == 1, err
 
 
-def test_progress_bar_on_a_terminal_only() -> None:
-    from rich.console import Console
-
-    tty = io.StringIO()
-    bar = _Bar("sweep short", True, console=Console(file=tty, force_terminal=True, width=100))
-    bar(3, 10)
-    bar(4, 10)
-    bar.close()
-    assert "4/10" in tty.getvalue()
-    assert "ETA" in tty.getvalue()
-    plain = io.StringIO()
-    quiet = _Bar("sweep short", True, console=Console(file=plain, force_terminal=False))
-    quiet(3, 10)
-    quiet.close()
-    assert plain.getvalue() == ""
+def test_cli_sweep_run_of_a_scenario_file_named_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sweep run report`` sweeps the file ``report``; ``sweep report`` reads a table."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report").write_text(SHORT_TOML, encoding="utf-8")
+    assert main(["sweep", "run", "report", "--seeds", "0:2", "--workers", "1", "--out", "o"]) in (
+        0,
+        1,
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("sweep: short, 2 seeds in the table, ")
+    assert out[1] == "table: o/sweep.parquet o/sweep.csv"
+    assert main(["sweep", "report", "o/sweep.parquet", "--plots", "p"]) == 0
+    assert capsys.readouterr().out.startswith("2 seeds (0..1), ")
+    # The shorthand takes the same options in any order, before or after the scenario.
+    assert main(["sweep", "--seeds", "0:2", "--workers", "1", "--out", "o", "report"]) in (0, 1)
+    assert capsys.readouterr().out.splitlines()[0].startswith("sweep: short, 2 seeds in the table")
 
 
 @given(order=st.permutations(list(range(6))))

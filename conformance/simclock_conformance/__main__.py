@@ -1,6 +1,11 @@
-"""``python -m simclock_conformance MODULE:FACTORY``: see :func:`simclock_conformance._run.main`."""
+"""``python -m simclock_conformance MODULE:FACTORY``: see :func:`simclock_conformance._run.main`.
+
+A closed stdout (``| head``) ends the run quietly with exit status 141
+(128 + SIGPIPE, what a shell reports for ``cat``), not a traceback.
+"""
 
 import importlib.util
+import os
 import sys
 
 # The suite runs on pytest and Hypothesis, the 'conformance' extra: without
@@ -17,4 +22,12 @@ if _missing:
 
 from simclock_conformance._run import main  # noqa: E402
 
-sys.exit(main())
+try:
+    status = main()
+    sys.stdout.flush()
+except BrokenPipeError:
+    # The recipe of the Python docs' note on SIGPIPE: stdout to devnull, so the
+    # interpreter's last flush cannot fail again.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    status = 141
+sys.exit(status)

@@ -10,17 +10,21 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from simclock_lint._config import Config, LintConfigError, load_config, resolve_codes
 from simclock_lint._engine import INTERNAL_ERROR, NOT_LINTED, PARSE_ERROR, WARNINGS
-from simclock_lint._rule import Finding
+from simclock_lint._rule import Finding, simulation_imports
 from simclock_lint._rules import RULES, RULES_BY_CODE
 from simclock_lint._runner import _read_regular, lint_paths
 
-__all__ = ["main"]
+__all__ = ["CLOSED_PIPE_STATUS", "main"]
+
+CLOSED_PIPE_STATUS = 141
+"""Exit status when stdout's reader went away: 128 + SIGPIPE, as a shell reports for ``cat``."""
 
 
 def _codes(text: str) -> list[str]:
@@ -59,7 +63,33 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, help="worker processes (default: CPUs)")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation")
     parser.add_argument("--list-rules", action="store_true", help="print every code and message")
+    parser.add_argument("--version", action=_Version)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed ``simclock`` distribution's version, read only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        print(f"simclock-lint {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    """The version of the ``simclock`` distribution the linter ships in; ``0+unknown`` if none.
+
+    The same string as ``simclock --version``: one version for the whole distribution.
+    """
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("simclock")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"
 
 
 def _with_selection(config: Config, args: argparse.Namespace) -> Config:
@@ -196,7 +226,28 @@ def _print(findings: list[Finding], output_format: str, show_source: bool) -> No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the linter; returns the exit status."""
+    """Run the linter; returns the exit status (141 when stdout's reader has gone, ``| head``).
+
+    A closed stdout ends the run quietly: stdout is pointed at ``os.devnull``
+    (so the interpreter's last flush cannot fail again) and the status is
+    141, 128 + SIGPIPE, what a shell reports for ``cat`` in the same place.
+    """
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # also when argparse exits: a closed pipe shows here at the latest
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass  # stdout is not a file (captured in-process): nothing flushes it to the pipe
+        return CLOSED_PIPE_STATUS
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.list_rules:
@@ -219,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"simclock-lint: error: {error}", file=sys.stderr)
                 return 2
             where = str(config.source) if config.source is not None else "defaults"
-            imports = ", ".join(config.simulation_imports) or "none"
+            imports = ", ".join(simulation_imports(config.simulation_imports))
             globs = ", ".join(g.pattern for g in config.simulation_code) or "none"
             print(
                 f"\nHere ({where}): simulation code = files importing {imports}; "

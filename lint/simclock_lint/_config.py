@@ -6,8 +6,8 @@ Keys (all optional)::
     select = ["SC"]                  # codes or prefixes; default: every default-on rule
     ignore = []                      # codes or prefixes removed from select
     exclude = ["tests/fixtures/**"]  # globs never linted (added to the defaults)
-    simulation-code = ["src/sim/**"] # SC301 (wall clock) applies here; default: none
-    simulation-imports = ["simclock"]  # ... and in files importing one of these (default)
+    simulation-code = ["src/sim/**"] # simulation code (SC201, SC301, SC401 apply); default: none
+    simulation-imports = ["mysim"]   # ... and files importing one of these; simclock always
     cache-dir = ".simclock-lint-cache"
 
     [tool.simclock-lint.per-file-ignores]
@@ -180,7 +180,8 @@ class Config:
     def simulation_for(self, relpath: str) -> str | tuple[str, ...]:
         """Why ``relpath`` is simulation code (a matching glob), else the imports that make it so.
 
-        The engine decides from the file's imports when this is a tuple.
+        The engine decides from the file's imports when this is a tuple
+        (simclock's always counts, C-LINT-1).
         """
         for glob in self.simulation_code:
             if glob.matches(relpath):
@@ -191,13 +192,9 @@ class Config:
         """The codes that apply to one file after per-path ignores (SPEC §13).
 
         Simulation-only rules stay in: the engine drops them for a file that
-        is not simulation code (see ``simulation_for``).
+        is not simulation code (see ``simulation_for``; one decision, C-LINT-1).
         """
         codes = set(self.select)
-        if not self.simulation_imports and not any(
-            glob.matches(relpath) for glob in self.simulation_code
-        ):
-            codes -= {code for code, rule in RULES_BY_CODE.items() if rule.simulation_only}
         for glob, ignored in self.per_file_ignores:
             if glob.matches(relpath):
                 codes -= ignored

@@ -27,7 +27,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 
 from simclock_lint._prune import prune
-from simclock_lint._rule import Finding, Rule
+from simclock_lint._rule import Finding, Rule, simulation_imports
 from simclock_lint._rules import DEFAULT_RULES
 from simclock_lint._rules._common import import_statements, imports_module
 
@@ -161,9 +161,10 @@ def _deep(raw: bytes) -> bool:
 
 
 def _simulation_reason(raw: bytes, simulation: str | Sequence[str]) -> str | None:
+    """Why the file is simulation code, or None: the one decision for every such rule (C-LINT-1)."""
     if isinstance(simulation, str):
         return simulation
-    for module in simulation:
+    for module in simulation_imports(simulation):
         if imports_module(raw, module):
             return f"imports {module}"
     return None
@@ -179,10 +180,11 @@ def lint_source(
     """Findings of ``rules`` on one module's source, sorted by position.
 
     ``path`` is only echoed in the findings. ``simulation`` decides whether
-    the simulation-only rules (SC301) apply: a string says the file is
-    simulation code and why; a sequence of module names makes it so when the
-    file imports one of them. Never raises for bad input: a file Python
-    refuses gives ``SC000``, a linter bug ``SC999``.
+    the simulation-only rules (SC201, SC301, SC401) apply, all alike
+    (C-LINT-1): a string says the file is declared simulation code and why
+    (a ``simulation-code`` glob matched); a sequence of module names makes it
+    so when the file imports simclock or one of them. Never raises for bad
+    input: a file Python refuses gives ``SC000``, a linter bug ``SC999``.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
     rules = list(rules)

@@ -12,7 +12,27 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     from simclock_lint._analysis import Analysis
     from simclock_lint._rules._common import CallInfo
 
-__all__ = ["Finding", "Rule"]
+__all__ = ["DECLARED", "SIMCLOCK", "Finding", "Rule", "simulation_imports"]
+
+SIMCLOCK = "simclock"
+"""A file that imports this module is simulation code whatever the configuration (C-LINT-1)."""
+
+DECLARED = "# simulation code: declared by the configuration\n"
+"""The first line of a rule example that is linted as declared simulation code.
+
+Such a module need not import simclock (a function handed a clock, under a
+``simulation-code`` glob); every other example is linted with the defaults,
+where simulation code is what imports simclock.
+"""
+
+
+def simulation_imports(configured: Iterable[str]) -> tuple[str, ...]:
+    """The modules whose import makes a file simulation code: simclock, then ``configured``.
+
+    The one definition of simulation code (C-LINT-1) is: a file matching a
+    ``simulation-code`` glob, or importing one of these modules.
+    """
+    return tuple(dict.fromkeys((SIMCLOCK, *configured)))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -38,8 +58,9 @@ class Rule:
     it is false for every selected rule the file is not parsed at all.
     ``check(analysis)`` yields ``(node, name)`` pairs, ``node`` a libcst node
     whose start is the finding's position; ``name`` fills the message.
-    ``simulation_only`` rules apply only to simulation code (files that
-    import a simulation module such as simclock, or configured paths).
+    ``simulation_only`` rules apply only to simulation code, one definition
+    for all of them (C-LINT-1): files that import simclock or a configured
+    ``simulation-imports`` module, and files matching a ``simulation-code`` glob.
     ``default`` is False for an opt-in rule: it runs only when its exact code
     is selected (a prefix such as ``SC`` or ``SC1`` does not pick it).
 

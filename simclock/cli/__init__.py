@@ -1,4 +1,4 @@
-"""The ``simclock`` command line: run, replay, info, diff, timeline, records-demo."""
+"""The ``simclock`` command line; every command is listed in :data:`simclock.cli._main.COMMANDS`."""
 
 from simclock.cli._main import main
 

@@ -2,6 +2,11 @@
 
 * ``simclock info FILE [--json]``: writer, seed, contract version, time span,
   message counts per topic, chunking, persisted draws and the fingerprint.
+  For a simclock recording the counts are of bus messages, the trace the
+  fingerprint covers (what ``simclock run`` reports writing, ``replay``
+  prints and ``recover`` says it kept); the persisted draws and the
+  recorder's own ``/clock`` ticks are stored besides and not counted. For
+  another writer's file every message of every channel counts.
 * ``simclock replay FILE [--topics T ...] [--until NS] [--json]``: replays
   the file with :class:`~simclock.ReplayClock` and prints every bus message in
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
@@ -13,9 +18,10 @@
   both payloads) and exits 1. Stored fingerprints alone are not trusted: an
   edited file must not pass as identical.
 
-Exit code 2 for a file that cannot be read (the message names the file and
-where). A rich progress bar appears on stderr, on a terminal only, once the
-work has lasted a second (``--no-progress`` disables it).
+Exit code 2 for a file that cannot be read (``simclock <command>: error:``,
+the message names the file and where). The progress bar,
+:class:`simclock.cli._common.Progress`, appears on stderr, on a terminal
+only, once the work has lasted a second (``--no-progress`` disables it).
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from simclock.cli._common import Progress, add_command
 from simclock.core._bus import Message
-from simclock.core._errors import SimclockError
 from simclock.recording._clock import ReplayClock
 from simclock.recording._fingerprint import payload_kind_and_json
 from simclock.recording._reader import RecordingInfo, RecordingReader
@@ -40,15 +46,20 @@ _SLICES = 200  # replay advances in this many slices, so the progress bar can mo
 
 def register(subparsers: Any) -> None:
     """Add ``info``, ``replay`` and ``diff`` to the ``simclock`` parser."""
-    info = subparsers.add_parser(
-        "info", help="describe a recording: seed, duration, topics, fingerprint"
+    info = add_command(
+        subparsers,
+        "info",
+        handler_info,
+        help="describe a recording: seed, duration, topics, fingerprint",
     )
     info.add_argument("file", help="an .mcap recording")
     info.add_argument("--json", action="store_true", help="print one JSON object")
-    info.set_defaults(func=handler_info)
 
-    replay = subparsers.add_parser(
-        "replay", help="replay a recording and print its messages in total order"
+    replay = add_command(
+        subparsers,
+        "replay",
+        handler_replay,
+        help="replay a recording and print its messages in total order",
     )
     replay.add_argument("file", help="an .mcap recording")
     replay.add_argument("--topics", nargs="+", metavar="TOPIC", help="only these topics")
@@ -57,15 +68,16 @@ def register(subparsers: Any) -> None:
     )
     replay.add_argument("--json", action="store_true", help="print JSON lines")
     replay.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    replay.set_defaults(func=handler_replay)
 
-    diff = subparsers.add_parser(
-        "diff", help="compare two recordings; exit 1 and show the first divergence"
+    diff = add_command(
+        subparsers,
+        "diff",
+        handler_diff,
+        help="compare two recordings; exit 1 and show the first divergence",
     )
     diff.add_argument("a", help="first recording")
     diff.add_argument("b", help="second recording")
     diff.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    diff.set_defaults(func=handler_diff)
 
 
 def _ns(text: str) -> int:
@@ -78,17 +90,6 @@ def _ns(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a time >= 0 ns, got {value}")
     return value
-
-
-def _fail(exc: SimclockError) -> int:
-    print(f"simclock: error: {exc}", file=sys.stderr)
-    return 2
-
-
-def _progress(label: str, enabled: bool) -> Any:
-    from simclock.cli._run import _Progress
-
-    return _Progress(label, enabled)
 
 
 # -- info -----------------------------------------------------------------------------
@@ -120,11 +121,8 @@ def info_dict(info: RecordingInfo) -> dict[str, Any]:
 
 def handler_info(args: argparse.Namespace) -> int:
     """``simclock info FILE``."""
-    try:
-        with RecordingReader(args.file) as reader:
-            info = reader.info
-    except SimclockError as exc:
-        return _fail(exc)
+    with RecordingReader(args.file) as reader:
+        info = reader.info
     data = info_dict(info)
     if args.json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -141,9 +139,13 @@ def handler_info(args: argparse.Namespace) -> int:
         f"(duration {info.duration_ns} ns = {info.duration_ns / 1e9:.9f} s)\n"
     )
     out.write(f"step:        {info.step_ns} ns\n")
-    what = "bus messages" if info.simclock else "messages"
-    out.write(f"messages:    {info.message_count} {what} in {info.chunk_count} chunks")
-    out.write(f" ({info.compression})\n")
+    chunks = f"{info.chunk_count} chunk{'' if info.chunk_count == 1 else 's'}"
+    if info.simclock:
+        # The count of `simclock run`, `replay` and `recover`: the fingerprinted trace.
+        what = "bus messages (the fingerprinted trace; draws and /clock ticks not counted)"
+    else:
+        what = "messages (every channel)"
+    out.write(f"messages:    {info.message_count} {what}, in {chunks} ({info.compression})\n")
     width = max((len(t) for t in info.topic_counts), default=0)
     for topic, count in sorted(info.topic_counts.items()):
         out.write(f"  {topic:<{width}}  {count}\n")
@@ -174,24 +176,37 @@ def format_message(message: Message, as_json: bool) -> str:
     return f"{message.stamp_ns} {message.sequence} {message.topic} {text}"
 
 
-def _write_lines(out: TextIO, as_json: bool) -> Any:
-    def sink(message: Message) -> None:
-        out.write(format_message(message, as_json))
-        out.write("\n")
+class _Lines:
+    """The bus subscriber that prints each message; remembers a closed stdout.
 
-    return sink
+    The bus reports a subscriber's exception as an event and goes on
+    (C-ERR-1), so a ``BrokenPipeError`` would not stop the replay: the sink
+    keeps it in ``closed`` and the replay loop raises it between slices.
+    """
+
+    def __init__(self, out: TextIO, as_json: bool) -> None:
+        self._out = out
+        self._json = as_json
+        self.closed: BrokenPipeError | None = None
+
+    def __call__(self, message: Message) -> None:
+        if self.closed is not None:
+            return
+        try:
+            self._out.write(format_message(message, self._json))
+            self._out.write("\n")
+        except BrokenPipeError as exc:
+            self.closed = exc
 
 
 def handler_replay(args: argparse.Namespace) -> int:
     """``simclock replay FILE [--topics ...] [--until NS] [--json]``."""
-    try:
-        clock = ReplayClock(args.file, topics=args.topics)
-    except SimclockError as exc:
-        return _fail(exc)
-    progress = _progress(f"simclock replay {args.file}", not args.no_progress)
+    clock = ReplayClock(args.file, topics=args.topics)
+    progress = Progress(f"simclock replay {args.file}", not args.no_progress)
     try:
         with clock:
-            clock.bus.subscribe(None, _write_lines(sys.stdout, args.json))
+            lines = _Lines(sys.stdout, args.json)
+            clock.bus.subscribe(None, lines)
             start = clock.now_ns()
             end = clock.end_ns() if args.until is None else args.until
             if end < start:
@@ -201,12 +216,11 @@ def handler_replay(args: argparse.Namespace) -> int:
             step = max(1, -(-total // _SLICES))
             while True:
                 clock.advance(min(step, end - clock.now_ns()))
+                if lines.closed is not None:
+                    raise lines.closed
                 progress(clock.now_ns() - start, total)
                 if clock.now_ns() >= end:
                     break
-    except SimclockError as exc:
-        sys.stdout.flush()
-        return _fail(exc)
     finally:
         progress.close()
     return 0
@@ -250,20 +264,17 @@ def _side(message: Message | None) -> dict[str, str]:
 
 def handler_diff(args: argparse.Namespace) -> int:
     """``simclock diff A B``: exit 0 when equal, 1 with the first divergence."""
-    try:
-        with RecordingReader(args.a) as ra, RecordingReader(args.b) as rb:
-            fa, fb = ra.info.fingerprint, rb.info.fingerprint
-            # Equal stored fingerprints are not trusted alone: the files are read (and
-            # checked against them), so an edited message is found, not called identical.
-            progress = _progress(f"simclock diff {args.a} {args.b}", not args.no_progress)
-            start = min(ra.info.start_ns, rb.info.start_ns)
-            total = max(ra.info.end_ns, rb.info.end_ns) - start
-            try:
-                found = _compare(ra.messages(), rb.messages(), lambda t: progress(t - start, total))
-            finally:
-                progress.close()
-    except SimclockError as exc:
-        return _fail(exc)
+    with RecordingReader(args.a) as ra, RecordingReader(args.b) as rb:
+        fa, fb = ra.info.fingerprint, rb.info.fingerprint
+        # Equal stored fingerprints are not trusted alone: the files are read (and
+        # checked against them), so an edited message is found, not called identical.
+        progress = Progress(f"simclock diff {args.a} {args.b}", not args.no_progress)
+        start = min(ra.info.start_ns, rb.info.start_ns)
+        total = max(ra.info.end_ns, rb.info.end_ns) - start
+        try:
+            found = _compare(ra.messages(), rb.messages(), lambda t: progress(t - start, total))
+        finally:
+            progress.close()
     if found is None:
         note = f"fingerprint {fa} ({ra.info.message_count} messages)" if fa else "same trace"
         print(f"identical: {note}")

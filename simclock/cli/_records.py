@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from simclock.cli._common import add_command
 from simclock.records._sampling import SamplingEvents
 
 __all__ = ["FIXTURE", "fixture_report", "handler", "register"]
@@ -72,12 +73,13 @@ def handler(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``records-demo`` sub-command."""
-    parser = subparsers.add_parser(
+    add_command(
+        subparsers,
         "records-demo",
+        handler,
         help="print the SPEC §12 sampling-record fixture as JSON",
         description=(
             "Schedule five samples on simclock.records.SamplingEvents, cancel token 3, "
             "run until 10 us and 20 us, and print every step as JSON."
         ),
     )
-    parser.set_defaults(func=handler)

@@ -1,42 +1,46 @@
 """``simclock run`` and ``simclock timeline``: the scenario runner's command line (SPEC §7-§11).
 
 ``simclock run SCENARIO [--out run.mcap] [--seed N] [--mode MODE] [--no-progress]``
-validates and runs a scenario file, prints a summary and, last, the line
-``fingerprint: <hex>`` (C-X-FP). Exit code 0, or 2 for a scenario error
-(printed as ``simclock run: error: <key>: <problem>``).
+validates and runs a scenario file and prints a summary, the scenario's
+``[metrics]`` (each with its bounds, if any) and, last, the line
+``fingerprint: <hex>`` (C-X-FP). A metric outside its bounds fails the run
+exactly as it fails the seed's row of a sweep (C-SWEEP-3): the line
+``failed: <the sweep row's message>`` comes before the fingerprint, so
+``simclock run SCENARIO --seed N`` shows why seed N failed. Exit status 0
+when every bound holds, 1 when one is broken (the recording, if any, is
+complete), 2 for a scenario error (``simclock run: error: <key>: <problem>``).
 
 ``simclock timeline RUN -o timeline.png [--start "0 ms"] [--span "40 ms"]``
 plots a recording's device samples on the grid.
 
-This module is host code: the progress bar reads the wall clock (never the
-simulation), appears only on a terminal and only once a run has taken more
-than a second, and goes to stderr so stdout stays machine-readable.
+The progress bar is :class:`simclock.cli._common.Progress` (stderr, terminal only).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simclock.core._errors import SimclockError
+from simclock.cli._common import CommandError, Progress, add_command
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._grid import format_ns
+from simclock.sim._metrics import MetricConfig, metric_violation
 
-__all__ = ["register"]
-
-_PROGRESS_AFTER_NS = 1_000_000_000
-_REDRAW_NS = 100_000_000
+__all__ = ["metric_lines", "register"]
 
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` and ``timeline`` sub-commands."""
-    run = subparsers.add_parser(
+    run = add_command(
+        subparsers,
         "run",
-        help="run a scenario file (TOML) and print its fingerprint",
-        description="Run a scenario: physics grid, devices, controllers, episodes.",
+        _run,
+        help="run a scenario file (TOML): its metrics and fingerprint",
+        description=(
+            "Run a scenario: physics grid, devices, controllers, episodes. Prints the "
+            "scenario's metrics and its fingerprint; exit 1 when a metric breaks its bounds."
+        ),
     )
     run.add_argument("scenario", help="scenario file, e.g. examples/pendulum.toml")
     run.add_argument("--out", help="record the run to this MCAP file")
@@ -47,9 +51,10 @@ def register(subparsers: Any) -> None:
         help="override the scenario's execution mode (pacing only; the trace is identical)",
     )
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    run.set_defaults(func=_run)
-    timeline = subparsers.add_parser(
+    timeline = add_command(
+        subparsers,
         "timeline",
+        _timeline,
         help="plot nominal vs actual acquisition and delivery of a recorded run",
         description="Plot a recording's device samples on the physics grid (PNG).",
     )
@@ -57,97 +62,22 @@ def register(subparsers: Any) -> None:
     timeline.add_argument("-o", "--output", required=True, help="PNG file to write")
     timeline.add_argument("--start", default="0 ms", help='window start, e.g. "0 ms"')
     timeline.add_argument("--span", default="40 ms", help='window length, e.g. "40 ms"')
-    timeline.set_defaults(func=_timeline)
-
-
-class _Progress:
-    """A rich progress bar on stderr that appears once a run has lasted 1 s of wall time.
-
-    ``console`` and ``wall_ns`` are injectable for tests; by default stderr and
-    ``time.monotonic_ns``. Nothing is shown unless the console is a terminal.
-    The bar is redrawn at most every 100 ms of wall time.
-    """
-
-    def __init__(
-        self,
-        label: str,
-        enabled: bool,
-        *,
-        console: Any = None,
-        wall_ns: Callable[[], int] | None = None,
-    ) -> None:
-        from rich.console import Console
-
-        self._console = Console(stderr=True) if console is None else console
-        self._enabled = enabled and self._console.is_terminal
-        self._label = label
-        # Host-side wall clock, for the progress display only; the run never sees it.
-        self._wall = time.monotonic_ns if wall_ns is None else wall_ns  # noqa: SC301
-        self._wall_start = self._wall()
-        self._last_draw = self._wall_start
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __call__(self, done_ns: int, total_ns: int) -> object:
-        if not self._enabled:
-            return None
-        now = self._wall()
-        if self._bar is None:
-            if now - self._wall_start < _PROGRESS_AFTER_NS:
-                return None
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.fields[sim]}"),
-                TimeRemainingColumn(),
-                console=self._console,
-                transient=True,
-                auto_refresh=False,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task(self._label, total=total_ns, sim="")
-        elif now - self._last_draw < _REDRAW_NS and done_ns < total_ns:
-            return None
-        self._last_draw = now
-        self._bar.update(
-            self._task,
-            completed=done_ns,
-            sim=f"{format_ns(done_ns)} / {format_ns(total_ns)} simulated",
-        )
-        self._bar.refresh()
-        return None
-
-    @property
-    def shown(self) -> bool:
-        """Whether the bar has appeared."""
-        return self._bar is not None
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def _run(args: argparse.Namespace) -> int:
     from simclock.sim._scenario import run_scenario
     from simclock.sim._scenario_file import load_scenario
 
+    scenario = load_scenario(args.scenario)
+    if args.seed is not None and args.seed < 0:
+        raise CommandError(f"--seed must be >= 0, got {args.seed}")
+    progress = Progress(f"simclock run {scenario.name}", not args.no_progress)
     try:
-        scenario = load_scenario(args.scenario)
-        if args.seed is not None and args.seed < 0:
-            print(f"simclock run: error: --seed must be >= 0, got {args.seed}", file=sys.stderr)
-            return 2
-        progress = _Progress(f"simclock run {scenario.name}", not args.no_progress)
-        try:
-            result = run_scenario(
-                scenario, seed=args.seed, mode=args.mode, out=args.out, progress=progress
-            )
-        finally:
-            progress.close()
-    except SimclockError as exc:
-        print(f"simclock run: error: {exc}", file=sys.stderr)
-        return 2
+        result = run_scenario(
+            scenario, seed=args.seed, mode=args.mode, out=args.out, progress=progress
+        )
+    finally:
+        progress.close()
     physics = scenario.physics
     engine = (
         f"MuJoCo {physics.mujoco_model.name}" if physics.mujoco_model is not None else "no engine"
@@ -178,23 +108,53 @@ def _run(args: argparse.Namespace) -> int:
             f"{lags} PACING_LAG event{'s' if lags != 1 else ''}"
         )
     if result.out is not None:
-        print(f"recording: {result.out} ({result.messages} messages + /clock)")
+        print(f"recording: {result.out} ({result.messages} bus messages)")
+    lines, broken = metric_lines(scenario.metrics, result.metrics)
+    for line in lines:
+        print(line)
+    if broken is not None:
+        print(f"failed: {broken}")
     print(f"fingerprint: {result.fingerprint}")
-    return 0
+    return 0 if broken is None else 1
+
+
+def metric_lines(
+    configs: Sequence[MetricConfig], values: Mapping[str, float | int | None]
+) -> tuple[list[str], str | None]:
+    """``simclock run``'s metric lines, and the first broken bound (the sweep row's message).
+
+    One line per metric in declaration order, ``  name = value`` (``repr``,
+    as the sweep's message quotes it; ``none`` over no samples), then its
+    bounds and ``ok`` or ``broken`` when it has any. The verdict is
+    :func:`~simclock.sim._metrics.metric_violation`'s, the rule of a sweep's
+    row (C-SWEEP-3); no lines at all for a scenario without metrics.
+    """
+    if not configs:
+        return [], None
+    lines = ["metrics:"]
+    for config in configs:
+        value = values.get(config.name)
+        text = f"  {config.name} = {'none (no samples)' if value is None else repr(value)}"
+        bounds = [
+            f"{word} {bound!r}"
+            for word, bound in (("min", config.minimum), ("max", config.maximum))
+            if bound is not None
+        ]
+        if bounds:
+            verdict = "broken" if metric_violation([config], values) is not None else "ok"
+            text += f" ({', '.join(bounds)}: {verdict})"
+        lines.append(text)
+    return lines, metric_violation(configs, values)
 
 
 def _timeline(args: argparse.Namespace) -> int:
     from simclock.sim._scenario_file import parse_duration
     from simclock.sim._timeline import load_samples, plot_timeline
 
-    try:
-        start = parse_duration(args.start, "--start")
-        span = parse_duration(args.span, "--span")
-        recording = load_samples(args.run)
-        drawn = plot_timeline(recording, args.output, start_ns=start, span_ns=span)
-    except SimclockError as exc:
-        print(f"simclock timeline: error: {exc}", file=sys.stderr)
-        return 2
+    start = parse_duration(args.start, "--start")
+    span = parse_duration(args.span, "--span")
+    recording = load_samples(args.run)
+    drawn = plot_timeline(recording, args.output, start_ns=start, span_ns=span)
     print(
         f"timeline: {args.output} ({drawn} samples of {len(recording.devices)} devices, "
         f"{format_ns(start)} to {format_ns(start + span)})"

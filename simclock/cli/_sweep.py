@@ -1,6 +1,6 @@
 """``simclock sweep``: a scenario over a range of seeds on Dask, and its report (SPEC §16).
 
-``simclock sweep SCENARIO --seeds A:B [--out DIR] [--workers N]
+``simclock sweep run SCENARIO --seeds A:B [--out DIR] [--workers N]
 [--scheduler tcp://HOST:PORT] [--record failing|all|none] [--audit K]
 [--no-progress]`` runs every seed (A included, B excluded) and writes the
 table to ``DIR`` (default ``sweep-<scenario name>``); run again on the same
@@ -13,8 +13,11 @@ arguments or a scenario error, 3 when the audit found a mismatch (C-SWEEP-4),
 and writes ``<metric>.png`` for each metric (default: beside the table, in
 ``plots/``).
 
-Host code: the progress bar (rate, ETA) reads the wall clock, is drawn on
-stderr and only on a terminal.
+``simclock sweep SCENARIO ...`` (a first word that is not ``run`` or
+``report``) is short for ``simclock sweep run SCENARIO ...``; a scenario
+file named ``report`` is swept with ``simclock sweep run report``. Errors are
+``simclock sweep run: error: ...`` / ``simclock sweep report: error: ...``.
+The progress bar (seeds done, rate, ETA) is :class:`simclock.cli._common.Progress`.
 """
 
 from __future__ import annotations
@@ -27,101 +30,81 @@ import threading
 from types import FrameType
 from typing import Any
 
+from simclock.cli._common import CommandError, Progress, add_command, describe_failure
 from simclock.core._errors import SimclockError
 from simclock.core._extras import require_extra
 
-__all__ = ["register"]
+__all__ = ["register", "rewrite_argv"]
+
+
+_SUBCOMMANDS = ("run", "report")
+
+
+def rewrite_argv(words: list[str]) -> list[str]:
+    """``simclock sweep SCENARIO ...`` is ``simclock sweep run SCENARIO ...``.
+
+    Only a first word that is neither a sub-command nor ``-h``/``--help``
+    is taken for the scenario, so a scenario file named ``report`` is swept
+    with ``simclock sweep run report``.
+    """
+    if words and words[0] not in (*_SUBCOMMANDS, "-h", "--help"):
+        return ["run", *words]
+    return words
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``sweep`` sub-command (and ``sweep report``)."""
+    """Add ``sweep`` with its sub-commands ``sweep run`` and ``sweep report``."""
     parser = subparsers.add_parser(
         "sweep",
-        help="run a scenario over many seeds on Dask; `sweep report TABLE` summarises one",
+        help="run a scenario over many seeds on Dask, or report a sweep",
         description=(
-            "Run SCENARIO once per seed (locally or on a Dask cluster) into one table; "
-            "or `simclock sweep report TABLE` to summarise and plot a table."
+            "`simclock sweep run SCENARIO --seeds A:B` runs SCENARIO once per seed "
+            "(locally or on a Dask cluster) into one table; `simclock sweep report TABLE` "
+            "summarises and plots a table. `simclock sweep SCENARIO ...` is short for "
+            "`simclock sweep run SCENARIO ...`."
         ),
     )
-    parser.add_argument("scenario", help="scenario file (TOML), or `report`")
-    parser.add_argument("table", nargs="?", help="with `report`: the sweep.parquet or sweep.csv")
-    parser.add_argument("--seeds", help="seeds A:B (A included, B excluded), e.g. 0:1000")
-    parser.add_argument("--out", help="directory for the table (default sweep-<scenario name>)")
-    parser.add_argument(
-        "--workers", type=int, help="local worker processes (default: one per core)"
+    commands = parser.add_subparsers(dest="sweep_command", metavar="SUBCOMMAND", required=True)
+    run = add_command(
+        commands,
+        "run",
+        _run,
+        help="run SCENARIO once per seed into DIR/sweep.parquet and DIR/sweep.csv",
+        description=(
+            "Run SCENARIO once per seed A..B-1 (locally or on a Dask cluster) into one table; "
+            "run again on the same DIR, only the missing seeds run. Exit 0: every seed "
+            "passed; 1: some failed; 2: bad arguments; 3: the audit found a mismatch; "
+            "130: interrupted."
+        ),
     )
-    parser.add_argument(
-        "--scheduler", help="address of an existing Dask scheduler, tcp://HOST:PORT"
-    )
-    parser.add_argument(
+    run.add_argument("scenario", help="scenario file (TOML)")
+    run.add_argument("--seeds", help="seeds A:B (A included, B excluded), e.g. 0:1000")
+    run.add_argument("--out", help="directory for the table (default sweep-<scenario name>)")
+    run.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    run.add_argument("--scheduler", help="address of an existing Dask scheduler, tcp://HOST:PORT")
+    run.add_argument(
         "--record",
         choices=("none", "failing", "all"),
         default="none",
         help="keep the MCAP of failing (or all) runs in DIR/runs/",
     )
-    parser.add_argument(
+    run.add_argument(
         "--audit",
         type=int,
         default=0,
         metavar="K",
         help="run K seeds again in other processes (another PYTHONHASHSEED); fail on any mismatch",
     )
-    parser.add_argument(
-        "--plots", help="with `report`: directory for the PNGs (default TABLE's dir/plots)"
+    run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    report = add_command(
+        commands,
+        "report",
+        _report,
+        help="print a sweep table's per-metric summary and plot each metric",
+        description="Print the per-metric summary of a sweep table and write <metric>.png.",
     )
-    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    parser.set_defaults(func=_handler)
-
-
-class _Bar:
-    """A rich progress bar with rate and ETA on a terminal's stderr; nothing otherwise."""
-
-    def __init__(self, label: str, enabled: bool, *, console: Any = None) -> None:
-        from rich.console import Console
-
-        console = Console(stderr=True) if console is None else console
-        self._bar: Any = None
-        self._task: Any = None
-        if enabled and console.is_terminal:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TaskProgressColumn,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TaskProgressColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=console,
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task(label, total=None, rate="")
-
-    def __call__(self, done: int, total: int) -> None:
-        if self._bar is None:
-            return
-        task = self._bar.tasks[0]
-        speed = task.speed
-        rate = f"{speed:.1f} seeds/s" if speed else ""
-        self._bar.update(self._task, completed=done, total=total, rate=rate)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-def _fail(text: str) -> int:
-    print(f"simclock sweep: error: {text}", file=sys.stderr)
-    return 2
+    report.add_argument("table", help="the sweep.parquet or sweep.csv of a sweep")
+    report.add_argument("--plots", help="directory for the PNGs (default: TABLE's dir/plots)")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -139,66 +122,58 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     signal.default_int_handler(signum, frame)
 
 
-def _handler(args: argparse.Namespace) -> int:
-    if args.scenario == "report":
-        return _report(args)
-    if args.table is not None:
-        return _fail(
-            f"unexpected argument {args.table!r}; did you mean `simclock sweep report TABLE`?"
-        )
+def _run(args: argparse.Namespace) -> int:
+    """``simclock sweep run SCENARIO --seeds A:B ...``."""
     if args.seeds is None:
-        return _fail("--seeds A:B is required, e.g. --seeds 0:1000")
+        raise CommandError("--seeds A:B is required, e.g. --seeds 0:1000")
+    # The sweep's own extra first: a user without it learns that before the model.
+    require_extra("sweep", "simclock sweep")
     from simclock.sim._scenario_file import load_scenario
     from simclock.sweeps._sweep import SweepAuditError, default_out, sweep
     from simclock.sweeps._table import TABLE_CSV, TABLE_PARQUET
 
-    out = args.out
+    scenario = load_scenario(args.scenario)
+    out = default_out(scenario) if args.out is None else args.out
+    bar = Progress(f"sweep {scenario.name}", not args.no_progress, unit="items", noun="seeds")
+    # Only in the main thread, and not where SIGINT is ignored or handled already.
+    ours = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if ours:
+        signal.signal(signal.SIGINT, _interrupt)
     try:
-        # The sweep's own extra first: a user without it learns that before the model.
-        require_extra("sweep", "simclock sweep")
-        scenario = load_scenario(args.scenario)
-        if out is None:
-            out = default_out(scenario)
-        bar = _Bar(f"sweep {scenario.name}", not args.no_progress)
-        # Only in the main thread, and not where SIGINT is ignored or handled already.
-        ours = (
-            threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        table = sweep(
+            scenario,
+            args.seeds,
+            out=out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            record=args.record,
+            audit=args.audit,
+            progress=bar,
         )
-        if ours:
-            signal.signal(signal.SIGINT, _interrupt)
-        try:
-            table = sweep(
-                scenario,
-                args.seeds,
-                out=out,
-                workers=args.workers,
-                scheduler=args.scheduler,
-                record=args.record,
-                audit=args.audit,
-                progress=bar,
-            )
-        finally:
-            if ours:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-            bar.close()
     except SweepAuditError as exc:
-        print(f"simclock sweep: {exc}", file=sys.stderr)
+        print(f"simclock sweep run: {exc}", file=sys.stderr)
         return 3
-    except SimclockError as exc:
-        return _fail(str(exc))
+    except SimclockError:
+        raise  # a refusal: the one error line, exit 2
     except KeyboardInterrupt:
         print(
-            f"simclock sweep: interrupted; finished rows are kept in {out}: "
+            f"simclock sweep run: interrupted; finished rows are kept in {out}: "
             "run the same command to resume",
             file=sys.stderr,
         )
         return 130
     except Exception as exc:  # the cluster's own failures (a worker that died, a lost scheduler)
-        return _fail(
-            f"the cluster failed: {type(exc).__name__}: {exc}; finished rows are kept in "
+        raise CommandError(
+            f"the cluster failed: {describe_failure(exc)}; finished rows are kept in "
             f"{out}: run the same command to resume"
-        )
+        ) from None
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        bar.close()
     rows = table.to_pylist()
     failing = [r for r in rows if r["status"] != "ok"]
     print(
@@ -220,19 +195,16 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    """``simclock sweep report TABLE [--plots DIR]``."""
     from pathlib import Path
 
     from simclock.sweeps._report import plot_metrics, summarise
     from simclock.sweeps._table import read_table
 
-    if args.table is None:
-        return _fail("report needs a TABLE: simclock sweep report DIR/sweep.parquet")
     try:
         table = read_table(args.table)
-    except SimclockError as exc:
-        return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"cannot read table {args.table!r}: {exc.strerror or exc}")
+        raise CommandError(f"cannot read table {args.table!r}: {exc.strerror or exc}") from None
     print(summarise(table))
     plots = Path(args.plots) if args.plots else Path(args.table).parent / "plots"
     written = plot_metrics(table, plots)

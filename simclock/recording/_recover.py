@@ -77,7 +77,15 @@ _RECORD_HEAD = struct.Struct("<BQ")
 
 @dataclass(frozen=True, slots=True)
 class RecoveryReport:
-    """What :func:`recover` kept and lost (also stored, as JSON, in the output)."""
+    """What :func:`recover` kept and lost (also stored, as JSON, in the output).
+
+    ``kept_messages`` counts what ``simclock info`` counts in the output:
+    for a simclock recording its bus messages (the fingerprinted trace; the
+    persisted draws are ``kept_draws``, the recorder's own ``/clock`` ticks
+    are written again and not counted), for another writer's file every
+    message. ``kept_until_ns`` is the stamp of the last of those messages;
+    ``kept_chunks``/``lost_chunks`` count chunks of the damaged file.
+    """
 
     source: str
     output: str
@@ -89,12 +97,14 @@ class RecoveryReport:
     kept_until_ns: int | None
     lost_from_ns: int | None
     reason: str
+    kept_draws: int = 0
 
     def to_json(self) -> str:
         """Canonical JSON of the report (the ``recovered`` metadata value)."""
         return canonical_json(
             {
                 "kept_chunks": self.kept_chunks,
+                "kept_draws": self.kept_draws,
                 "kept_messages": self.kept_messages,
                 "kept_until_ns": self.kept_until_ns,
                 "lost_bytes": self.lost_bytes,
@@ -106,18 +116,29 @@ class RecoveryReport:
         )
 
     def summary(self) -> str:
-        """One line for the command line."""
+        """One line for the command line; its counts are ``simclock info``'s for the output."""
         lost = (
-            f"lost {self.lost_bytes} bytes ({self.lost_chunks} chunks)"
+            f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')})"
             if self.lost_bytes
             else "lost nothing"
         )
         since = "" if self.lost_from_ns is None else f", messages from {self.lost_from_ns} ns on"
-        return (
-            f"recovered {self.output}: kept {self.kept_messages} messages in "
-            f"{self.kept_chunks} chunks up to {self.kept_until_ns} ns; {lost}{since} "
-            f"({self.reason})"
+        kept = (
+            f"{_count(self.kept_messages, 'bus message')} and {_count(self.kept_draws, 'draw')}"
+            if self.simclock
+            else _count(self.kept_messages, "message")
         )
+        until = "" if self.kept_until_ns is None else f" up to {self.kept_until_ns} ns"
+        return (
+            f"recovered {self.output}: kept {kept}{until} from "
+            f"{_count(self.kept_chunks, 'complete chunk')} of {os.path.basename(self.source)}; "
+            f"{lost}{since} ({self.reason})"
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 chunk``, ``2 chunks``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass(slots=True)
@@ -234,14 +255,8 @@ def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> Rec
         raise refuse(src, len(MAGIC), "no complete MCAP header; nothing to recover")
     records = found.records or []
     if found.header.profile == PROFILE:
-        kept, until = _rerecord(src, dst, records, found)
-    else:
-        kept, until = _copy(src, dst, found, records)
-    report = RecoveryReport(
-        src, dst, found.header.profile == PROFILE, found.kept_chunks, kept,
-        found.lost_chunks, found.lost_bytes, until, found.lost_from_ns, found.reason,
-    )  # fmt: skip
-    return report
+        return _rerecord(src, dst, records, found)
+    return _copy(src, dst, found, records)
 
 
 def _start_record(src: str, records: list[Any]) -> RecordingMetadata:
@@ -259,7 +274,7 @@ def _start_record(src: str, records: list[Any]) -> RecordingMetadata:
         raise refuse(src, len(MAGIC), f"the start record is damaged ({exc})") from None
 
 
-def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> tuple[int, int | None]:
+def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> RecoveryReport:
     """Feed the kept messages and draws to a new Recorder started like the original."""
     origin = _start_record(src, records)
     channels: dict[int, Channel] = {r.id: r for r in records if isinstance(r, Channel)}
@@ -269,7 +284,7 @@ def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> tuple[int
         start_ns=origin.start_ns,
     )  # fmt: skip
     rec._origin = origin
-    kept = 0
+    draws = 0
     until: int | None = None
     last_seq = -1
     try:
@@ -287,6 +302,8 @@ def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> tuple[int
                     channel.metadata.get(LABEL_KEY, "/"), draw["method"], args,
                     decode_draw_value(draw["value"]),
                 )  # fmt: skip
+                draws += 1
+                continue
             elif kind == "clock":
                 if record.sequence == RECORDER_TICK:
                     continue  # the Recorder writes its own ticks again
@@ -306,16 +323,16 @@ def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> tuple[int
                 last_seq = envelope["sequence"]
             else:
                 continue
-            kept += 1
             until = record.log_time
+        # The Recorder's own count: what `simclock info` shows for the output.
         report = RecoveryReport(
-            src, dst, True, found.kept_chunks, kept, found.lost_chunks, found.lost_bytes,
-            until, found.lost_from_ns, found.reason,
+            src, dst, True, found.kept_chunks, rec.message_count, found.lost_chunks,
+            found.lost_bytes, until, found.lost_from_ns, found.reason, draws,
         )  # fmt: skip
         rec._recovered = report.to_json()
     finally:
         rec.close()
-    return kept, until
+    return report
 
 
 def _nearest(base: int, low: int) -> int:
@@ -327,7 +344,7 @@ def _nearest(base: int, low: int) -> int:
     return value if value >= 0 else value + U32 + 1
 
 
-def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> tuple[int, int | None]:
+def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> RecoveryReport:
     """A foreign file: the kept records through the official writer, plus a report record."""
     assert found.header is not None
     kept = 0
@@ -371,4 +388,4 @@ def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> tuple[int, in
         )  # fmt: skip
         writer.add_metadata("simclock.recovered", {"report": report.to_json()})
         writer.finish()  # type: ignore[no-untyped-call]
-    return kept, until
+    return report

@@ -195,31 +195,115 @@ simulation-imports = []
 "sim/realtime_*.py" = ["SC301"]
 "legacy.py" = ["SC1"]
 """
+# A benchmark's wall-clock read: no simclock import, not declared.
+BENCH = "import time\nt0 = time.perf_counter()\nt = time.time()\n"
 
 
 def test_C_RNG_6_pyproject_config_per_path(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(project, "pyproject.toml", PYPROJECT)
-    write(project, "sim/step.py", WALL)  # simulation code: flagged
+    write(project, "sim/step.py", BENCH)  # declared simulation code: flagged
     write(project, "sim/realtime_bridge.py", WALL)  # per-file ignore of SC301
-    write(project, "tools/report.py", WALL)  # not simulation code
+    write(project, "tools/report.py", BENCH)  # not simulation code
     write(project, "tools/legacy.py", SEED)  # glob without '/' matches the name anywhere
     write(project, "fixtures/seeded.py", SEED)  # excluded directory
     status, out, _ = run(capsys, ".", "--no-cache")
-    message = WALL_MESSAGE.replace("imports simclock", "matches simulation-code 'sim/**'")
-    assert (status, out) == (1, f"sim/step.py:3:5: {message}\n")
+    reason = "[simulation code: matches simulation-code 'sim/**']"
+    assert (status, out) == (
+        1,
+        f"sim/step.py:2:6: {WALL_MESSAGE.replace('time.time', 'time.perf_counter')}\n"
+        f"sim/step.py:3:5: {WALL_MESSAGE}\n".replace("[simulation code: imports simclock]", reason),
+    )
     # Explicitly named excluded files stay excluded (pre-commit passes every staged file).
     assert run(capsys, "fixtures/seeded.py", "--no-cache")[:2] == (0, "")
+
+
+def test_C_LINT_1_importing_simclock_is_simulation_code_whatever_the_config(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulation-imports`` adds marker modules; an importer of simclock stays simulation code."""
+    for imports in ("[]", '["mysim"]'):
+        write(project, "pyproject.toml", f"[tool.simclock-lint]\nsimulation-imports = {imports}\n")
+        write(project, "tools/report.py", BENCH)
+        write(project, "tools/uses_simclock.py", WALL)
+        write(project, "tools/uses_mysim.py", "import mysim\n" + BENCH)
+        status, out, _ = run(capsys, ".", "--no-cache")
+        mysim = WALL_MESSAGE.replace("imports simclock", "imports mysim")
+        expected = [
+            *(
+                [
+                    f"tools/uses_mysim.py:3:6: {mysim.replace('time.time', 'time.perf_counter')}",
+                    f"tools/uses_mysim.py:4:5: {mysim}",
+                ]
+                if imports != "[]"
+                else []
+            ),
+            f"tools/uses_simclock.py:3:5: {WALL_MESSAGE}",
+        ]
+        assert (status, out.splitlines()) == (1, expected)
+        status, out, _ = run(capsys, "--explain", "SC401")
+        listed = "simclock" if imports == "[]" else "simclock, mysim"
+        assert out.endswith(
+            f"\nHere ({project / 'pyproject.toml'}): simulation code = files importing "
+            f"{listed}; simulation-code globs: none.\n"
+        )
+
+
+# A module handed a clock under a declared simulation package: it never imports simclock.
+HANDED = """\
+import time
+
+
+def step(clock, root, i):
+    clock.advance(0.001)
+    noise = root.child(f"/cam{i}")
+    return time.time(), noise
+"""
+
+
+def test_C_LINT_1_declared_module_that_never_imports_simclock_gets_every_simulation_rule(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "pyproject.toml", '[tool.simclock-lint]\nsimulation-code = ["src/sim/**"]\n')
+    write(project, "src/sim/step.py", HANDED)
+    write(project, "src/tools/step.py", HANDED)  # the same code, not declared: not checked
+    status, out, _ = run(capsys, ".", "--no-cache")
+    reason = "[simulation code: matches simulation-code 'src/sim/**']"
+    assert (status, out.splitlines()) == (
+        1,
+        [
+            "src/sim/step.py:5:19: SC401 float given as a time to `advance()`; simclock takes "
+            f"int nanoseconds (e.g. 1_500_000) {reason}",
+            "src/sim/step.py:6:24: SC201 non-constant label in `child()`; use a string literal "
+            f"so the stream tree is static {reason}",
+            "src/sim/step.py:7:12: SC301 wall-clock read `time.time` in simulation code; use "
+            f"clock.now_ns() / advance() {reason}",
+        ],
+    )
+    # Declared by import instead of by path: the same three findings, the other reason.
+    write(project, "pyproject.toml", '[tool.simclock-lint]\nsimulation-imports = ["robot"]\n')
+    write(project, "src/tools/step.py", "import robot\n" + HANDED)
+    status, out, _ = run(capsys, "src/tools", "--no-cache")
+    assert status == 1
+    assert [line.split(": ")[1].split()[0] for line in out.splitlines()] == [
+        "SC401",
+        "SC201",
+        "SC301",
+    ]
+    assert all(line.endswith("[simulation code: imports robot]") for line in out.splitlines())
 
 
 def test_C_RNG_6_config_found_above_the_working_directory(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(project, "pyproject.toml", PYPROJECT)
-    write(project, "tools/report.py", WALL)
+    write(project, "tools/report.py", BENCH)
+    write(project, "sim/step.py", BENCH)
     monkeypatch.chdir(project / "tools")
     assert run(capsys, "report.py", "--no-cache")[:2] == (0, "")
+    monkeypatch.chdir(project / "sim")
+    assert run(capsys, "step.py", "--no-cache")[0] == 1  # the globs are the config's, not cwd's
 
 
 @pytest.mark.parametrize(

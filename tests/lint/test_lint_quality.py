@@ -2,7 +2,9 @@
 
 The corpus (``tests/lint/corpus/*.py.txt``, not ``.py`` so no tool lints it as
 project code) marks each line that must be flagged with ``# expect: CODE``;
-every other line must stay clean. A line counts as caught by ruff when ruff
+every other line must stay clean. ``declared_*`` files are linted as declared
+simulation code (a ``simulation-code`` glob, C-LINT-1), the others with the
+defaults. A line counts as caught by ruff when ruff
 (``NPY002``, ``S311``, ``DTZ``) reports anything on it, since its codes differ.
 
 Run as a script to print the table that docs/lint.md carries:
@@ -60,10 +62,15 @@ def known_limits() -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     return missed, false
 
 
+def simulation_of(path: Path) -> str | tuple[str, ...]:
+    """``declared_*`` files are declared simulation code (C-LINT-1); the others get the defaults."""
+    return "matches simulation-code 'declared_*'" if path.name.startswith("declared_") else ()
+
+
 def ours() -> Lines:
     found: Lines = defaultdict(set)
     for path in CORPUS:
-        for finding in lint_source(path.read_bytes(), path.name):
+        for finding in lint_source(path.read_bytes(), path.name, simulation=simulation_of(path)):
             found[(path.name, finding.line)].add(finding.code)
     return dict(found)
 

@@ -8,7 +8,7 @@ import pytest
 
 from simclock_lint import DEFAULT_RULES, PARSE_ERROR, RULES, RULES_BY_CODE, Finding
 from simclock_lint import lint_source as _lint_source
-from simclock_lint._rule import Rule
+from simclock_lint._rule import DECLARED, Rule
 
 
 def lint_source(
@@ -30,9 +30,10 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize(("code", "source", "valid"), EXAMPLES)
-def test_C_RNG_6_rule_examples(code: str, source: str, valid: bool) -> None:
+def test_C_RNG_6_C_LINT_1_rule_examples(code: str, source: str, valid: bool) -> None:
+    """An example starting with ``DECLARED`` is declared simulation code; others: the defaults."""
     rules = [*DEFAULT_RULES, *([] if RULES_BY_CODE[code].default else [RULES_BY_CODE[code]])]
-    simulation = "test" if RULES_BY_CODE[code].simulation_only else ()
+    simulation = "matches simulation-code 'sim/**'" if source.startswith(DECLARED) else ()
     codes = [f.code for f in _lint_source(source, "example.py", rules, simulation=simulation)]
     if valid:
         assert codes == []

@@ -4,9 +4,12 @@ What it does:
     Flags ``x.child(label)`` whose label is not a string literal: f-strings
     with placeholders, ``+`` with a non-literal, ``%``, ``.format()``, calls,
     variables. A literal, a concatenation of literals, or a module-level name
-    bound once to a string literal is fine. Applies in modules that import
-    simclock or mention ``random_source`` (where ``.child`` is a stream's),
-    so ``element.child(tag)`` of an unrelated API is never flagged.
+    bound once to a string literal is fine. Applies to simulation code, as
+    SC301 and SC401 do (C-LINT-1): every file that imports simclock, and
+    every file the configuration declares (``simulation-code`` globs,
+    ``simulation-imports``), such as a module that is handed a stream and
+    never imports simclock. Elsewhere ``element.child(tag)`` of an unrelated
+    API is never flagged.
 
 Why:
     A stream's numbers are a function of its label path (C-RNG-2, C-RNG-3).
@@ -32,8 +35,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from simclock_lint._rule import Rule
-from simclock_lint._rules._common import imports_module
+from simclock_lint._rule import DECLARED, Rule
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -52,6 +54,9 @@ VALID = [
     "import simclock\nrng = root.child(f'/static')",
     "import simclock\ntext = 'root.child(name)'  # root.child(name)",
     "tag = element.child(tag_name)",
+    # Not simulation code: no simclock import, not declared.
+    "def make(root, i):\n    return root.child(f'/cam{i}')",
+    DECLARED + "def make(root):\n    return root.child('/cam_front')",
 ]
 INVALID = [
     "import simclock\nrng = root.child(f'/sensors/cam{i}')",
@@ -63,6 +68,9 @@ INVALID = [
     "import simclock\nLABEL = '/a'\nLABEL = '/b'\nrng = root.child(LABEL)",
     "import simclock\ndef f(LABEL):\n    return root.child(LABEL)",
     "import simclock\nrng = root.child(*parts)",
+    # Declared simulation code that is handed a stream and never imports simclock.
+    DECLARED + "def make(root, i):\n    return root.child(f'/cam{i}')",
+    DECLARED + "def noise(clock, name):\n    return clock.random_source().child(name)",
 ]
 
 
@@ -73,11 +81,8 @@ _CHILD_CALL = re.compile(rb"\.\s*child\s*\(")
 
 
 def may_match(source: bytes) -> bool:
-    return (
-        b"child" in source
-        and (b"random_source" in source or imports_module(source, "simclock"))
-        and _CHILD_CALL.search(source) is not None
-    )
+    # Whether the file is simulation code is the engine's one decision (C-LINT-1).
+    return b"child" in source and _CHILD_CALL.search(source) is not None
 
 
 def words(text: str) -> set[str]:
@@ -113,4 +118,4 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             yield label.value, "child()"
 
 
-RULE = Rule.declared_in(globals(), words=words, anchors=("child",))
+RULE = Rule.declared_in(globals(), simulation_only=True, words=words, anchors=("child",))

@@ -11,10 +11,11 @@ What it does:
     argument, ``time.strftime`` only with a format alone (then they read the
     clock).
 
-    Applies only to simulation code. A file is simulation code when it
-    imports one of the ``simulation-imports`` modules (default:
-    ``simclock``) or matches a ``simulation-code`` glob (default: none).
-    Every finding says which, e.g. ``(simulation code: imports simclock)``.
+    Applies only to simulation code, the one definition SC201 and SC401
+    share (C-LINT-1): a file is simulation code when it imports simclock or
+    one of the ``simulation-imports`` modules, or matches a
+    ``simulation-code`` glob (default: none). Every finding says which,
+    e.g. ``[simulation code: imports simclock]``.
     The default keeps benchmarks, training loops, loggers, examples and
     tests that time themselves out of the rule; a project marks its own
     simulation packages with ``simulation-code = ["src/sim/**"]``.
@@ -41,7 +42,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from simclock_lint._rule import Rule
+from simclock_lint._rule import DECLARED, Rule
 from simclock_lint._rules._common import CallInfo, imports_module
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
@@ -51,7 +52,6 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
 CODE = "SC301"
 MESSAGE = "wall-clock read `{name}` in simulation code; use clock.now_ns() / advance()"
-SIMULATION_IMPORTS = ("simclock",)
 
 WALL_CLOCK = frozenset(
     {
@@ -70,30 +70,33 @@ BARE_ARGS = {"time.localtime": 0, "time.gmtime": 0, "time.ctime": 0, "time.ascti
 NOW_WHEN_BARE = frozenset(BARE_ARGS)
 
 VALID = [
-    "now = clock.now_ns()",
-    "import time\nstamp = time.strftime('%Y', time.gmtime(0))",
-    "def f(time):\n    return time.time()",
-    "import datetime\nd = datetime.datetime(2020, 1, 1)",
-    "from datetime import timedelta\nx = timedelta(seconds=1)",
-    "msg = 'time.time()'  # time.sleep(1)",
-    "class A:\n    def f(self):\n        return self.time.monotonic()",
-    "import time\nstamp = time.asctime(time.gmtime(0))",
-    "import timeit\nt = timeit.timeit('x = 1', number=10)",
+    DECLARED + "now = clock.now_ns()",
+    DECLARED + "import time\nstamp = time.strftime('%Y', time.gmtime(0))",
+    DECLARED + "def f(time):\n    return time.time()",
+    DECLARED + "import datetime\nd = datetime.datetime(2020, 1, 1)",
+    DECLARED + "from datetime import timedelta\nx = timedelta(seconds=1)",
+    DECLARED + "msg = 'time.time()'  # time.sleep(1)",
+    DECLARED + "class A:\n    def f(self):\n        return self.time.monotonic()",
+    DECLARED + "import time\nstamp = time.asctime(time.gmtime(0))",
+    DECLARED + "import timeit\nt = timeit.timeit('x = 1', number=10)",
+    # Not simulation code: no simclock import, not declared (a benchmark, a logger).
+    "import time\nt = time.time()",
 ]
 INVALID = [
-    "import time\nt = time.time()",
-    "import time\nt = time.monotonic_ns()",
-    "from time import perf_counter as pc\nt = pc()",
-    "import time as t\nt.sleep(0.1)",
-    "from datetime import datetime\nnow = datetime.now()",
-    "import datetime\nnow = datetime.datetime.utcnow()",
-    "from datetime import date\ntoday = date.today()",
-    "import time\nclock_fn = time.perf_counter",
-    "import time\nlocal = time.localtime()",
-    "import datetime as dt\nnow = dt.datetime.now(tz=dt.timezone.utc)",
-    "import time\nstamp = time.strftime('%H:%M')",
-    "import timeit\nstart = timeit.default_timer()",
-    "from timeit import default_timer as timer\nt0 = timer()",
+    "import simclock\nimport time\nt = time.time()",
+    DECLARED + "import time\nt = time.time()",
+    DECLARED + "import time\nt = time.monotonic_ns()",
+    DECLARED + "from time import perf_counter as pc\nt = pc()",
+    DECLARED + "import time as t\nt.sleep(0.1)",
+    DECLARED + "from datetime import datetime\nnow = datetime.now()",
+    DECLARED + "import datetime\nnow = datetime.datetime.utcnow()",
+    DECLARED + "from datetime import date\ntoday = date.today()",
+    DECLARED + "import time\nclock_fn = time.perf_counter",
+    DECLARED + "import time\nlocal = time.localtime()",
+    DECLARED + "import datetime as dt\nnow = dt.datetime.now(tz=dt.timezone.utc)",
+    DECLARED + "import time\nstamp = time.strftime('%H:%M')",
+    DECLARED + "import timeit\nstart = timeit.default_timer()",
+    DECLARED + "from timeit import default_timer as timer\nt0 = timer()",
 ]
 
 

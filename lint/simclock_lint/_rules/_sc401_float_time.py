@@ -7,9 +7,13 @@ What it does:
     and ``schedule_rate``, the rate (first argument) of ``schedule_rate``, and
     any ``*_ns=`` keyword of an ``advance``/``schedule*`` call. Float-valued
     means: a float literal (``1e9``, ``0.5``), a true division (``10**9 / 30``),
-    ``float(...)``, or arithmetic involving one of these. Applies in modules
-    that import simclock, where these names are its time API: a learning-rate
-    ``schedule(0.0)`` or a game's ``advance(0.5)`` elsewhere is never flagged.
+    ``float(...)``, or arithmetic involving one of these. Applies to
+    simulation code, as SC201 and SC301 do (C-LINT-1): every file that
+    imports simclock, and every file the configuration declares
+    (``simulation-code`` globs, ``simulation-imports``), such as a module
+    that is handed a clock and never imports simclock. Elsewhere a
+    learning-rate ``schedule(0.0)`` or a game's ``advance(0.5)`` is not a
+    clock's and is never flagged.
 
 Why:
     Times are exact integers (SPEC §1); the clock refuses floats with
@@ -33,8 +37,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from simclock_lint._rule import Rule
-from simclock_lint._rules._common import imports_module
+from simclock_lint._rule import DECLARED, Rule
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
@@ -62,6 +65,9 @@ VALID = [
     "import simclock\ngain = 0.5\nclock.advance(dt_ns)",
     "import simclock\nclock.schedule_rate(Fraction(30000, 1001), cb)",
     "lr = schedule(0.0)",
+    # Not simulation code: no simclock import, not declared.
+    "def step(clock):\n    clock.advance(0.001)",
+    DECLARED + "def step(clock):\n    clock.advance(1_000_000)",
 ]
 INVALID = [
     "import simclock\nclock.advance(1e6)",
@@ -75,6 +81,9 @@ INVALID = [
     "import simclock\nclock.schedule(2 * 1e6, cb)",
     "import simclock\nclock.schedule_rate(29.97, cb)",
     "import simclock\nadvance(1e3)",
+    # Declared simulation code that is handed a clock and never imports simclock.
+    DECLARED + "def step(clock):\n    clock.advance(0.001)",
+    DECLARED + "def start(clock, tick):\n    clock.schedule_periodic(1e6, tick)",
 ]
 
 
@@ -85,11 +94,8 @@ _CALL = re.compile(rb"\b(?:advance|schedule\w*)\s*\(")
 
 
 def may_match(source: bytes) -> bool:
-    return (
-        (b"advance" in source or b"schedule" in source)
-        and _CALL.search(source) is not None
-        and imports_module(source, "simclock")
-    )
+    # Whether the file is simulation code is the engine's one decision (C-LINT-1).
+    return (b"advance" in source or b"schedule" in source) and _CALL.search(source) is not None
 
 
 def words(text: str) -> set[str]:
@@ -134,4 +140,6 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
                 yield arg.value, f"{name}()"
 
 
-RULE = Rule.declared_in(globals(), words=words, anchors=("advance", "schedule"))
+RULE = Rule.declared_in(
+    globals(), simulation_only=True, words=words, anchors=("advance", "schedule")
+)
