@@ -19,6 +19,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "simclock.cli._records",
     "simclock.cli._run",
     "simclock.cli._mcap",
+    "simclock.cli._export",
     "simclock.cli._recover",
     "simclock.cli._sweep",
 )
