@@ -57,6 +57,7 @@ from simclock.realtime import (
     schedule_periodic_thread,
 )
 from simclock.recording import (
+    BagError,
     Fingerprinter,
     RawPayload,
     Recorder,
@@ -65,6 +66,7 @@ from simclock.recording import (
     RecordingReader,
     ReplayClock,
     ReplayRandomSource,
+    export_ros2,
     trace_fingerprint,
 )
 from simclock.sim import (
@@ -98,6 +100,7 @@ __all__ = [
     "COMPILED",
     "CONTRACT_VERSION",
     "EVENTS_TOPIC",
+    "BagError",
     "Bus",
     "Callback",
     "ControllerConfig",
@@ -156,6 +159,7 @@ __all__ = [
     "check_time_ns",
     "component_stream",
     "episode_seed",
+    "export_ros2",
     "load_scenario",
     "publish_callback_failure",
     "run_paced",

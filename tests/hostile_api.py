@@ -1397,6 +1397,13 @@ def _cases() -> list[Case]:
             lambda c: {"path": recording(), "topics": None},
             cleanup=_close_result,
         ),
+        _f(
+            "export_ros2",
+            simclock.export_ros2,
+            dir_ctx,
+            lambda c: (tree_state(c.dir), bus_state(c.bus)),
+            lambda c: {"recording": recording(), "directory": c.dir / "bag"},
+        ),
         _m("RecordingReader", "messages", reader_ctx, reader_state, lambda c: {"start_ns": 0}),
         _m("RecordingReader", "draws", reader_ctx, reader_state, lambda c: {"label": "/imu/noise"}),
         _m(
@@ -1761,6 +1768,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.SimclockValueError": "exception class",
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
+    "simclock.BagError": "exception class",
     "conformance.BackendError": "exception class",
     "conformance.BackendTypeError": "exception class",
     "conformance.BackendValueError": "exception class",

@@ -86,31 +86,22 @@ class SimclockRecord:
 
 
 class Part(Protocol):
-    """One MCAP file of a bag, opened and checked (a reader in file mode)."""
+    """One MCAP file of a bag, opened and checked (a ``RecordingReader`` of the file)."""
 
     path: str
-    profile: str
-    library: str
-    simclock_record: SimclockRecord | None
+    _library: str
+    _ros2_record: SimclockRecord | None
 
-    @property
-    def chunk_count(self) -> int:
-        """Chunks in the file."""
-
-    @property
-    def compression(self) -> str:
-        """The file's chunk compressions."""
-
-    def records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
+    def _part_records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
         """Every message record with ``log_time >= start``, log-time order."""
 
-    def channel_and_schema(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
+    def _part_channel(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
         """A message's channel and schema."""
 
-    def topic_counts(self) -> tuple[dict[str, int], int, int, int]:
+    def _part_counts(self) -> tuple[dict[str, int], int, int, int]:
         """``(per topic, total, first log time, last log time)``."""
 
-    def channels(self) -> list[tuple[Channel, Schema | None]]:
+    def _part_channels(self) -> list[tuple[Channel, Schema | None]]:
         """Every channel of the file with its schema."""
 
     def close(self) -> None:
@@ -229,7 +220,7 @@ class BagSource:
         self._types: list[dict[int, str | None]] = []
         for part in self.parts:
             self._types.append(
-                {ch.id: _export_channel(ch, schema) for ch, schema in part.channels()}
+                {ch.id: _export_channel(ch, schema) for ch, schema in part._part_channels()}
             )
         self.record = self._simclock_record()
         self.container = container
@@ -238,8 +229,8 @@ class BagSource:
 
     def _simclock_record(self) -> SimclockRecord | None:
         """The simclock record when the bag is an intact simclock export, else None."""
-        found = [p.simclock_record for p in self.parts if p.simclock_record is not None]
-        if len(found) != 1 or not all(p.library.startswith(LIBRARY_PREFIX) for p in self.parts):
+        found = [p._ros2_record for p in self.parts if p._ros2_record is not None]
+        if len(found) != 1 or not all(p._library.startswith(LIBRARY_PREFIX) for p in self.parts):
             return None
         if not all(t is not None for types in self._types for t in types.values()):
             return None
@@ -249,8 +240,8 @@ class BagSource:
         """What a foreign bag lost of a simclock recording (``""`` for any other bag)."""
         if self.record is not None:
             return ""
-        found = [p.simclock_record for p in self.parts if p.simclock_record is not None]
-        writers = ", ".join(sorted({p.library or "an unnamed writer" for p in self.parts}))
+        found = [p._ros2_record for p in self.parts if p._ros2_record is not None]
+        writers = ", ".join(sorted({p._library or "an unnamed writer" for p in self.parts}))
         if found:
             seed = found[0].meta.seed
             return (
@@ -274,7 +265,7 @@ class BagSource:
         first: int | None = None
         last = 0
         for part in self.parts:
-            c, n, f, la = part.topic_counts()
+            c, n, f, la = part._part_counts()
             for topic, k in c.items():
                 counts[topic] = counts.get(topic, 0) + k
             if n:
@@ -293,7 +284,7 @@ class BagSource:
     def _merged(self, start: int | None) -> Iterator[tuple[int, int, McapMessage]]:
         """``(part index, offset, record)`` in log-time order, ties in part then file order."""
         streams = [
-            ((r.log_time, i, where, r) for where, r in part.records(start))
+            ((r.log_time, i, where, r) for where, r in part._part_records(start))
             for i, part in enumerate(self.parts)
         ]
         # heapq.merge is stable: equal log times come from the earlier file first.
@@ -324,7 +315,7 @@ class BagSource:
         decoders: dict[tuple[int, int], Callable[[bytes], Any]] = {}
         for index, (i, where, record) in enumerate(self._merged(start)):
             part = self.parts[i]
-            channel, schema = part.channel_and_schema(record.channel_id, where)
+            channel, schema = part._part_channel(record.channel_id, where)
             if wanted is not None and channel.topic not in wanted:
                 continue
             key = (i, record.channel_id)
@@ -368,7 +359,7 @@ class BagSource:
         for i, where, rec in self._merged(start):
             part = self.parts[i]
             type_name = self._types[i][rec.channel_id]
-            channel, _schema = part.channel_and_schema(rec.channel_id, where)
+            channel, _schema = part._part_channel(rec.channel_id, where)
             if type_name == DRAW_TYPE:
                 continue
             data = self._data(i, where, rec)
@@ -429,7 +420,7 @@ class BagSource:
         for i, where, rec in self._merged(None):
             if self._types[i][rec.channel_id] != DRAW_TYPE:
                 continue
-            channel, _schema = self.parts[i].channel_and_schema(rec.channel_id, where)
+            channel, _schema = self.parts[i]._part_channel(rec.channel_id, where)
             if channel.topic != topic:
                 continue
             try:
@@ -450,7 +441,7 @@ class BagSource:
         """The labels whose draws the bag holds."""
         labels = set()
         for i, part in enumerate(self.parts):
-            for channel, _schema in part.channels():
+            for channel, _schema in part._part_channels():
                 if self._types[i].get(channel.id) == DRAW_TYPE:
                     rest = channel.topic[len(DRAWS_TOPIC_PREFIX) :]
                     labels.add(rest or "/")

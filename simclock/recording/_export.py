@@ -130,6 +130,11 @@ def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[
     """
     src = _check_path(recording, "recording")
     dst = _check_path(directory, "directory")
+    if os.path.basename(os.path.normpath(dst)) in ("", ".", ".."):
+        raise SimclockValueError(
+            f"directory must name a new directory for the bag, got {safe_repr(dst)}; write "
+            "e.g. directory='run_bag'"
+        )
     if os.path.lexists(dst):
         raise SimclockValueError(
             f"directory {dst!r} exists already; pass the path of a new directory for the bag"
@@ -169,7 +174,7 @@ def _write_bag(
     reader: RecordingReader, types: dict[str, str], mcap_path: str, file_name: str, tmp: str
 ) -> None:
     src = reader.path
-    meta = reader.own_metadata_records()
+    meta = reader._own_metadata_records()
     channels: dict[int, Channel] = {}
     out_channel: dict[int, int] = {}
     schema_ids: dict[str, int] = {}

@@ -191,9 +191,9 @@ class RecordingReader(Closing):
         self._bag: BagSource | None = None
         self._own: OwnSource | None = None
         self._foreign: ForeignSource | None = None
-        self.simclock_record: SimclockRecord | None = None
-        self.profile = ""
-        self.library = ""
+        self._ros2_record: SimclockRecord | None = None
+        self._profile = ""
+        self._library = ""
         if not self._as_part and os.path.isdir(self.path):
             self._load_bag(read_metadata(self.path))
             return
@@ -211,7 +211,7 @@ class RecordingReader(Closing):
         except BaseException:
             self.close()
             raise
-        if not self._as_part and self.profile == ROS2_PROFILE:
+        if not self._as_part and self._profile == ROS2_PROFILE:
             # One ros2-profile file: a bag of that one file (C-ROS-2), read through a
             # reader of the file (opened again: the envelope is small).
             with self._lock:
@@ -229,6 +229,7 @@ class RecordingReader(Closing):
         self._check_wanted()
 
     _as_part = False
+    info: RecordingInfo
 
     def _load_bag(self, found: tuple[list[str], str]) -> None:
         paths, mode = found
@@ -255,12 +256,12 @@ class RecordingReader(Closing):
         )
         self._bag = bag
         counts, total, first, last = bag.topic_counts()
-        chunks = sum(p.chunk_count for p in parts)
+        chunks = sum(p.info.chunk_count for p in parts)
         compression = ",".join(
-            sorted({c for p in parts for c in p.compression.split(",") if c != "unchunked"})
+            sorted({c for p in parts for c in p.info.compression.split(",") if c != "unchunked"})
         )
         compression = (compression or "unchunked") + (" + zstd per message" if compressed else "")
-        libraries = ", ".join(dict.fromkeys(p.library for p in parts))
+        libraries = ", ".join(dict.fromkeys(p._library for p in parts))
         found = bag.record
         if found is None:
             self.info = RecordingInfo(
@@ -325,13 +326,13 @@ class RecordingReader(Closing):
         data_end = footer.summary_start or footer.offset
         records = self._metadata_records(stream, summary)
         own = header.profile == PROFILE
-        self.profile = header.profile
-        self.library = header.library
+        self._profile = header.profile
+        self._library = header.library
         named = [offset for offset, record in records if record.name == METADATA_NAME]
         if header.profile == ROS2_PROFILE and named:
             # A ROS 2 bag's file that carries simclock metadata (an export, or a copy by
             # another tool): read as a bag, never mistaken for damage (C-ROS-2).
-            self.simclock_record = self._simclock_record(records)
+            self._ros2_record = self._simclock_record(records)
         elif own != bool(named):
             raise refuse(
                 path,
@@ -494,37 +495,27 @@ class RecordingReader(Closing):
 
     # -- one file of a bag (see _bag.Part) ---------------------------------------------
 
-    @property
-    def chunk_count(self) -> int:
-        """Chunks of this file."""
-        return self.info.chunk_count
-
-    @property
-    def compression(self) -> str:
-        """Chunk compressions of this file (``unchunked`` when it has no chunks)."""
-        return self.info.compression
-
-    def records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
+    def _part_records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
         """Every message record of a foreign file, log-time order (see ``ForeignSource``)."""
         assert self._foreign is not None
         return self._foreign.records(start)
 
-    def channel_and_schema(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
+    def _part_channel(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
         """A foreign file's channel ``cid`` and its schema."""
         assert self._foreign is not None
         return self._foreign.channel_and_schema(cid, where)
 
-    def topic_counts(self) -> tuple[dict[str, int], int, int, int]:
+    def _part_counts(self) -> tuple[dict[str, int], int, int, int]:
         """A foreign file's messages per topic, total, first and last log time."""
         assert self._foreign is not None
         return self._foreign.topic_counts()
 
-    def channels(self) -> list[tuple[Channel, Schema | None]]:
+    def _part_channels(self) -> list[tuple[Channel, Schema | None]]:
         """Every channel of a foreign file with its schema."""
         assert self._foreign is not None
         return self._foreign.channels()
 
-    def own_metadata_records(self) -> dict[str, dict[str, str]]:
+    def _own_metadata_records(self) -> dict[str, dict[str, str]]:
         """The ``simclock`` and ``simclock.user`` records of a simclock recording, by name."""
         return {
             r.name: dict(r.metadata)
