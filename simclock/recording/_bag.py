@@ -184,13 +184,28 @@ def read_metadata(directory: str) -> tuple[list[str], str]:
     return paths, "" if mode == "none" else mode
 
 
+def _fields(definition: str) -> list[str]:
+    """The field lines of a ``ros2msg`` definition: comments and blank lines dropped."""
+    lines = (line.split("#", 1)[0].strip() for line in definition.splitlines())
+    return [" ".join(line.split()) for line in lines if line]
+
+
 def _export_channel(channel: Channel, schema: Schema | None) -> str | None:
     """The type name when ``channel`` is one an export writes (exact definition), else None."""
     if schema is None or channel.message_encoding != "cdr" or schema.encoding != "ros2msg":
         return None
     text = SCHEMAS.get(schema.name)
-    if text is None or schema.data != text.encode():
+    if text is None:
         return None
+    if schema.data != text.encode():
+        # Another writer may regenerate the definition (rosbags drops the comments):
+        # the same fields in the same order are the same type.
+        try:
+            same = _fields(schema.data.decode()) == _fields(text)
+        except UnicodeDecodeError:
+            same = False
+        if not same:
+            return None
     if schema.name == _CLOCK_TYPE and channel.topic != CLOCK_TOPIC:
         return None
     return schema.name
