@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import get_typestore, get_types_from_msg
+from rosbags.typesys import get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 import simclock

@@ -247,8 +247,8 @@ def test_C_ROS_1_export_refusals_leave_nothing_behind(
         w.start(profile="", library="someone else")
         cid = w.register_channel("/x", "json", 0)
         w.add_message(cid, 1, b"{}", 1)
-        w.finish()
-    cases = [
+        w.finish()  # type: ignore[no-untyped-call]
+    cases: list[tuple[Path, Path | str, str]] = [
         (foreign, tmp_path / "a", rf"^{re.escape(str(foreign))}: not a recording written by "
          r"simclock \(someone else\); export ros2 converts simclock recordings, ROS 2 tools "
          r"read other MCAP files and bags as they are$"),

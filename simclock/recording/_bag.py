@@ -298,10 +298,7 @@ class BagSource:
 
     def _merged(self, start: int | None) -> Iterator[tuple[int, int, McapMessage]]:
         """``(part index, offset, record)`` in log-time order, ties in part then file order."""
-        streams = [
-            ((r.log_time, i, where, r) for where, r in part._part_records(start))
-            for i, part in enumerate(self.parts)
-        ]
+        streams = [_keyed(i, part._part_records(start)) for i, part in enumerate(self.parts)]
         # heapq.merge is stable: equal log times come from the earlier file first.
         for _t, i, where, record in heapq.merge(*streams, key=lambda item: item[0]):
             yield i, where, record
@@ -461,6 +458,14 @@ class BagSource:
                     rest = channel.topic[len(DRAWS_TOPIC_PREFIX) :]
                     labels.add(rest or "/")
         return tuple(sorted(labels))
+
+
+def _keyed(
+    i: int, records: Iterator[tuple[int, McapMessage]]
+) -> Iterator[tuple[int, int, int, McapMessage]]:
+    """``(log_time, part index, offset, record)``: the merge key first."""
+    for where, record in records:
+        yield record.log_time, i, where, record
 
 
 def _unwrap(low: int, last_seq: int) -> int:
