@@ -289,3 +289,25 @@ def test_C_ROS_1_json_of_the_bag_info(recorded: tuple[Path, Path],
                 "start_ns", "end_ns", "step_ns", "contract_version"):  # fmt: skip
         assert exported[key] == native[key], key
     assert (exported["container"], exported["note"]) == ("rosbag2", "")
+
+
+def test_C_ROS_1_run_with_ros2_writes_the_bag_and_no_scratch_file(
+    tmp_path: Path, recorded: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, _bag = recorded
+    out = tmp_path / "run_bag"
+    toml = str(Path(__file__).resolve().parent.parent / "examples" / "pendulum.toml")
+    assert main(["run", toml, "--ros2", str(out), "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    with RecordingReader(src) as reader:
+        fp = reader.info.fingerprint
+    assert lines[-2:] == [f"ros2 bag: {out} (rosbag2, MCAP storage)", f"fingerprint: {fp}"]
+    assert sorted(os.listdir(tmp_path)) == ["run_bag"]
+    assert main(["diff", str(src), str(out), "--no-progress"]) == 0
+    assert capsys.readouterr().out == f"identical: fingerprint {fp} (8931 messages)\n"
+    assert main(["run", toml, "--ros2", str(out), "--no-progress"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"simclock run: error: --ros2 {str(out)!r} exists already; pass the path of a new "
+        "directory for the bag\n",
+    )

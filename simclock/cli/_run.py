@@ -1,8 +1,10 @@
 """``simclock run`` and ``simclock timeline``: the scenario runner's command line (SPEC §7-§11).
 
-``simclock run SCENARIO [--out run.mcap] [--seed N] [--mode MODE] [--no-progress]``
-validates and runs a scenario file, prints a summary and, last, the line
-``fingerprint: <hex>`` (C-X-FP). Exit code 0, or 2 for a scenario error
+``simclock run SCENARIO [--out run.mcap] [--ros2 DIR] [--seed N] [--mode MODE]
+[--no-progress]`` validates and runs a scenario file, prints a summary and, last,
+the line ``fingerprint: <hex>`` (C-X-FP). ``--ros2 DIR`` also writes the run as
+a ROS 2 bag (C-ROS-1; the recording is made next to ``DIR`` and removed unless
+``--out`` keeps it). Exit code 0, or 2 for a scenario error
 (printed as ``simclock run: error: <key>: <problem>``).
 
 ``simclock timeline RUN -o timeline.png [--start "0 ms"] [--span "40 ms"]``
@@ -16,12 +18,14 @@ than a second, and goes to stderr so stdout stays machine-readable.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
-from simclock.core._errors import SimclockError
+from simclock.core._errors import SimclockError, SimclockValueError
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._grid import format_ns
 
@@ -40,6 +44,9 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("scenario", help="scenario file, e.g. examples/pendulum.toml")
     run.add_argument("--out", help="record the run to this MCAP file")
+    run.add_argument(
+        "--ros2", metavar="DIR", help="also write the run as a ROS 2 bag (a new rosbag2 directory)"
+    )
     run.add_argument("--seed", type=int, help="override the scenario's seed (int >= 0)")
     run.add_argument(
         "--mode",
@@ -129,6 +136,26 @@ class _Progress:
             self._bar.stop()
 
 
+def _ros2_out(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The recording to write and the scratch file to remove (``--ros2`` without ``--out``).
+
+    ``--ros2 DIR`` is refused before the run when ``DIR`` exists (C-ROS-1's export
+    would refuse it after the run).
+    """
+    if args.ros2 is None:
+        return args.out, ""
+    if os.path.lexists(args.ros2):
+        raise SimclockValueError(
+            f"--ros2 {args.ros2!r} exists already; pass the path of a new directory for the bag"
+        )
+    if args.out is not None:
+        return args.out, ""
+    parent = os.path.dirname(os.path.abspath(args.ros2))
+    fd, scratch = tempfile.mkstemp(prefix=".simclock-run-", suffix=".mcap", dir=parent)
+    os.close(fd)
+    return scratch, scratch
+
+
 def _run(args: argparse.Namespace) -> int:
     from simclock.sim._scenario import run_scenario
     from simclock.sim._scenario_file import load_scenario
@@ -138,13 +165,21 @@ def _run(args: argparse.Namespace) -> int:
         if args.seed is not None and args.seed < 0:
             print(f"simclock run: error: --seed must be >= 0, got {args.seed}", file=sys.stderr)
             return 2
+        out, scratch = _ros2_out(args)
         progress = _Progress(f"simclock run {scenario.name}", not args.no_progress)
         try:
             result = run_scenario(
-                scenario, seed=args.seed, mode=args.mode, out=args.out, progress=progress
+                scenario, seed=args.seed, mode=args.mode, out=out, progress=progress
             )
+            if args.ros2 is not None:
+                from simclock.recording._export import export_ros2
+
+                assert out is not None
+                export_ros2(out, args.ros2)
         finally:
             progress.close()
+            if scratch:
+                os.unlink(scratch)
     except SimclockError as exc:
         print(f"simclock run: error: {exc}", file=sys.stderr)
         return 2
@@ -177,8 +212,10 @@ def _run(args: argparse.Namespace) -> int:
             f"pacing: rtf {pacing.rtf}, max lag {format_ns(pacing.max_lag_ns)}, "
             f"{lags} PACING_LAG event{'s' if lags != 1 else ''}"
         )
-    if result.out is not None:
+    if args.out is not None:
         print(f"recording: {result.out} ({result.messages} messages + /clock)")
+    if args.ros2 is not None:
+        print(f"ros2 bag: {args.ros2} (rosbag2, MCAP storage)")
     print(f"fingerprint: {result.fingerprint}")
     return 0
 
