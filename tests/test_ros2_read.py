@@ -160,6 +160,9 @@ def test_C_ROS_2_rosbags_bags_replay_exactly(
     expected = _write(bag, storage, mode, _msgs())
     assert _replay(bag) == expected
     assert trace(bag) == expected
+    # The bag's one file read alone is the same bag (its rosbag2 record says how the
+    # messages are compressed).
+    assert _replay(bag / "bag.mcap") == expected
     # advance windows are exact: (now, now + dt], the first one including the start.
     with ReplayClock(bag) as clock:
         got: list[Message] = []
@@ -193,6 +196,22 @@ def test_C_ROS_2_what_cannot_be_read_is_refused_in_one_line(
     for opener in (ReplayClock, RecordingReader):
         with pytest.raises(BagError, match=message(bag)):
             opener(bag)
+    # The bag's file passed alone is named for what it is, too.
+    (file,) = [p for p in bag.iterdir() if p.name != "metadata.yaml"]
+    if file.name.endswith(".zstd"):
+        alone = (
+            rf"^{re.escape(str(file))}: a zstd-compressed file, not MCAP \(a file of a bag with "
+            r"compression_mode: file\); decompress it \(zstd -d\) or convert the bag with ros2 "
+            r"bag convert$"
+        )
+    else:
+        alone = (
+            rf"^{re.escape(str(file))}: a sqlite3 database \(a rosbag2 \.db3 file\), not MCAP; "
+            r"convert the bag to MCAP storage \(ros2 bag convert, storage_id: mcap\) and replay "
+            r"the result$"
+        )
+    with pytest.raises(BagError, match=alone):
+        RecordingReader(file)
     for command in (["info", str(bag)], ["replay", str(bag)], ["diff", str(bag), str(bag)]):
         assert main(command) == 2
         out, err = capsys.readouterr()

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
+import yaml
 from mcap.reader import SeekingReader
 from mcap.records import Channel, Header, Metadata, Schema
 from mcap.records import Message as McapMessage
@@ -207,6 +208,7 @@ class RecordingReader(Closing):
         except OSError as exc:
             raise refuse(self.path, None, f"cannot be read ({describe(exc)})") from None
         try:
+            _refuse_other_formats(self.path, stream)
             self._load(stream)
         except BaseException:
             self.close()
@@ -221,7 +223,7 @@ class RecordingReader(Closing):
             self._own = self._foreign = None
             part = _PartReader(self.path)
             try:
-                self._init_bag([part], compressed=False)
+                self._init_bag([part], compressed=part._rosbag2_mode() == "message")
             except BaseException:
                 part.close()
                 raise
@@ -515,6 +517,22 @@ class RecordingReader(Closing):
         assert self._foreign is not None
         return self._foreign.channels()
 
+    def _rosbag2_mode(self) -> str:
+        """``compression_mode`` of the ``rosbag2`` metadata record ROS 2 writers add, or ``""``.
+
+        A bag's file read alone has no ``metadata.yaml``; this record repeats it.
+        """
+        for _o, record in self._records:
+            if record.name == "rosbag2":
+                try:
+                    info = yaml.safe_load(record.metadata.get("serialized_metadata", ""))
+                except yaml.YAMLError:
+                    return ""
+                if isinstance(info, dict):
+                    info = info.get("rosbag2_bagfile_information", info)
+                    return str(info.get("compression_mode") or "").lower()
+        return ""
+
     def _own_metadata_records(self) -> dict[str, dict[str, str]]:
         """The ``simclock`` and ``simclock.user`` records of a simclock recording, by name."""
         return {
@@ -586,6 +604,26 @@ class _PartReader(RecordingReader):
     """One MCAP file of a ROS 2 bag: read as a file, never as a bag itself."""
 
     _as_part = True
+
+
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
+def _refuse_other_formats(path: str, stream: IO[bytes]) -> None:
+    """The files of a ROS 2 bag that are not MCAP, named for what they are (C-ROS-2)."""
+    stream.seek(0)
+    head = stream.read(len(_SQLITE_MAGIC))
+    if head.startswith(_ZSTD_MAGIC):
+        raise BagError(
+            f"{path}: a zstd-compressed file, not MCAP (a file of a bag with compression_mode: "
+            "file); decompress it (zstd -d) or convert the bag with ros2 bag convert"
+        )
+    if head == _SQLITE_MAGIC:
+        raise BagError(
+            f"{path}: a sqlite3 database (a rosbag2 .db3 file), not MCAP; convert the bag to "
+            "MCAP storage (ros2 bag convert, storage_id: mcap) and replay the result"
+        )
 
 
 def open_recording(
