@@ -82,6 +82,9 @@ if TYPE_CHECKING:
         schedule_periodic_thread as schedule_periodic_thread,
     )
     from simclock.recording import (
+        BagError as BagError,
+    )
+    from simclock.recording import (
         Fingerprinter as Fingerprinter,
     )
     from simclock.recording import (
@@ -107,6 +110,9 @@ if TYPE_CHECKING:
     )
     from simclock.recording import (
         ReplayRandomSource as ReplayRandomSource,
+    )
+    from simclock.recording import (
+        export_ros2 as export_ros2,
     )
     from simclock.recording import (
         open_recording as open_recording,
@@ -191,6 +197,7 @@ __all__ = [
     "COMPILED",
     "CONTRACT_VERSION",
     "EVENTS_TOPIC",
+    "BagError",
     "Bus",
     "Callback",
     "ControllerConfig",
@@ -247,6 +254,7 @@ __all__ = [
     "callback_name",
     "component_stream",
     "episode_seed",
+    "export_ros2",
     "load_scenario",
     "open_recording",
     "recover",

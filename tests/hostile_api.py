@@ -1413,6 +1413,13 @@ def _cases() -> list[Case]:
             dir_ctx_state,
             lambda c: {"path": recording(), "output": c.dir / "recovered.mcap"},
         ),
+        _f(
+            "export_ros2",
+            simclock.export_ros2,
+            dir_ctx,
+            lambda c: (tree_state(c.dir), bus_state(c.bus)),
+            lambda c: {"recording": recording(), "directory": c.dir / "bag"},
+        ),
         _m("RecordingReader", "messages", reader_ctx, reader_state, lambda c: {"start_ns": 0}),
         _m("RecordingReader", "draws", reader_ctx, reader_state, lambda c: {"label": "/imu/noise"}),
         _m(
@@ -1778,6 +1785,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.SimclockValueError": "exception class",
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
+    "simclock.BagError": "exception class",
     "simclock_conformance.BackendError": "exception class",
     "simclock_conformance.BackendTypeError": "exception class",
     "simclock_conformance.BackendValueError": "exception class",

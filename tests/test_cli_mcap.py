@@ -85,6 +85,8 @@ def test_info_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "fingerprint_algorithm": "simclock-trace-v1/sha256",
             "metadata": {"who": "test"},
             "recovered": "",
+            "container": "mcap",
+            "note": "",
         },
     )
 

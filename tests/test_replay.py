@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -869,7 +870,12 @@ def test_replay_clock_is_a_simclock(recorded: tuple[Path, list[Message], str, li
         ReplayClock(path, bus=HeapSimClock(0).bus)
     with pytest.raises(SimclockTypeError, match=r"^callbacks must be a bool, got 1$"):
         ReplayClock(path, callbacks=1)  # type: ignore[arg-type]
-    with pytest.raises(RecordingError, match=r"cannot be read \(IsADirectoryError"):
+    # A directory is read as a rosbag2 bag (C-ROS-2): without metadata.yaml it is none.
+    with pytest.raises(
+        simclock.BagError,
+        match=rf"^{re.escape(str(path.parent))}: a directory without metadata\.yaml, so not a "
+        r"rosbag2 bag; pass a bag directory \(ros2 bag record writes one\) or an \.mcap file$",
+    ):
         ReplayClock(path.parent)
 
 

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "info": ("simclock.cli._mcap", "describe a recording: seed, duration, topics, fingerprint"),
     "replay": ("simclock.cli._mcap", "replay a recording and print its messages in total order"),
     "diff": ("simclock.cli._mcap", "compare two recordings; exit 1 and show the first divergence"),
+    "export": ("simclock.cli._export", "convert a recording for other tools (ros2: a rosbag2 bag)"),
     "recover": ("simclock.cli._recover", "save every complete chunk of a recording cut short"),
     "sweep": ("simclock.cli._sweep", "run a scenario over many seeds on Dask, or report a sweep"),
 }

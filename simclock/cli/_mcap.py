@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
         handler_info,
         help="describe a recording: seed, duration, topics, fingerprint",
     )
-    info.add_argument("file", help="an .mcap recording")
+    info.add_argument("file", help="an .mcap recording or a rosbag2 directory")
     info.add_argument("--json", action="store_true", help="print one JSON object")
 
     replay = add_command(
@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
         handler_replay,
         help="replay a recording and print its messages in total order",
     )
-    replay.add_argument("file", help="an .mcap recording")
+    replay.add_argument("file", help="an .mcap recording or a rosbag2 directory")
     replay.add_argument("--topics", nargs="+", metavar="TOPIC", help="only these topics")
     replay.add_argument(
         "--until", type=_ns, metavar="NS", help="stop after this time (int nanoseconds)"
@@ -116,6 +116,8 @@ def info_dict(info: RecordingInfo) -> dict[str, Any]:
         "fingerprint_algorithm": info.metadata.get("fingerprint_algorithm"),
         "metadata": dict(info.user_metadata),
         "recovered": info.recovered,
+        "container": info.container,
+        "note": info.note,
     }
 
 
@@ -129,6 +131,8 @@ def handler_info(args: argparse.Namespace) -> int:
         return 0
     out = sys.stdout
     kind = "simclock recording" if info.simclock else "not written by simclock"
+    if info.container == "rosbag2":
+        kind = "ROS 2 bag, " + ("a simclock export" if info.simclock else "not written by simclock")
     out.write(f"file:        {info.path}\n")
     out.write(f"writer:      {info.library} ({kind})\n")
     if info.simclock:
@@ -159,6 +163,8 @@ def handler_info(args: argparse.Namespace) -> int:
         out.write(f"metadata:    {key} = {value}\n")
     if info.recovered:
         out.write(f"recovered:   {info.recovered}\n")
+    if info.note:
+        out.write(f"note:        {info.note}\n")
     return 0
 
 

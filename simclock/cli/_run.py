@@ -1,7 +1,7 @@
 """``simclock run`` and ``simclock timeline``: the scenario runner's command line (SPEC §7-§11).
 
-``simclock run SCENARIO [--out run.mcap] [--seed N] [--mode MODE] [--no-progress]``
-validates and runs a scenario file and prints a summary, the scenario's
+``simclock run SCENARIO [--out run.mcap] [--ros2 DIR] [--seed N] [--mode MODE]
+[--no-progress]`` validates and runs a scenario file and prints a summary, the scenario's
 ``[metrics]`` (each with its bounds, if any) and, last, the line
 ``fingerprint: <hex>`` (C-X-FP). A metric outside its bounds fails the run
 exactly as it fails the seed's row of a sweep (C-SWEEP-3): the line
@@ -9,6 +9,8 @@ exactly as it fails the seed's row of a sweep (C-SWEEP-3): the line
 ``simclock run SCENARIO --seed N`` shows why seed N failed. Exit status 0
 when every bound holds, 1 when one is broken (the recording, if any, is
 complete), 2 for a scenario error (``simclock run: error: <key>: <problem>``).
+``--ros2 DIR`` also writes the run as a ROS 2 bag (C-ROS-1; the recording is
+made next to ``DIR`` and removed unless ``--out`` keeps it).
 
 ``simclock timeline RUN -o timeline.png [--start "0 ms"] [--span "40 ms"]``
 plots a recording's device samples on the grid.
@@ -19,6 +21,8 @@ The progress bar is :class:`simclock.cli._common.Progress` (stderr, terminal onl
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,6 +48,9 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("scenario", help="scenario file, e.g. examples/pendulum.toml")
     run.add_argument("--out", help="record the run to this MCAP file")
+    run.add_argument(
+        "--ros2", metavar="DIR", help="also write the run as a ROS 2 bag (a new rosbag2 directory)"
+    )
     run.add_argument("--seed", type=int, help="override the scenario's seed (int >= 0)")
     run.add_argument(
         "--mode",
@@ -64,6 +71,26 @@ def register(subparsers: Any) -> None:
     timeline.add_argument("--span", default="40 ms", help='window length, e.g. "40 ms"')
 
 
+def _ros2_out(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The recording to write and the scratch file to remove (``--ros2`` without ``--out``).
+
+    ``--ros2 DIR`` is refused before the run when ``DIR`` exists (C-ROS-1's export
+    would refuse it after the run).
+    """
+    if args.ros2 is None:
+        return args.out, ""
+    if os.path.lexists(args.ros2):
+        raise CommandError(
+            f"--ros2 {args.ros2!r} exists already; pass the path of a new directory for the bag"
+        )
+    if args.out is not None:
+        return args.out, ""
+    parent = os.path.dirname(os.path.abspath(args.ros2))
+    fd, scratch = tempfile.mkstemp(prefix=".simclock-run-", suffix=".mcap", dir=parent)
+    os.close(fd)
+    return scratch, scratch
+
+
 def _run(args: argparse.Namespace) -> int:
     from simclock.sim._scenario import run_scenario
     from simclock.sim._scenario_file import load_scenario
@@ -71,13 +98,19 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.seed is not None and args.seed < 0:
         raise CommandError(f"--seed must be >= 0, got {args.seed}")
+    out, scratch = _ros2_out(args)
     progress = Progress(f"simclock run {scenario.name}", not args.no_progress)
     try:
-        result = run_scenario(
-            scenario, seed=args.seed, mode=args.mode, out=args.out, progress=progress
-        )
+        result = run_scenario(scenario, seed=args.seed, mode=args.mode, out=out, progress=progress)
+        if args.ros2 is not None:
+            from simclock.recording._export import export_ros2
+
+            assert out is not None
+            export_ros2(out, args.ros2)
     finally:
         progress.close()
+        if scratch:
+            os.unlink(scratch)
     physics = scenario.physics
     engine = (
         f"MuJoCo {physics.mujoco_model.name}" if physics.mujoco_model is not None else "no engine"
@@ -107,8 +140,10 @@ def _run(args: argparse.Namespace) -> int:
             f"pacing: rtf {pacing.rtf}, max lag {format_ns(pacing.max_lag_ns)}, "
             f"{lags} PACING_LAG event{'s' if lags != 1 else ''}"
         )
-    if result.out is not None:
+    if args.out is not None:
         print(f"recording: {result.out} ({result.messages} bus messages)")
+    if args.ros2 is not None:
+        print(f"ros2 bag: {args.ros2} (rosbag2, MCAP storage)")
     lines, broken = metric_lines(scenario.metrics, result.metrics)
     for line in lines:
         print(line)

@@ -56,6 +56,7 @@ _ROOT_NAMES: dict[str, tuple[str, ...]] = {
         "seconds_to_ns",
     ),
     "simclock.recording": (
+        "BagError",
         "Fingerprinter",
         "RawPayload",
         "Recorder",
@@ -65,6 +66,7 @@ _ROOT_NAMES: dict[str, tuple[str, ...]] = {
         "RecoveryReport",
         "ReplayClock",
         "ReplayRandomSource",
+        "export_ros2",
         "open_recording",
         "recover",
         "trace_fingerprint",

@@ -184,6 +184,27 @@ class ForeignSource:
 
     # -- messages ---------------------------------------------------------------------
 
+    def records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
+        """``(offset, record)`` of every message with ``log_time >= start``, in log-time
+        order with ties in file order; every topic (the caller filters)."""
+        stream = self._open()
+        try:
+            if self.indexed:
+                yield from self._indexed(stream, start)
+            else:
+                yield from self._streamed(stream, start)
+        finally:
+            stream.close()
+
+    def channel_and_schema(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
+        """The channel of a message and its schema (``None`` for schema id 0)."""
+        channel = self._channel(cid, where)
+        return channel, self._schemas.get(channel.schema_id)
+
+    def channels(self) -> list[tuple[Channel, Schema | None]]:
+        """Every channel known (summary and first pass) with its schema."""
+        return [(c, self._schemas.get(c.schema_id)) for c in self._channels.values()]
+
     def messages(self, start: int | None) -> Iterator[Message]:
         """Messages with ``log_time >= start`` in log-time order, ties in file order."""
         stream = self._open()

@@ -25,8 +25,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
+import yaml
 from mcap.reader import SeekingReader
-from mcap.records import Header, Metadata
+from mcap.records import Channel, Header, Metadata, Schema
+from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap.summary import Summary
 
@@ -34,6 +36,7 @@ from simclock.core._bus import Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import exact_str, safe_repr, type_name, typed_repr
 from simclock.core._timeint import check_time_ns
+from simclock.recording._bag import BagError, BagSource, SimclockRecord, read_metadata
 from simclock.recording._checks import (
     DAMAGE_ERRORS,
     MAGIC,
@@ -55,7 +58,17 @@ from simclock.recording._format import (
 )
 from simclock.recording._own import BUS_KINDS, OTHER_KINDS, OwnSource
 
-__all__ = ["RecordingError", "RecordingInfo", "RecordingReader", "open_recording"]
+ROS2_PROFILE: Final = "ros2"
+"""The MCAP header profile of a ROS 2 bag's files (C-ROS-2)."""
+
+__all__ = [
+    "ROS2_PROFILE",
+    "BagError",
+    "RecordingError",
+    "RecordingInfo",
+    "RecordingReader",
+    "open_recording",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +81,9 @@ class RecordingInfo:
     channel's messages per topic, counted by reading the file when it has
     no statistics). Times are ns. ``recovered`` is the report of
     ``simclock recover`` for a recovered recording (C-REP-7), else ``""``.
+    ``container`` is ``"mcap"`` for one MCAP file, ``"rosbag2"`` for a ROS 2
+    bag (a directory, or one ``ros2``-profile file, C-ROS-2); ``note`` says
+    what a foreign copy of a simclock recording lost (else ``""``).
     """
 
     path: str
@@ -86,6 +102,8 @@ class RecordingInfo:
     metadata: Mapping[str, str] = field(default_factory=dict)
     user_metadata: Mapping[str, str] = field(default_factory=dict)
     recovered: str = ""
+    container: str = "mcap"
+    note: str = ""
 
     @property
     def duration_ns(self) -> int:
@@ -171,19 +189,124 @@ class RecordingReader(Closing):
         self._files: list[IO[bytes]] = []
         self._closed = False
         self._lock = threading.Lock()
+        self._bag: BagSource | None = None
+        self._own: OwnSource | None = None
+        self._foreign: ForeignSource | None = None
+        self._ros2_record: SimclockRecord | None = None
+        self._profile = ""
+        self._library = ""
+        if not self._as_part and os.path.isdir(self.path):
+            self._load_bag(read_metadata(self.path))
+            return
         try:
             stream = self._open("RecordingReader()")
         except FileNotFoundError:
             raise SimclockValueError(
-                f"{self.path}: no such file; pass the path of an .mcap recording"
+                f"{self.path}: no such file; pass the path of an .mcap recording or of a "
+                "rosbag2 directory"
             ) from None
         except OSError as exc:
             raise refuse(self.path, None, f"cannot be read ({describe(exc)})") from None
         try:
+            _refuse_other_formats(self.path, stream)
             self._load(stream)
         except BaseException:
             self.close()
             raise
+        if not self._as_part and self._profile == ROS2_PROFILE:
+            # One ros2-profile file: a bag of that one file (C-ROS-2), read through a
+            # reader of the file (opened again: the envelope is small).
+            with self._lock:
+                files, self._files = self._files, []
+            for f in files:
+                f.close()
+            self._own = self._foreign = None
+            part = _PartReader(self.path)
+            try:
+                self._init_bag([part], compressed=part._rosbag2_mode() == "message")
+            except BaseException:
+                part.close()
+                raise
+            return
+        self._check_wanted()
+
+    _as_part = False
+    info: RecordingInfo
+
+    def _load_bag(self, found: tuple[list[str], str]) -> None:
+        paths, mode = found
+        parts: list[RecordingReader] = []
+        part: RecordingReader
+        try:
+            for file in paths:
+                part = _PartReader(file)
+                parts.append(part)
+                if part.is_simclock:
+                    raise BagError(
+                        f"{self.path}: lists {os.path.basename(file)}, a simclock recording; "
+                        "pass that .mcap file itself, or export it with simclock export ros2"
+                    )
+            self._init_bag(parts, compressed=mode == "message")
+        except BaseException:
+            for part in parts:
+                part.close()
+            raise
+
+    def _init_bag(self, parts: list[RecordingReader], *, compressed: bool) -> None:
+        bag = BagSource(
+            self.path, parts, compressed=compressed, topics=self._topics, container="rosbag2"
+        )
+        self._bag = bag
+        counts, total, first, last = bag.topic_counts()
+        chunks = sum(p.info.chunk_count for p in parts)
+        compression = ",".join(
+            sorted({c for p in parts for c in p.info.compression.split(",") if c != "unchunked"})
+        )
+        compression = (compression or "unchunked") + (" + zstd per message" if compressed else "")
+        libraries = ", ".join(dict.fromkeys(p._library for p in parts))
+        found = bag.record
+        if found is None:
+            self.info = RecordingInfo(
+                path=self.path, simclock=False, library=libraries, seed=None, fingerprint=None,
+                start_ns=first, end_ns=last, step_ns=1, message_count=total, topic_counts=counts,
+                draw_labels=(), chunk_count=chunks, compression=compression,
+                container="rosbag2", note=bag.note(),
+            )  # fmt: skip
+        else:
+            meta = found.meta
+            labels = bag.draw_labels()
+            self.info = RecordingInfo(
+                path=self.path, simclock=True, library=libraries, seed=meta.seed,
+                fingerprint=meta.fingerprint, start_ns=meta.start_ns, end_ns=meta.end_ns,
+                step_ns=meta.step_ns, message_count=meta.message_count,
+                topic_counts=dict(meta.topics),
+                draw_labels=meta.draw_labels if meta.record_draws else (),
+                chunk_count=chunks, compression=compression, metadata=found.record,
+                user_metadata=meta.user, recovered=meta.recovered, container="rosbag2",
+            )  # fmt: skip
+            if meta.record_draws and set(meta.draw_labels) - set(labels):
+                missing = sorted(set(meta.draw_labels) - set(labels))
+                raise refuse(
+                    parts[0].path, found.offset, f"the metadata lists persisted draws of "
+                    f"{missing} but the bag has no such draws channel; the bag is damaged",
+                )  # fmt: skip
+        self._check_wanted()
+
+    def _check_wanted(self) -> None:
+        """Refuse topics asked for that the recording does not have (C-ROS-2)."""
+        wanted = self._topics
+        if wanted is None:
+            return
+        have = self.info.topic_counts
+        absent = sorted(wanted - set(have))
+        if absent:
+            self.close()
+            what = "bus topics" if self.info.simclock else "topics"
+            listed = ", ".join(sorted(have)) or "none"
+            raise SimclockValueError(
+                f"topics: {', '.join(map(repr, absent))} not in {self.path} (its {what}: "
+                f"{listed}); ask for topics that simclock info lists"
+            )
 
     # -- opening --------------------------------------------------------------------
 
@@ -205,8 +328,14 @@ class RecordingReader(Closing):
         data_end = footer.summary_start or footer.offset
         records = self._metadata_records(stream, summary)
         own = header.profile == PROFILE
+        self._profile = header.profile
+        self._library = header.library
         named = [offset for offset, record in records if record.name == METADATA_NAME]
-        if own != bool(named):
+        if header.profile == ROS2_PROFILE and named:
+            # A ROS 2 bag's file that carries simclock metadata (an export, or a copy by
+            # another tool): read as a bag, never mistaken for damage (C-ROS-2).
+            self._ros2_record = self._simclock_record(records)
+        elif own != bool(named):
             raise refuse(
                 path,
                 len(MAGIC) if own else named[0],
@@ -215,15 +344,33 @@ class RecordingReader(Closing):
                 + f" {METADATA_NAME!r} metadata record; a simclock recording has both "
                 "(the file is damaged)",
             )
-        self._own: OwnSource | None = None
-        self._foreign: ForeignSource | None = None
         self._summary = summary
+        self._records = records
         if own:
             if footer.summary_crc == 0:
                 raise refuse(path, footer.offset + 25, "the footer stores no summary CRC; damaged")
             self.info = self._load_own(stream, footer.offset, summary, records, data_end)
         else:
             self.info = self._load_foreign(header, summary, size, data_end, records)
+
+    def _simclock_record(self, records: list[tuple[int, Metadata]]) -> SimclockRecord:
+        by_name: dict[str, list[tuple[int, Metadata]]] = {}
+        for offset, record in records:
+            by_name.setdefault(record.name, []).append((offset, record))
+        found = by_name[METADATA_NAME]
+        users = by_name.get(USER_METADATA_NAME, [])
+        if len(found) != 1 or len(users) > 1:
+            raise refuse(
+                self.path, found[-1][0], f"{len(found)} {METADATA_NAME!r} and {len(users)} "
+                f"{USER_METADATA_NAME!r} metadata records; a bag holds one of each; damaged",
+            )  # fmt: skip
+        offset, record = found[0]
+        try:
+            user = users[0][1].metadata if users else {}
+            meta = RecordingMetadata.from_mcap(record.metadata, user)
+        except ValueError as exc:
+            raise refuse(self.path, offset, f"simclock metadata is invalid: {exc}") from None
+        return SimclockRecord(offset, meta, record.metadata)
 
     def _metadata_records(
         self, stream: IO[bytes], summary: Summary | None
@@ -348,12 +495,63 @@ class RecordingReader(Closing):
             user_metadata=user,
         )
 
+    # -- one file of a bag (see _bag.Part) ---------------------------------------------
+
+    def _part_records(self, start: int | None) -> Iterator[tuple[int, McapMessage]]:
+        """Every message record of a foreign file, log-time order (see ``ForeignSource``)."""
+        assert self._foreign is not None
+        return self._foreign.records(start)
+
+    def _part_channel(self, cid: int, where: int | None) -> tuple[Channel, Schema | None]:
+        """A foreign file's channel ``cid`` and its schema."""
+        assert self._foreign is not None
+        return self._foreign.channel_and_schema(cid, where)
+
+    def _part_counts(self) -> tuple[dict[str, int], int, int, int]:
+        """A foreign file's messages per topic, total, first and last log time."""
+        assert self._foreign is not None
+        return self._foreign.topic_counts()
+
+    def _part_channels(self) -> list[tuple[Channel, Schema | None]]:
+        """Every channel of a foreign file with its schema."""
+        assert self._foreign is not None
+        return self._foreign.channels()
+
+    def _rosbag2_mode(self) -> str:
+        """``compression_mode`` of the ``rosbag2`` metadata record ROS 2 writers add, or ``""``.
+
+        A bag's file read alone has no ``metadata.yaml``; this record repeats it.
+        """
+        for _o, record in self._records:
+            if record.name == "rosbag2":
+                try:
+                    info = yaml.safe_load(record.metadata.get("serialized_metadata", ""))
+                except yaml.YAMLError:
+                    return ""
+                if isinstance(info, dict):
+                    info = info.get("rosbag2_bagfile_information", info)
+                    return str(info.get("compression_mode") or "").lower()
+        return ""
+
+    def _own_metadata_records(self) -> dict[str, dict[str, str]]:
+        """The ``simclock`` and ``simclock.user`` records of a simclock recording, by name."""
+        return {
+            r.name: dict(r.metadata)
+            for _o, r in self._records
+            if r.name in (METADATA_NAME, USER_METADATA_NAME)
+        }
+
     # -- public ---------------------------------------------------------------------
 
     @property
     def is_simclock(self) -> bool:
-        """True for files written by :class:`~simclock.Recorder`."""
-        return self._own is not None
+        """True for files written by :class:`~simclock.Recorder` and their ROS 2 exports."""
+        return self._own is not None or (self._bag is not None and self._bag.record is not None)
+
+    @property
+    def is_bag(self) -> bool:
+        """True for a ROS 2 bag: a rosbag2 directory or a ``ros2``-profile file (C-ROS-2)."""
+        return self._bag is not None
 
     @property
     def summary(self) -> Summary | None:
@@ -374,6 +572,8 @@ class RecordingReader(Closing):
             files, self._files = self._files, []
         for f in files:
             f.close()
+        if self._bag is not None:
+            self._bag.close()
 
     def messages(self, start_ns: int | None = None) -> Iterator[Message]:
         """Bus messages with ``stamp >= start_ns`` in recorded total order (C-REP-1).
@@ -383,6 +583,8 @@ class RecordingReader(Closing):
         """
         start = None if start_ns is None else check_time_ns(start_ns, "start_ns")
         self.check_open("messages()")
+        if self._bag is not None:
+            return self._bag.messages(start)
         if self._own is not None:
             return self._own.messages(start)
         assert self._foreign is not None
@@ -390,9 +592,38 @@ class RecordingReader(Closing):
 
     def draws(self, label: str) -> Iterator[dict[str, Any]]:
         """The persisted draws of stream ``label``, in draw order (C-REP-3)."""
+        if self._bag is not None and self._bag.record is not None:
+            self.check_open("draws()")
+            return self._bag.draws(label)
         if self._own is None:
             raise SimclockRuntimeError(f"{self.path}: a foreign file has no persisted draws")
         return self._own.draws(label, self._open("draws()"))
+
+
+class _PartReader(RecordingReader):
+    """One MCAP file of a ROS 2 bag: read as a file, never as a bag itself."""
+
+    _as_part = True
+
+
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
+def _refuse_other_formats(path: str, stream: IO[bytes]) -> None:
+    """The files of a ROS 2 bag that are not MCAP, named for what they are (C-ROS-2)."""
+    stream.seek(0)
+    head = stream.read(len(_SQLITE_MAGIC))
+    if head.startswith(_ZSTD_MAGIC):
+        raise BagError(
+            f"{path}: a zstd-compressed file, not MCAP (a file of a bag with compression_mode: "
+            "file); decompress it (zstd -d) or convert the bag with ros2 bag convert"
+        )
+    if head == _SQLITE_MAGIC:
+        raise BagError(
+            f"{path}: a sqlite3 database (a rosbag2 .db3 file), not MCAP; convert the bag to "
+            "MCAP storage (ros2 bag convert, storage_id: mcap) and replay the result"
+        )
 
 
 def open_recording(
