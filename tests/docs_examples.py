@@ -168,7 +168,20 @@ def shell_environment(workdir: Path) -> dict[str, str]:
     env["PATH"] = os.pathsep.join(
         [str(shim_dir), str(Path(sys.executable).parent), env.get("PATH", "")]
     )
-    env.update({"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb", "PYTHONHASHSEED": "0"})
+    # Unbuffered: stdout and stderr interleave in the order written, as on a terminal.
+    env.update(
+        {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
+    )
+    # A reader has a git identity; pre-commit keeps its store out of the home directory.
+    env.update(
+        {
+            "GIT_AUTHOR_NAME": "Docs Reader",
+            "GIT_AUTHOR_EMAIL": "reader@example.com",
+            "GIT_COMMITTER_NAME": "Docs Reader",
+            "GIT_COMMITTER_EMAIL": "reader@example.com",
+            "PRE_COMMIT_HOME": str(workdir / ".pre-commit-home"),
+        }
+    )
     env.pop("FORCE_COLOR", None)
     return env
 
