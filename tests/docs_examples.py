@@ -134,7 +134,7 @@ def _normalise(output: str) -> str:
 
 
 def output_matches(expected: Iterable[str], actual: str) -> bool:
-    """Whether ``actual`` is what ``expected`` shows (``...`` wildcards, trailing blanks ignored)."""
+    """Whether ``actual`` is what ``expected`` shows (``...`` wildcards, trailing blanks aside)."""
     shown = list(expected)
     while shown and not shown[-1].strip():
         shown.pop()
@@ -149,7 +149,8 @@ def _shims(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name, target in scripts.items():
         module, _, func = target.partition(":")
-        code = f"import sys; sys.argv[0] = {name!r}; from {module} import {func}; sys.exit({func}())"
+        code = f"import sys; sys.argv[0] = {name!r}; from {module} import {func} as main; "
+        code += "sys.exit(main())"
         script = directory / name
         script.write_text(
             f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -c {shlex.quote(code)} "$@"\n',
@@ -169,9 +170,7 @@ def shell_environment(workdir: Path) -> dict[str, str]:
         [str(shim_dir), str(Path(sys.executable).parent), env.get("PATH", "")]
     )
     # Unbuffered: stdout and stderr interleave in the order written, as on a terminal.
-    env.update(
-        {"COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-    )
+    env.update({"COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
     # looptime (a dev dependency, not a user's) autoloads a pytest plugin that breaks
     # every fixture setup without pytest-asyncio; pyproject's addopts only apply in the
     # repository, and the pages run the suite elsewhere.
@@ -210,7 +209,8 @@ def evaluate_session(example: Example) -> str | None:
             return f"line {command.line}: `{command.text}` ran longer than {COMMAND_TIMEOUT_S} s"
         where = f"line {command.line}: `{command.text}`"
         if done.returncode != 0:
-            return f'{where} exited {done.returncode} (show it with `; echo "exit $?"`):\n{done.stdout}'
+            hint = '(show a non-zero status with `; echo "exit $?"`)'
+            return f"{where} exited {done.returncode} {hint}:\n{done.stdout}"
         if command.expected and not output_matches(command.expected, done.stdout):
             shown = "\n".join(command.expected)
             return f"{where}: output differs\n--- shown\n{shown}\n--- actual\n{done.stdout}"

@@ -10,8 +10,6 @@ import unittest
 from pathlib import Path
 
 import pytest
-from sybil.example import NotEvaluated
-
 from docs_examples import (
     DATA_LANGUAGES,
     ROOT,
@@ -23,6 +21,7 @@ from docs_examples import (
     parse_session,
     prepare_workdir,
 )
+from sybil.example import NotEvaluated
 
 
 @pytest.mark.parametrize("page", documents(), ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -59,7 +58,7 @@ def test_shell_session_parsing() -> None:
         "seed 8\n"
         "...\n"
         '$ python -c "\n'
-        "> print(1)\"\n"
+        '> print(1)"\n'
         "1\n"
         "$ true\n"
     )
