@@ -16,6 +16,7 @@ with neither, the fixture skips with pip's own last line.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-VERSION = (ROOT / "simclock" / "_version.py").read_text(encoding="utf-8").split('"')[1]
+VERSION = re.search(
+    r'^__version__ = "([^"]+)"$', (ROOT / "simclock" / "_version.py").read_text(), re.M
+)[1]  # type: ignore[index]
 
 # The user's own packages, named like simclock's helper packages used to be.
 USER_FILES = {
@@ -44,6 +47,11 @@ USER_FILES = {
         "    assert oracles.WHO == 'user oracles'\n"
     ),
     "sim.py": "import random\n\nx = random.random()\n",
+    # A scenario of the base install: the physics grid alone, no MuJoCo model.
+    "grid.toml": (
+        'name = "grid"\nseed = 3\nduration = "40 ms"\n\n[physics]\nstep = "2 ms"\n\n'
+        '[devices.imu]\nperiod = "7 ms"\nlatency = "3 ms"\nnoise_std = 0.5\ndim = 2\n'
+    ),
 }
 
 
@@ -106,9 +114,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     environment = top / "venv"
     venv.create(environment, with_pip=True)
     project = top / "project"
-    for rel, text in USER_FILES.items():
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text(text, encoding="utf-8")
+    for file_name, text in USER_FILES.items():
+        (project / file_name).parent.mkdir(parents=True, exist_ok=True)
+        (project / file_name).write_text(text, encoding="utf-8")
     result = Installed(environment / "bin", project, dist)
     (wheel,) = dist.glob("*.whl")
     result.pip(str(wheel))
@@ -164,6 +172,16 @@ def test_users_own_packages_and_simclock_commands_side_by_side(installed: Instal
     assert done.returncode == 0 and "usage: simclock" in done.stdout, done.stderr
 
 
+def test_a_run_recorded_and_read_back_on_the_base_install(installed: Installed) -> None:
+    simclock = str(installed.bin / "simclock")
+    done = installed.run(simclock, "run", "grid.toml", "--out", "grid.mcap")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (installed.project / "grid.mcap").is_file()
+    done = installed.run(simclock, "info", "grid.mcap")
+    assert done.returncode == 0, done.stderr
+    assert "seed" in done.stdout and "fingerprint" in done.stdout, done.stdout
+
+
 def test_a_job_whose_extra_is_missing_says_which_to_install(installed: Installed) -> None:
     scenario = ROOT / "examples" / "pendulum.toml"
     done = installed.run(str(installed.bin / "simclock"), "sweep", str(scenario), "--seeds", "0:2")
@@ -176,8 +194,21 @@ def test_a_job_whose_extra_is_missing_says_which_to_install(installed: Installed
     ), line
 
 
+def test_the_suite_without_its_extra_says_which_to_install(installed: Installed) -> None:
+    done = installed.run(str(installed.bin / "python"), "-m", "simclock_conformance", "x:y")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "python -m simclock_conformance: error: the conformance suite needs the 'conformance' "
+        "extra, which is not installed (missing: pytest, hypothesis); install it with: "
+        "pip install 'simclock[conformance]'\n"
+    )
+
+
 def test_users_pytest_runs_with_simclock_and_its_plugin_installed(installed: Installed) -> None:
-    """The user's pytest, with simclock's plugin registered: their tests, their packages."""
+    """The user's pytest, with simclock's plugin registered: their tests, their packages.
+
+    Runs after the tests that need an environment without pytest (file order).
+    """
     installed.pip("pytest>=8")
     done = installed.run(
         str(installed.bin / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"
