@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure check bench lint typecheck native dist clean
+.PHONY: demo test test-pure check docs bench lint typecheck native dist clean
 
 # The compiled core (C-NATIVE-1): rebuilt in place when one of its sources is newer
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
@@ -41,6 +41,13 @@ typecheck: $(STAMP)
 check: lint typecheck
 	$(BIN)/lint-imports
 	$(BIN)/simclock-lint .
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The documentation site (mkdocs.yml, pages in docs/), built into site/ (git-ignored).
+# Its examples are executed by tests/test_docs_examples.py, not here.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	@echo "docs: open $(CURDIR)/site/index.html"
 
 test: check $(NATIVE_MANIFEST)
 	@$(BIN)/python -m simclock.core
@@ -68,5 +75,5 @@ dist: $(STAMP)
 	$(BIN)/python -m twine check --strict dist/*
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist site
 	rm -f simclock/core/*.so $(NATIVE_MANIFEST)
