@@ -131,6 +131,17 @@ def test_a_lazy_name_loads_its_package_on_first_use() -> None:
     assert out == "False\nTrue simclock True\n"
 
 
+def _source_docstring(name: str) -> str:
+    """The docstring of the class ``name`` in simclock's sources (mypyc drops a compiled one)."""
+    import ast
+
+    for path in sorted((ROOT / "simclock").rglob("_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return inspect.cleandoc(ast.get_docstring(node) or "")
+    return ""
+
+
 def render() -> str:
     """The text of docs/public-api.md, from the namespaces themselves."""
     parts = [
@@ -160,7 +171,8 @@ def render() -> str:
             if name == "__version__":
                 summary = "the version of simclock, a string"
             elif inspect.isclass(value) or inspect.isfunction(value):
-                summary = (inspect.getdoc(value) or "").split("\n", 1)[0]
+                doc = inspect.getdoc(value) or _source_docstring(name)
+                summary = doc.split("\n", 1)[0]
             elif type(value).__module__ in ("typing", "types", "collections.abc"):
                 summary = "type alias"
             else:
