@@ -301,7 +301,8 @@ def test_C_ROS_1_run_with_ros2_writes_the_bag_and_no_scratch_file(
     lines = capsys.readouterr().out.splitlines()
     with RecordingReader(src) as reader:
         fp = reader.info.fingerprint
-    assert lines[-2:] == [f"ros2 bag: {out} (rosbag2, MCAP storage)", f"fingerprint: {fp}"]
+    assert f"ros2 bag: {out} (rosbag2, MCAP storage)" in lines
+    assert lines[-1] == f"fingerprint: {fp}"
     assert sorted(os.listdir(tmp_path)) == ["run_bag"]
     assert main(["diff", str(src), str(out), "--no-progress"]) == 0
     assert capsys.readouterr().out == f"identical: fingerprint {fp} (8931 messages)\n"

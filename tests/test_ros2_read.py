@@ -216,7 +216,8 @@ def test_C_ROS_2_what_cannot_be_read_is_refused_in_one_line(
         assert main(command) == 2
         out, err = capsys.readouterr()
         assert out == ""
-        assert re.match(message(bag).replace("^", "^simclock: error: "), err.rstrip("\n"))
+        prefix = f"^simclock {command[0]}: error: "
+        assert re.match(message(bag).replace("^", prefix), err.rstrip("\n"))
         assert err.count("\n") == 1
 
 
@@ -237,7 +238,7 @@ def test_C_ROS_2_cli_on_a_bag(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["info", str(bag)]) == 0
     out = capsys.readouterr().out
     assert "(ROS 2 bag, not written by simclock)" in out
-    assert "messages:    53 messages in 1 chunks (none + zstd per message)" in out
+    assert "messages:    53 messages (every channel), in 1 chunk (none + zstd per message)" in out
 
 
 def test_C_ROS_2_a_requested_topic_that_is_absent_is_refused(
@@ -252,7 +253,7 @@ def test_C_ROS_2_a_requested_topic_that_is_absent_is_refused(
     with pytest.raises(SimclockValueError, match=f"^{re.escape(message)}$"):
         ReplayClock(bag, topics=["/clock"])
     assert main(["replay", str(bag), "--topics", "/clock", "--no-progress"]) == 2
-    assert capsys.readouterr() == ("", f"simclock: error: {message}\n")
+    assert capsys.readouterr() == ("", f"simclock replay: error: {message}\n")
     # Present topics are still served.
     assert {m.topic for m in _replay(bag, topics=["/imu"])} == {"/imu"}
 
