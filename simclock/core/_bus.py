@@ -400,10 +400,21 @@ class Bus:
                     self._delivering = True
                 else:
                     heapq.heappush(pending, (stamp, seq, message))
-            if direct:
-                self._drain(message)
-            else:
+            if not direct:
                 self.flush()
+                return message
+            subs = self._subs
+            try:
+                for sub in (*subs.get(checked, ()), *subs.get(None, ())):  # _deliver, inlined
+                    try:
+                        sub(message)
+                    except Exception as exc:  # C-BUS-4: one subscriber never stops the others
+                        self._report_subscriber_failure(message, sub, exc)
+            except BaseException:
+                with lock:
+                    self._delivering = False
+                raise
+            self._drain(None)  # what the subscribers published meanwhile; clears the flag
             return message
 
         return publish

@@ -242,9 +242,10 @@ class MujocoClock(GridClock):
         boundary ``k`` calls this first. ``mj_forward`` does not change the
         state, and it runs at most once per boundary.
         """
-        if self._forward_at != self.steps:
+        steps = self._steps
+        if self._forward_at != steps:
             self._mujoco.mj_forward(self.model, self.data)
-            self._forward_at = self.steps
+            self._forward_at = steps
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""

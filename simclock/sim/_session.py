@@ -517,18 +517,55 @@ class Session:
 
         O(components + due firings); the per-firing work is the firing's own:
         topics, sensors and readers were resolved when the components were added.
+        The acquisitions and deliveries are inlined here: they run once per
+        sample, and a call costs as much as the rest of their work.
         """
         now = self._clock.now_ns()
         if self._publish_clock is not None and now >= self._next_clock_ns:
             self._publish_clock(clock_payload(now), None)
             self._next_clock_ns = now + self._clock_period
+        deliveries = self._deliveries
+        # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
         for comp in self._sensors.values():
             while comp.next_at <= now:
-                self._acquire(comp, now)
-        deliveries = self._deliveries
-        while deliveries and deliveries[0][0] <= now:
-            _, _, sample, sensor = heapq.heappop(deliveries)
-            self._deliver(sample, sensor)
+                spec = comp.sensor
+                assert spec is not None and comp.noise is not None
+                index = comp.k
+                nominal = comp.take(now)
+                try:
+                    values = tuple(map(float, comp.fn(comp.noise)))
+                except Exception as exc:
+                    self._failed(comp, exc)
+                    continue
+                requested = nominal + spec.latency_ns
+                step = comp.step_ns
+                delivery = -(-requested // step) * step  # quantise, inlined: once per sample
+                sample = Sample(
+                    spec.device_id,
+                    index,
+                    self._episode,
+                    self._episode_start,
+                    nominal,
+                    now,
+                    requested,
+                    delivery,
+                    values,
+                )
+                heapq.heappush(deliveries, (delivery, self._acquired, sample, comp))
+                self._acquired += 1
+        # 3. deliveries (C-DEV-1, C-DEV-2), in acquisition order, stamped now.
+        if deliveries and deliveries[0][0] <= now:
+            latest = self._latest
+            samples = self.samples
+            while deliveries and deliveries[0][0] <= now:
+                _, _, sample, comp = heapq.heappop(deliveries)
+                # Invariant: deliveries are popped exactly at their quantised boundary.
+                assert now == sample.delivery_ns
+                latest[sample.device] = sample
+                samples.append(sample)
+                # Built once, encoded once: the fingerprint and the recorder share the bytes.
+                comp.publish(sample.to_json(), sample.canonical_json(comp.device_json))
+        # 4. controllers, seeing every sample delivered so far.
         for comp in self._controllers.values():
             while comp.next_at <= now:
                 comp.take(now)
@@ -545,42 +582,6 @@ class Session:
             exc,
             {"component": comp.component_id},
         )
-
-    def _acquire(self, comp: _Component, now: int) -> None:
-        """Acquire one sample now and queue its delivery (C-DEV-1)."""
-        spec = comp.sensor
-        assert spec is not None and comp.noise is not None
-        index = comp.k
-        nominal = comp.take(now)
-        try:
-            values = tuple(map(float, comp.fn(comp.noise)))
-        except Exception as exc:
-            self._failed(comp, exc)
-            return
-        requested = nominal + spec.latency_ns
-        step = comp.step_ns
-        sample = Sample(
-            spec.device_id,
-            index,
-            self._episode,
-            self._episode_start,
-            nominal,
-            now,
-            requested,
-            -(-requested // step) * step,  # quantise, inlined: once per sample
-            values,
-        )
-        heapq.heappush(self._deliveries, (sample.delivery_ns, self._acquired, sample, comp))
-        self._acquired += 1
-
-    def _deliver(self, sample: Sample, comp: _Component) -> None:
-        """Publish ``sample`` at its delivery boundary, stamped now (C-DEV-1, C-DEV-2)."""
-        # Invariant: deliveries are popped exactly at their quantised boundary.
-        assert self._clock.now_ns() == sample.delivery_ns
-        self._latest[sample.device] = sample
-        self.samples.append(sample)
-        # Built once, encoded once: the fingerprint and the recorder share the bytes.
-        comp.publish(sample.to_json(), sample.canonical_json(comp.device_json))
 
     def _control(self, comp: _Component) -> None:
         """Run one controller firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
