@@ -177,7 +177,9 @@ class RunResult:
     ``pacing`` is the :class:`~simclock.PacingReport` of the whole run (one
     wall-clock reference): its ``lag_events`` are the run's ``PACING_LAG``
     events, ``max_lag_ns`` the worst lag, ``rtf`` the factor in force
-    (``None`` in the modes that do not pace).
+    (``None`` in the modes that do not pace). Its ``advances`` count pacing
+    steps of about 1 ms in the paced modes and chunks (``chunk_ns``) in
+    ``unbounded`` and ``deterministic_ci``, which have no wall clock to follow.
     """
 
     seed: int
@@ -280,6 +282,12 @@ def run_scenario(
     total = scenario.duration_ns * scenario.episodes
     reference = PacingReference()
     report: PacingReport | None = None
+    step = clock.step_ns()
+    # The modes that do not pace advance a whole chunk per call (the same trace, C-ADV-5,
+    # C-MODE-1) instead of run_paced's ~1 ms pacing steps, which cost a call chain per
+    # physics step; the paced modes keep those steps (the wall clock is followed per step).
+    unpaced = pacing_mode in (PacingMode.UNBOUNDED, PacingMode.DETERMINISTIC_CI)
+    plan_step = -(-max(chunk_ns, step) // step) * step if unpaced else None
     try:
         session.start()
         for episode in range(scenario.episodes):
@@ -293,6 +301,7 @@ def run_scenario(
                     until,
                     mode=pacing_mode,
                     rtf=scenario.rtf,
+                    step_ns=plan_step,
                     reference=reference,
                     source=source,
                     sleep=sleep,
