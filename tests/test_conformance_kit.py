@@ -4,7 +4,7 @@ The "writing a backend" section of ``conformance/README.md`` holds a complete
 backend built from the public helpers (``check_time_ns``, ``Handle``,
 ``PeriodicStats``, ``SeededRandomSource``, ``callback_name``,
 ``publish_callback_failure``). This test extracts that code block, writes it
-as ``mybackend.py`` and runs ``python -m conformance mybackend:make_clock``
+as ``mybackend.py`` and runs ``python -m simclock_conformance mybackend:make_clock``
 from an empty directory, as a new user would: it must be CONFORMING, and the
 directory must stay empty (C-CONF-5).
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import simclock
+import simclock.lowlevel
 from simclock import Bus, EventKind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def test_C_CONF_5_readme_minimal_backend_is_conforming_and_nothing_is_written(
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("CI", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance", "mybackend:make_clock", "--json",
+        [sys.executable, "-m", "simclock_conformance", "mybackend:make_clock", "--json",
          str(out / "report.json")],
         capture_output=True, text=True, env=env, cwd=work, check=False, timeout=600,
     )  # fmt: skip
@@ -79,7 +80,7 @@ def _cb() -> None:
 def test_C_ERR_1_kit_failure_event_is_the_exact_event(
     exc: BaseException, error_type: str, message: str
 ) -> None:
-    event = simclock.callback_failure_event(7, _cb, exc)
+    event = simclock.lowlevel.callback_failure_event(7, _cb, exc)
     assert (event.kind, event.at_ns) == (EventKind.SCHEDULER_CALLBACK_FAILED, 7)
     assert dict(event.details) == {
         "callback": "_cb",
@@ -90,5 +91,5 @@ def test_C_ERR_1_kit_failure_event_is_the_exact_event(
     simclock.HeapSimClock(0, bus=bus).advance(7)  # the event is stamped with the clock's now
     seen: list[tuple[int, object]] = []
     bus.subscribe(simclock.EVENTS_TOPIC, lambda m: seen.append((m.stamp_ns, m.payload)))
-    simclock.publish_callback_failure(bus, 7, _cb, exc)
+    simclock.lowlevel.publish_callback_failure(bus, 7, _cb, exc)
     assert seen == [(7, event)]

@@ -31,8 +31,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from simclock.core._enum import CheckedStrEnum
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import (
@@ -43,6 +41,7 @@ from simclock.core._names import (
     safe_repr,
     type_name,
 )
+from simclock.core._numpy import is_numpy_integer
 from simclock.core._protocols import Handle, SimClock
 from simclock.core._timeint import check_time_ns
 
@@ -174,7 +173,9 @@ class Message:
             object.__setattr__(self, "stamp_ns", check_time_ns(self.stamp_ns, "stamp_ns"))
         sequence = self.sequence
         if type(sequence) is not int or sequence < 0:
-            if isinstance(sequence, bool) or not isinstance(sequence, int | np.integer):
+            if isinstance(sequence, bool) or not (
+                isinstance(sequence, int) or is_numpy_integer(sequence)
+            ):
                 raise SimclockTypeError(
                     f"sequence must be an int >= 0, got {type(sequence).__name__} "
                     f"{safe_repr(sequence)}"

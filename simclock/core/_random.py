@@ -15,13 +15,15 @@ import math
 import operator
 import re
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
+from simclock.core._numpy import is_numpy_bool, is_numpy_floating, is_numpy_integer
 from simclock.core._readonly import ReadOnly
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DrawObserver",
@@ -69,7 +71,7 @@ def derive_spawn_key(path: str) -> tuple[int, ...]:
 
 
 def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+    if isinstance(seed, bool) or not (isinstance(seed, int) or is_numpy_integer(seed)):
         raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {safe_repr(seed)}")
     value = operator.index(seed)
     if value < 0:
@@ -91,8 +93,12 @@ def _check_real(value: object, name: str) -> float:
     Checked before the draw: numpy would broadcast an array-like (drawing
     first), overflow on 10**400, or return NaN for a NaN parameter.
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(
-        value, int | float | np.integer | np.floating
+    if (
+        isinstance(value, bool)
+        or is_numpy_bool(value)
+        or not (
+            isinstance(value, int | float) or is_numpy_integer(value) or is_numpy_floating(value)
+        )
     ):
         raise SimclockTypeError(
             f"{name} must be a real number (int or float), got {type(value).__name__} "
@@ -141,7 +147,7 @@ def _check_sigma(sigma: object) -> None:
 def _check_bounds(low: object, high: object) -> None:
     """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated."""
     for name, value in (("low", low), ("high", high)):
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        if isinstance(value, bool) or not (isinstance(value, int) or is_numpy_integer(value)):
             raise SimclockTypeError(
                 f"{name} must be an int, got {type(value).__name__} {safe_repr(value)}; "
                 "integers() draws from [low, high) with int bounds"
@@ -202,6 +208,9 @@ class SeededRandomSource(LabelledStream):
         # isinstance first: a str subclass's (or any object's) __eq__ never runs here.
         self._label = "/" if type(label) is str and label == "/" else normalise_label("/", label)
         self._observer = observer
+        # numpy is loaded with the first stream, not with ``import simclock``.
+        import numpy as np
+
         seq = np.random.SeedSequence(self._seed, spawn_key=derive_spawn_key(self._label))
         self._gen = np.random.Generator(np.random.PCG64(seq))
 

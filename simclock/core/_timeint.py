@@ -13,10 +13,9 @@ import operator
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-import numpy as np
-
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
+from simclock.core._numpy import is_numpy_bool, is_numpy_floating, is_numpy_integer
 
 __all__ = ["check_positive_ns", "check_time_ns", "seconds_to_ns"]
 
@@ -31,7 +30,7 @@ def check_time_ns(value: object, name: str) -> int:
     # type() instead of isinstance() for the fast path: bool is an int subclass.
     if type(value) is int:
         result = value
-    elif isinstance(value, np.integer) and not isinstance(value, np.bool_):
+    elif is_numpy_integer(value):  # numpy.bool_ is not a numpy.integer
         result = operator.index(value)
     else:
         raise SimclockTypeError(
@@ -116,21 +115,23 @@ def seconds_to_ns(seconds: object, name: str = "seconds") -> int:
     than 200 characters, decimals with more than 60 significant digits or of
     1e31 s and more are refused before the exact conversion.
     """
-    if isinstance(seconds, bool | np.bool_):
+    if isinstance(seconds, bool) or is_numpy_bool(seconds):
         raise SimclockTypeError(
             f"{name} must be a number of seconds, got bool {safe_repr(seconds)}"
         )
     exact: Fraction
-    if isinstance(seconds, int | np.integer):
+    if isinstance(seconds, int) or is_numpy_integer(seconds):
         exact = Fraction(operator.index(seconds))
     elif isinstance(seconds, Fraction):
         exact = seconds
-    elif isinstance(seconds, float | np.floating):
+    elif isinstance(seconds, float) or is_numpy_floating(seconds):
         if not math.isfinite(float(seconds)):
             raise SimclockValueError(f"{name} must be finite, got {safe_repr(seconds)}")
         # The shortest decimal at the float's own precision: a float32 0.002 is
         # "0.002", whereas its float64 widening prints 0.0020000000949949026.
-        if isinstance(seconds, np.floating):
+        if is_numpy_floating(seconds):
+            import numpy as np  # loaded already: seconds is one of its scalars
+
             text = np.format_float_positional(seconds, unique=True)
         else:
             text = repr(float(seconds))

@@ -45,6 +45,7 @@ from mcap.writer import CompressionType, Writer
 
 from simclock.core._bus import Bus, Event, Message
 from simclock.core._errors import SimclockTypeError
+from simclock.core._names import safe_repr
 from simclock.recording._checks import (
     DAMAGE_ERRORS,
     MAGIC,
@@ -215,7 +216,10 @@ def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> Rec
     """
     for name, value in (("path", path), ("output", output)):
         if not isinstance(value, str | os.PathLike):
-            raise SimclockTypeError(f"{name} must be a str or os.PathLike, got {value!r}")
+            raise SimclockTypeError(
+                f"{name} must be a str or os.PathLike, got {type(value).__name__} "
+                f"{safe_repr(value)}"
+            )
     src, dst = os.fspath(path), os.fspath(output)
     if os.path.abspath(src) == os.path.abspath(dst):
         raise RecordingError(f"{dst}: output must not be the damaged file; pass another path")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._extras import require_extra
 from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
 from simclock.sweeps._feed import outcomes
@@ -249,6 +250,7 @@ def sweep(
             f"{type(scenario).__name__} {safe_repr(scenario)}"
         )
     seed_range = parse_seeds(seeds)
+    require_extra("sweep", "simclock sweep")  # after the arguments: a bad one is refused alike
     plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     store = None if out is None else SweepDir(out, plan)
     rows: dict[int, dict[str, Any]] = {} if store is None else store.rows
