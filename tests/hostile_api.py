@@ -902,6 +902,13 @@ def _cases() -> list[Case]:
         ),
         _m(
             "Bus",
+            "publisher",
+            bus_ctx,
+            bound_bus_state,
+            lambda c: {"topic": "/t"},
+        ),
+        _m(
+            "Bus",
             "deliver",
             bus_ctx,
             bound_bus_state,
@@ -926,7 +933,13 @@ def _cases() -> list[Case]:
             Message,
             plain_ctx,
             plain_state,
-            lambda c: {"topic": "/t", "stamp_ns": 1, "sequence": 0, "payload": None},
+            lambda c: {
+                "topic": "/t",
+                "stamp_ns": 1,
+                "sequence": 0,
+                "payload": None,
+                "encoded": b"null",
+            },
             skip={"payload": "any object is a payload; the bus and the recorder judge it"},
         ),
         _f(
@@ -1722,6 +1735,7 @@ FOLLOW_UPS: dict[str, Callable[[Ctx, Any], None]] = {
     "Bus": lambda _c, bus: bus.publish("/f", 1, stamp_ns=bus.clock.now_ns() if bus.clock else 0),
     "Bus.bind": _publish_on,
     "Bus.subscribe": _publish_on,
+    "Bus.publisher": lambda _c, publish: publish({"a": 1}, b'{"a":1}'),
     "Event": _fingerprint_payload,
     "Event.from_json": _fingerprint_payload,
     "Message": _fingerprint_message,

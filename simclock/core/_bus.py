@@ -145,12 +145,20 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One published message; ``(stamp_ns, sequence)`` is its place in the total order."""
+    """One published message; ``(stamp_ns, sequence)`` is its place in the total order.
+
+    ``encoded`` (library API, not part of equality): the canonical JSON of a
+    plain ``payload`` as ASCII bytes, when its publisher already made it
+    (:meth:`Bus.publisher`); the fingerprint and the recorder then use it
+    instead of encoding the payload again, so a message is encoded once. It
+    must equal ``canonical_json(payload).encode()`` of the payload as published.
+    """
 
     topic: str
     stamp_ns: int
     sequence: int
     payload: Any
+    encoded: bytes | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Fast path first: the bus makes one Message per publish. Any topic str is
@@ -175,6 +183,11 @@ class Message:
             if sequence < 0:
                 raise SimclockValueError(f"sequence must be >= 0, got {safe_repr(sequence)}")
             object.__setattr__(self, "sequence", int(sequence))
+        if self.encoded is not None and type(self.encoded) is not bytes:
+            raise SimclockTypeError(
+                f"encoded must be bytes (the payload's canonical JSON) or None, got "
+                f"{type(self.encoded).__name__} {safe_repr(self.encoded)}"
+            )
 
 
 Subscriber = Callable[[Message], object]
@@ -325,7 +338,16 @@ class Bus:
             if self._delivering:
                 return
             self._delivering = True
+        self._drain(None)
+
+    def _drain(self, first: Message | None) -> None:
+        """Deliver ``first`` (if any), then every due pending message; clears the flag.
+
+        Called with ``_delivering`` set by the caller, who owns the delivery.
+        """
         try:
+            if first is not None:
+                self._deliver(first)
             while True:
                 with self._lock:
                     pending = self._pending
@@ -343,6 +365,60 @@ class Bus:
             with self._lock:
                 self._delivering = False
             raise
+
+    def publisher(self, topic: str) -> Callable[[Any, bytes | None], Message]:
+        """Library API: ``publish(payload, encoded)`` on ``topic`` stamped now, topic checked once.
+
+        For a component that publishes on one topic at every firing (a
+        sensor's deliveries, a controller's commands): the returned callable
+        is ``lambda payload, encoded: bus.publish(topic, payload)`` without the
+        per-call topic check; ``encoded`` (``None`` or the payload's canonical
+        JSON bytes) goes into :attr:`Message.encoded`. Same order and sequences as :meth:`publish`
+        (C-BUS-1..3): a message that is due now while nothing is queued
+        before it and no delivery is in progress goes straight to the
+        subscribers, otherwise through the pending queue. On a bus with no
+        clock it is :meth:`publish` (which refuses the missing stamp).
+        """
+        checked = _check_topic(topic)
+        lock = self._lock
+        pending = self._pending
+
+        def publish(payload: Any, encoded: bytes | None = None) -> Message:
+            clock = self._clock
+            if clock is None:
+                return self.publish(checked, payload)
+            with lock:
+                stamp = clock.now_ns()
+                seq = next(self._seq)
+                self._next_sequence = seq + 1
+                message = Message(checked, stamp, seq, payload, encoded)
+                self._last_stamp = max(self._last_stamp, stamp)
+                # Due now: pushed and popped at once by flush, unless something queued
+                # comes first (a delivery in progress, or a message stamped now or
+                # earlier that is still waiting for its flush entry).
+                direct = not self._delivering and (not pending or pending[0][0] > stamp)
+                if direct:
+                    self._delivering = True
+                else:
+                    heapq.heappush(pending, (stamp, seq, message))
+            if not direct:
+                self.flush()
+                return message
+            subs = self._subs
+            try:
+                for sub in (*subs.get(checked, ()), *subs.get(None, ())):  # _deliver, inlined
+                    try:
+                        sub(message)
+                    except Exception as exc:  # C-BUS-4: one subscriber never stops the others
+                        self._report_subscriber_failure(message, sub, exc)
+            except BaseException:
+                with lock:
+                    self._delivering = False
+                raise
+            self._drain(None)  # what the subscribers published meanwhile; clears the flag
+            return message
+
+        return publish
 
     def deliver(self, message: Message) -> None:
         """Hand an already-sequenced ``message`` to subscribers (used by replay).

@@ -214,12 +214,14 @@ class Fingerprinter:
     of the payload) per message.
     """
 
-    __slots__ = ("_error", "_hash", "_lock", "count")
+    __slots__ = ("_error", "_hash", "_infix", "_lock", "count")
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()
         self._lock = threading.Lock()
         self._error: str | None = None
+        # (topic, kind) -> the middle of its trace lines: made once per topic.
+        self._infix: dict[tuple[str, str], bytes] = {}
         self.count = 0
 
     def __call__(self, message: Message) -> None:
@@ -233,17 +235,26 @@ class Fingerprinter:
                 f"message must be a simclock.Message, got {type(message).__name__} "
                 f"{safe_repr(message)}"
             )
-        try:
-            kind, text = payload_kind_and_json(message.payload)
-        except (SimclockTypeError, SimclockValueError) as exc:
-            with self._lock:
-                if self._error is None:
-                    self._error = (
-                        f"message sequence={message.sequence} on {safe_repr(message.topic)} at "
-                        f"{message.stamp_ns} ns: {exc}"
-                    )
-            raise
-        line = trace_line(message.stamp_ns, message.sequence, message.topic, kind, text)
+        data = message.encoded  # the publisher's canonical JSON, if it made it
+        if data is not None:
+            kind = "json"
+        else:
+            try:
+                kind, text = payload_kind_and_json(message.payload)
+            except (SimclockTypeError, SimclockValueError) as exc:
+                with self._lock:
+                    if self._error is None:
+                        self._error = (
+                            f"message sequence={message.sequence} on {safe_repr(message.topic)} "
+                            f"at {message.stamp_ns} ns: {exc}"
+                        )
+                raise
+            data = text.encode("ascii")
+        key = (message.topic, kind)
+        infix = self._infix.get(key)
+        if infix is None:
+            infix = self._infix[key] = line_infix(message.topic, kind)
+        line = FINGERPRINT_LINE % (message.stamp_ns, message.sequence, infix, data)
         with self._lock:
             self._hash.update(line)
             self.count += 1

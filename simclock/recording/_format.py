@@ -267,11 +267,25 @@ def encode_clock(session_ns: int) -> bytes:
             f"session time {session_ns} ns is past the int32 seconds of "
             "builtin_interfaces/Time; /clock cannot carry it"
         )
+    # The CdrWriter's header, then the two fields it writes (aligned, little-endian):
+    # the same bytes (tested) for a tenth of the cost, once per recorded step.
+    return _CLOCK_HEADER + _CLOCK_FIELDS.pack(sec, nanosec)
+
+
+def _cdr_clock(sec: int, nanosec: int) -> bytes:
     out = io.BytesIO()
     writer = CdrWriter(out)
     writer.write_int32(sec)
     writer.write_uint32(nanosec)
     return out.getvalue()
+
+
+_CLOCK_FIELDS = struct.Struct("<iI")
+_CLOCK_HEADER = _cdr_clock(0, 0)[:4]
+# Invariant: the header is CdrWriter's own and the fields follow it unpadded.
+assert _cdr_clock(_INT32_MAX, _NS_PER_S - 1) == _CLOCK_HEADER + _CLOCK_FIELDS.pack(
+    _INT32_MAX, _NS_PER_S - 1
+)
 
 
 RECORDER_TICK: Final = 0xFFFFFFFF

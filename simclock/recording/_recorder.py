@@ -514,8 +514,12 @@ class Recorder(Closing):
                 )
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
+            encoded = message.encoded  # the publisher's canonical JSON, if it made it
             try:
-                kind, text = payload_kind_and_json(message.payload)
+                if encoded is not None:
+                    kind, text = "json", ""
+                else:
+                    kind, text = payload_kind_and_json(message.payload)
             except (SimclockTypeError, SimclockValueError) as exc:
                 self._fail(
                     f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: {exc}"
@@ -547,7 +551,7 @@ class Recorder(Closing):
                 raise SimclockRuntimeError(f"cannot record {text}")
             if stamp > self._clock_last:
                 self._clock_to(stamp)
-            payload = text.encode()
+            payload = text.encode() if encoded is None else encoded
             if channel == self._clock_channel:
                 cdr = clock_cdr_of(message.payload)
                 assert cdr is not None  # _bus_clock_channel accepted this payload

@@ -206,6 +206,34 @@ class Sample:
             "values": list(self.values),
         }
 
+    def canonical_json(self, device_json: str) -> bytes | None:
+        """The canonical JSON of :meth:`to_json` as bytes (C-X-FP), made without a JSON encoder.
+
+        ``device_json`` is the canonical JSON string of :attr:`device` (made
+        once per device). ``None`` when a value is NaN or infinite: those have
+        no canonical form, and the generic encoder reports the error. Equal to
+        ``canonical_json(self.to_json()).encode()`` otherwise (keys in sorted
+        order, ints and floats as Python's ``repr``, as ``json`` writes them);
+        the tests check it.
+        """
+        values = ",".join(map(float.__repr__, self.values))
+        if "n" in values:  # "nan", "inf": a finite float's repr has no "n"
+            return None
+        return (
+            _SAMPLE_JSON
+            % (
+                self.acquisition_ns,
+                self.delivery_ns,
+                device_json,
+                self.episode,
+                self.episode_start_ns,
+                self.index,
+                self.nominal_acquisition_ns,
+                self.requested_delivery_ns,
+                values,
+            )
+        ).encode("ascii")
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Sample:
         """Inverse of :meth:`to_json` (used by the timeline reader).
@@ -238,6 +266,12 @@ class Sample:
         times = {key: check_time_ns(data[key], key) for key in _JSON_KEYS[1:-1]}
         return cls(device=exact_str(device), values=tuple(float(v) for v in values), **times)
 
+
+# The keys of Sample.to_json() in sorted order (canonical JSON, C-X-FP).
+_SAMPLE_JSON = (
+    '{"acquisition_ns":%d,"delivery_ns":%d,"device":%s,"episode":%d,"episode_start_ns":%d,'
+    '"index":%d,"nominal_acquisition_ns":%d,"requested_delivery_ns":%d,"values":[%s]}'
+)
 
 _JSON_KEYS = (
     "device",

@@ -366,14 +366,16 @@ class GridClock:
                     # entry, and steps must follow it, not stay where it was.
                     self._steps = inner.now_ns() // s
                 return
-            while True:
-                boundary = (self._steps + 1) * s
-                if boundary > target:
-                    inner.run_until(target, source)
-                    return
-                # Non-boundary entries (future-stamped bus deliveries) fire before the step.
+            # One run_until per boundary: the one that ends just before boundary k+1
+            # also fires everything at boundary k (after hook k) and in between, in
+            # the same order as a call ending at k followed by one ending at k+1 - 1
+            # (C-ADV-5), with hook k+1 then between the two boundaries' work.
+            k = self._steps + 1
+            boundary = k * s
+            while boundary <= target:
+                # Everything before the boundary (future-stamped bus deliveries, the
+                # previous boundary's work) fires before the step; now is boundary - 1.
                 inner.run_until(boundary - 1, source)
-                k = self._steps + 1
                 try:
                     hook(k)
                 except Exception as exc:
@@ -381,7 +383,9 @@ class GridClock:
                     # passed, so the next advance never runs step k again.
                     publish_callback_failure(self.bus, inner.now_ns(), hook, exc, {"step": k})
                 self._steps = k
-                inner.run_until(boundary, source)
+                k += 1
+                boundary += s
+            inner.run_until(target, source)
         finally:
             self._running = False
 

@@ -38,6 +38,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from simclock.sim._devices import Sample
+from simclock.sim._toml import (
+    ScenarioError,
+    check_id,
+    check_keys,
+    choice,
+    integer,
+    number,
+    parse_duration,
+    require,
+    string,
+    subtable,
+)
 
 __all__ = [
     "METRIC_KINDS",
@@ -78,28 +90,14 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
     Errors are :class:`~simclock.ScenarioError` naming the key
     (``metrics.rms.device: 'imu9' is not a device; ...``), raised before anything runs.
     """
-    # Imported here: _scenario_file imports this module to parse the table.
-    from simclock.sim._scenario_file import (
-        ScenarioError,
-        _check_id,
-        _check_keys,
-        _int,
-        _number,
-        _require,
-        _str,
-        _table,
-        choice,
-        parse_duration,
-    )
-
     metrics = []
-    for name, raw in _table(table, "metrics").items():
+    for name, raw in subtable(table, "metrics").items():
         prefix = f"metrics.{name}."
-        _check_id(name, f"metrics.{name}")
-        spec = _table(raw, f"metrics.{name}")
-        _check_keys(spec, prefix, _KEYS)
-        kind = choice(_require(spec, "kind", prefix), prefix + "kind", METRIC_KINDS)
-        device = _str(_require(spec, "device", prefix), prefix + "device")
+        check_id(name, f"metrics.{name}")
+        spec = subtable(raw, f"metrics.{name}")
+        check_keys(spec, prefix, _KEYS)
+        kind = choice(require(spec, "kind", prefix), prefix + "kind", METRIC_KINDS)
+        device = string(require(spec, "device", prefix), prefix + "device")
         if device not in devices:
             raise ScenarioError(
                 prefix + "device", f"{device!r} is not a device; define [devices.{device}] first"
@@ -107,16 +105,16 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
         for key in ("index", "target"):
             if key in spec and kind not in _VALUE_KINDS:
                 raise ScenarioError(prefix + key, f'does not apply to kind "{kind}"; remove it')
-        index = _int(spec.get("index", 0), prefix + "index")
+        index = integer(spec.get("index", 0), prefix + "index")
         if index >= devices[device]:
             raise ScenarioError(
                 prefix + "index",
                 f"{index} is out of range: device {device!r} has {devices[device]} values",
             )
-        target = _number(spec.get("target", 0.0), prefix + "target")
+        target = number(spec.get("target", 0.0), prefix + "target")
         after = parse_duration(spec.get("after", "0 s"), prefix + "after")
-        low = None if "min" not in spec else _number(spec["min"], prefix + "min")
-        high = None if "max" not in spec else _number(spec["max"], prefix + "max")
+        low = None if "min" not in spec else number(spec["min"], prefix + "min")
+        high = None if "max" not in spec else number(spec["max"], prefix + "max")
         if low is not None and high is not None and low > high:
             raise ScenarioError(prefix + "min", f"{low:g} is above max {high:g}")
         metrics.append(MetricConfig(name, kind, device, index, target, after, low, high))

@@ -30,7 +30,16 @@ from simclock.core._names import safe_repr
 from simclock.core._timeint import check_time_ns, seconds_to_ns
 from simclock.sim._grid import GridClock, Policy
 
-__all__ = ["MujocoClock", "import_mujoco", "load_model"]
+__all__ = [
+    "MujocoClock",
+    "actuator_of",
+    "compiled_model",
+    "import_mujoco",
+    "keyframe_id",
+    "load_model",
+    "model_step_ns",
+    "sensor_range",
+]
 
 
 def import_mujoco() -> ModuleType:
@@ -65,6 +74,93 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 
 
 _MAX_PATH = 4096  # PATH_MAX on Linux
+_MAX_COMPILED = 16
+# path -> ((mtime_ns, size, inode), MjModel): see compiled_model.
+_COMPILED: dict[str, tuple[tuple[int, int, int], Any]] = {}
+
+
+def compiled_model(path: str | os.PathLike[str]) -> Any:
+    """The ``MjModel`` of the MJCF file at ``path``, compiled once per process (shared).
+
+    A scenario's sessions (every seed of a sweep on a worker) share it: parsing
+    and compiling the MJCF costs more than a short run. The file is compiled
+    again when its modification time, size or inode changes (files pulled
+    in with ``<include>`` are not watched). The model is shared: treat it as
+    read-only (``copy.copy`` it to change it). Errors as :func:`load_model`.
+    At most 16 files are kept, the oldest dropped first.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
+    text = os.fspath(path)
+    try:
+        st = os.stat(text)
+    except (OSError, ValueError, TypeError):
+        return load_model(path)  # the error, worded by load_model
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _COMPILED.get(text) if isinstance(text, str) else None
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    model = load_model(path)
+    _COMPILED.pop(text, None)
+    while len(_COMPILED) >= _MAX_COMPILED:
+        del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[str(text)] = (key, model)
+    return model
+
+
+def model_step_ns(model: Any) -> int:
+    """``model.opt.timestep`` as exact int ns (C-GRID-4); ``ValueError`` if 0 or inexact."""
+    step = seconds_to_ns(model.opt.timestep, "model.opt.timestep")
+    if step == 0:
+        raise SimclockValueError("model.opt.timestep must be > 0 s, got 0.0")
+    return step
+
+
+def keyframe_id(model: Any, keyframe: str) -> int:
+    """The id of keyframe ``keyframe``; ``TypeError``/``ValueError`` if it is not in the model."""
+    mujoco = import_mujoco()
+    _check_name(keyframe, "keyframe")
+    key_id = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
+    if key_id < 0:
+        raise SimclockValueError(
+            f"keyframe {safe_repr(keyframe)} is not in the model; "
+            f"add <key name={safe_repr(keyframe)}> "
+            "to the MJCF or drop keyframe"
+        )
+    return key_id
+
+
+def object_id(model: Any, kind: str, name: object, count: int) -> int:
+    """The id of the model's ``kind`` (``sensor``, ``actuator``) called ``name``.
+
+    ``TypeError`` for a name that is not a ``str``; ``ValueError`` naming
+    the model's objects of that kind when there is none by that name.
+    """
+    _check_name(name, "name")
+    mujoco = import_mujoco()
+    found = int(mujoco.mj_name2id(model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name))
+    if found < 0:
+        names = [getattr(model, kind)(i).name for i in range(count)]
+        raise SimclockValueError(
+            f"{kind} {safe_repr(name)} is not in the MuJoCo model; it has {names}"
+        )
+    return found
+
+
+def sensor_range(model: Any, name: str) -> tuple[int, int]:
+    """``(start, stop)`` of sensor ``name`` in ``data.sensordata``; ``ValueError`` if absent."""
+    sensor_id = object_id(model, "sensor", name, model.nsensor)
+    start = int(model.sensor_adr[sensor_id])
+    return start, start + int(model.sensor_dim[sensor_id])
+
+
+def actuator_of(model: Any, name: str) -> tuple[int, float | None, float | None]:
+    """``(index, low, high)`` of actuator ``name``; bounds ``None`` unless ctrl-limited."""
+    act = object_id(model, "actuator", name, model.nu)
+    if not bool(model.actuator_ctrllimited[act]):
+        return act, None, None
+    low, high = (float(x) for x in model.actuator_ctrlrange[act])
+    return act, low, high
 
 
 class MujocoClock(GridClock):
@@ -101,23 +197,12 @@ class MujocoClock(GridClock):
             raise SimclockTypeError(
                 f"model must be a mujoco.MjModel or a path to an MJCF file, got {safe_repr(model)}"
             )
-        step = seconds_to_ns(model.opt.timestep, "model.opt.timestep")
-        if step == 0:
-            raise SimclockValueError("model.opt.timestep must be > 0 s, got 0.0")
+        step = model_step_ns(model)
         if data is not None and not isinstance(data, mujoco.MjData):
             raise SimclockTypeError(
                 f"data must be a mujoco.MjData made from model, or None, got {safe_repr(data)}"
             )
-        key_id = -1
-        if keyframe is not None:
-            _check_name(keyframe, "keyframe")
-            key_id = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
-            if key_id < 0:
-                raise SimclockValueError(
-                    f"keyframe {safe_repr(keyframe)} is not in the model; "
-                    f"add <key name={safe_repr(keyframe)}> "
-                    "to the MJCF or drop keyframe"
-                )
+        key_id = -1 if keyframe is None else keyframe_id(model, keyframe)
         start = check_time_ns(start_ns, "start_ns")
         try:
             # int / int is correctly rounded and overflows only past ~1.8e317 ns.
@@ -157,44 +242,21 @@ class MujocoClock(GridClock):
         boundary ``k`` calls this first. ``mj_forward`` does not change the
         state, and it runs at most once per boundary.
         """
-        if self._forward_at != self.steps:
+        steps = self._steps
+        if self._forward_at != steps:
             self._mujoco.mj_forward(self.model, self.data)
-            self._forward_at = self.steps
+            self._forward_at = steps
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
-        sensor_id = self._object_id("sensor", name, self.model.nsensor)
-        start = int(self.model.sensor_adr[sensor_id])
-        return slice(start, start + int(self.model.sensor_dim[sensor_id]))
+        return slice(*sensor_range(self.model, name))
 
     def actuator(self, name: str) -> tuple[int, float | None, float | None]:
         """``(index, low, high)`` of actuator ``name``; bounds ``None`` unless ctrl-limited.
 
         ``ValueError`` naming the model's actuators if there is none by that name.
         """
-        act = self._object_id("actuator", name, self.model.nu)
-        if not bool(self.model.actuator_ctrllimited[act]):
-            return act, None, None
-        low, high = (float(x) for x in self.model.actuator_ctrlrange[act])
-        return act, low, high
-
-    def _object_id(self, kind: str, name: object, count: int) -> int:
-        """The id of the model's ``kind`` (``sensor``, ``actuator``) called ``name``.
-
-        ``TypeError`` for a name that is not a ``str``; ``ValueError`` naming
-        the model's objects of that kind when there is none by that name.
-        """
-        _check_name(name, "name")
-        mujoco = self._mujoco
-        found = int(
-            mujoco.mj_name2id(self.model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name)
-        )
-        if found < 0:
-            names = [getattr(self.model, kind)(i).name for i in range(count)]
-            raise SimclockValueError(
-                f"{kind} {safe_repr(name)} is not in the MuJoCo model; it has {names}"
-            )
-        return found
+        return actuator_of(self.model, name)
 
     def read_sensor(self, name: str) -> tuple[float, ...]:
         """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""

@@ -8,6 +8,7 @@ Loading and validating the TOML file is ``_scenario_file``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,12 +21,12 @@ from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats, RandomSource
 from simclock.core._random import DrawObserver, _check_seed
 from simclock.core._timeint import check_positive_ns
-from simclock.realtime._pacing import PacingReference, PacingReport, run_paced
+from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
 from simclock.sim._devices import ControllerStep, Sample
 from simclock.sim._grid import GridClock
 from simclock.sim._metrics import compute_metrics
-from simclock.sim._mujoco import MujocoClock
+from simclock.sim._mujoco import MujocoClock, compiled_model
 from simclock.sim._scenario_file import (
     MODES,
     ControllerConfig,
@@ -42,42 +43,66 @@ __all__ = ["RunResult", "build_session", "run_scenario"]
 
 
 def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSource], Any]:
+    """The device's ``read(noise)``, resolved once: the sensor's slice, its dim, its noise.
+
+    Per sample it does only the sample's work: ``mj_forward`` once per boundary
+    (see :meth:`MujocoClock.forward`), one slice of ``sensordata``, one draw of
+    ``dim`` normals. The values are Python floats; with noise, each is
+    ``value + draw`` in float64, the same sum as Python's ``float`` addition.
+    """
     std = config.noise_std
     dim = config.dim
-    sensor = config.sensor
-    physics = clock if isinstance(clock, MujocoClock) else None
-    # Invariant: load_scenario only accepts a sensor name with MuJoCo physics.
-    assert sensor is None or physics is not None
+    where = config.sensor_range
+    # Invariant: load_scenario only resolves a sensor with MuJoCo physics.
+    assert where is None or isinstance(clock, MujocoClock)
+    if where is None or not isinstance(clock, MujocoClock):
+        zeros = [0.0] * dim
 
-    def read(noise: RandomSource) -> list[float]:
-        if sensor is not None and physics is not None:
-            values = list(physics.read_sensor(sensor))
-        else:
-            values = [0.0] * dim
+        def read_zeros(noise: RandomSource) -> list[float]:
+            if std > 0:
+                return [0.0 + d for d in noise.normal(0.0, std, size=dim).tolist()]
+            return zeros
+
+        return read_zeros
+    start, stop = where
+    forward = clock.forward
+    # The MjData's buffer never moves: one view for the whole session.
+    sensordata = clock.data.sensordata
+
+    def read_sensor(noise: RandomSource) -> list[float]:
+        forward()
+        values = sensordata[start:stop]
         if std > 0:
-            draws = noise.normal(0.0, std, size=dim)
-            values = [v + float(d) for v, d in zip(values, draws, strict=True)]
-        return values
+            values = values + noise.normal(0.0, std, size=dim)
+        result: list[float] = values.tolist()
+        return result
 
-    return read
+    return read_sensor
 
 
 def _pd_step(
     config: ControllerConfig, clock: MujocoClock
 ) -> Callable[[Mapping[str, Sample]], dict[str, float]]:
-    p = config.params
-    act, low, high = clock.actuator(p["actuator"])
-    kp, kd, target = p["kp"], p["kd"], p["target"]
+    pd = config.pd
+    assert pd is not None  # Invariant: load_scenario resolves every pd controller
+    act, low, high = pd.actuator_index, pd.low, pd.high
+    kp, kd, target = pd.kp, pd.kd, pd.target
+    angle_id, angle_index = pd.angle, pd.angle_index
+    rate_id, rate_index = pd.rate, pd.rate_index
+    ctrl = clock.data.ctrl
+    limited = low is not None and high is not None
+    lo = -math.inf if low is None else low
+    hi = math.inf if high is None else high
 
     def step(latest: Mapping[str, Sample]) -> dict[str, float]:
-        angle = latest.get(p["angle"])
-        rate = latest.get(p["rate"])
+        angle = latest.get(angle_id)
+        rate = latest.get(rate_id)
         u = 0.0
         if angle is not None and rate is not None:
-            u = kp * (target - angle.values[p["angle_index"]]) - kd * rate.values[p["rate_index"]]
-            if low is not None and high is not None:
-                u = min(max(u, low), high)
-        clock.data.ctrl[act] = u
+            u = kp * (target - angle.values[angle_index]) - kd * rate.values[rate_index]
+            if limited:
+                u = min(max(u, lo), hi)
+        ctrl[act] = u
         return {"u": u}
 
     return step
@@ -122,7 +147,10 @@ def build_session(
     clock: GridClock
     on_reset: Callable[[], object] | None = None
     if physics.mujoco_model is not None:
-        mj = MujocoClock(physics.mujoco_model, run_seed, keyframe=physics.keyframe, bus=bus)
+        # Compiled once per process and file (load_scenario already did): every seed
+        # of a sweep on a worker shares it, with a fresh MjData each.
+        model = compiled_model(physics.mujoco_model)
+        mj = MujocoClock(model, run_seed, keyframe=physics.keyframe, bus=bus)
         clock = mj
         on_reset = mj.reset_physics
     else:
@@ -149,7 +177,9 @@ class RunResult:
     ``pacing`` is the :class:`~simclock.PacingReport` of the whole run (one
     wall-clock reference): its ``lag_events`` are the run's ``PACING_LAG``
     events, ``max_lag_ns`` the worst lag, ``rtf`` the factor in force
-    (``None`` in the modes that do not pace).
+    (``None`` in the modes that do not pace). Its ``advances`` count pacing
+    steps of about 1 ms in the paced modes and chunks (``chunk_ns``) in
+    ``unbounded`` and ``deterministic_ci``, which have no wall clock to follow.
     """
 
     seed: int
@@ -242,11 +272,22 @@ def run_scenario(
         draw_observer=None if recorder is None else recorder.draw_observer,
     )
     clock = session.clock
-    fingerprint = Fingerprinter()
-    bus.subscribe(None, fingerprint)
+    fingerprint: Fingerprinter | None = None
+    if recorder is None:
+        fingerprint = Fingerprinter()
+        bus.subscribe(None, fingerprint)
+    # else the recorder hashes the very lines it writes (C-X-FP): one canonical
+    # encoding per message, not one for the file and another for the fingerprint.
+    pacing_mode = PacingMode(run_mode)  # once, not once per chunk
     total = scenario.duration_ns * scenario.episodes
     reference = PacingReference()
     report: PacingReport | None = None
+    step = clock.step_ns()
+    # The modes that do not pace advance a whole chunk per call (the same trace, C-ADV-5,
+    # C-MODE-1) instead of run_paced's ~1 ms pacing steps, which cost a call chain per
+    # physics step; the paced modes keep those steps (the wall clock is followed per step).
+    unpaced = pacing_mode in (PacingMode.UNBOUNDED, PacingMode.DETERMINISTIC_CI)
+    plan_step = -(-max(chunk_ns, step) // step) * step if unpaced else None
     try:
         session.start()
         for episode in range(scenario.episodes):
@@ -258,8 +299,9 @@ def run_scenario(
                 report = run_paced(
                     clock,
                     until,
-                    mode=run_mode,
+                    mode=pacing_mode,
                     rtf=scenario.rtf,
+                    step_ns=plan_step,
                     reference=reference,
                     source=source,
                     sleep=sleep,
@@ -279,11 +321,16 @@ def run_scenario(
             *(c.spec.component_id for c in scenario.controllers),
         )
     }
+    if fingerprint is None:
+        assert recorder is not None  # Invariant: one of the two hashes the trace
+        digest, messages = recorder.fingerprint(), recorder.message_count
+    else:
+        digest, messages = fingerprint.hexdigest(), fingerprint.count
     return RunResult(
         seed=run_seed,
         mode=run_mode,
-        fingerprint=fingerprint.hexdigest(),
-        messages=fingerprint.count,
+        fingerprint=digest,
+        messages=messages,
         end_ns=clock.now_ns(),
         samples=counts,
         stats=stats,

@@ -60,29 +60,47 @@ each command is written to ``data.ctrl`` and published on
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from simclock.core._bus import is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import exact_str, safe_repr
+from simclock.core._names import safe_repr
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
 from simclock.sim._metrics import MetricConfig, load_metrics
-from simclock.sim._mujoco import MujocoClock
+from simclock.sim._mujoco import (
+    actuator_of,
+    compiled_model,
+    keyframe_id,
+    model_step_ns,
+    sensor_range,
+)
+from simclock.sim._toml import (
+    ScenarioError,
+    check_id,
+    check_keys,
+    check_on_grid,
+    choice,
+    integer,
+    number,
+    parse_duration,
+    require,
+    string,
+    subtable,
+)
 
 __all__ = [
     "MODES",
     "ControllerConfig",
     "DeviceConfig",
+    "PdConfig",
     "PhysicsConfig",
     "Scenario",
     "ScenarioError",
@@ -91,132 +109,8 @@ __all__ = [
     "parse_duration",
 ]
 
-_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
-# C-TIME-4: every time fits the MCAP log time; checked on the digits before any
-# arithmetic, so a 10**6-digit duration is refused at the cost of reading it.
-_MAX_NS = 2**64 - 1
-_MAX_DURATION_TEXT = 64
-_SCALE = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _TOPIC = re.compile(r"/[A-Za-z0-9_./-]*")
 MODES = tuple(m.value for m in PacingMode)
-
-
-class ScenarioError(SimclockValueError):
-    """A scenario file that cannot run; ``key`` is the dotted key at fault (``""``: the file)."""
-
-    def __init__(self, key: str, problem: str) -> None:
-        self.key = key
-        self.problem = problem
-        super().__init__(f"{key}: {problem}" if key else problem)
-
-
-# -- value parsing ------------------------------------------------------------------
-
-
-def parse_duration(value: object, key: str = "duration") -> int:
-    """``"7 ms"`` -> ``7_000_000``; exact or :class:`ScenarioError` at ``key`` (C-GRID-4)."""
-    if not isinstance(value, str):
-        raise ScenarioError(
-            key,
-            f'expected a duration string with a unit such as "7 ms", got '
-            f"{type(value).__name__} {safe_repr(value)}",
-        )
-    match = _DURATION.fullmatch(value) if len(value) <= _MAX_DURATION_TEXT else None
-    if match is None:
-        raise ScenarioError(
-            key,
-            f'expected a duration such as "7 ms" (units ns, us, ms, s), got {safe_repr(value)}',
-        )
-    # Fraction, not Decimal: Decimal arithmetic rounds to 28 digits, so a 29-digit
-    # value would load rounded (C-GRID-4: exact or refused).
-    exact = Fraction(match.group(1)) * _SCALE[match.group(2)]
-    if exact.denominator != 1:
-        raise ScenarioError(
-            key, f"{safe_repr(value)} is not a whole number of nanoseconds; refusing to round it"
-        )
-    if exact > _MAX_NS:
-        raise ScenarioError(
-            key,
-            f"{safe_repr(value)} is beyond 2**64 - 1 ns (about 584 years), the largest time-int",
-        )
-    return int(exact)
-
-
-def _int(value: object, key: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(
-            key, f"expected an integer, got {type(value).__name__} {safe_repr(value)}"
-        )
-    if value < minimum:
-        raise ScenarioError(key, f"must be >= {minimum}, got {value}")
-    return value
-
-
-def _number(value: object, key: str, minimum: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(
-            key, f"expected a number, got {type(value).__name__} {safe_repr(value)}"
-        )
-    number = float(value)
-    if not math.isfinite(number):
-        raise ScenarioError(key, f"must be finite, got {safe_repr(value)}")
-    if minimum is not None and number < minimum:
-        raise ScenarioError(key, f"must be >= {minimum:g}, got {safe_repr(value)}")
-    return number
-
-
-def _str(value: object, key: str) -> str:
-    if not isinstance(value, str):
-        raise ScenarioError(
-            key, f"expected a string, got {type(value).__name__} {safe_repr(value)}"
-        )
-    return value
-
-
-def choice(value: object, key: str, choices: Sequence[str]) -> str:
-    text = exact_str(_str(value, key))
-    if text not in choices:
-        listed = ", ".join(f'"{c}"' for c in choices)
-        raise ScenarioError(key, f"must be one of {listed}, got {safe_repr(text)}")
-    return text
-
-
-def _table(value: object, key: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ScenarioError(key, f"expected a table, got {type(value).__name__} {safe_repr(value)}")
-    return value
-
-
-def _check_keys(table: Mapping[str, Any], prefix: str, allowed: Sequence[str]) -> None:
-    for name in table:
-        if name not in allowed:
-            listed = ", ".join(allowed)
-            raise ScenarioError(f"{prefix}{name}", f"unknown key; expected one of {listed}")
-
-
-def _require(table: Mapping[str, Any], name: str, prefix: str) -> Any:
-    if name not in table:
-        raise ScenarioError(f"{prefix}{name}", "required key is missing")
-    return table[name]
-
-
-def _check_id(name: str, key: str) -> str:
-    if not _ID.fullmatch(name):
-        raise ScenarioError(
-            key, f"id {safe_repr(name)} must start with a letter and use only [A-Za-z0-9_.-]"
-        )
-    return name
-
-
-def _check_on_grid(key: str, value: int, step: int, policy: Policy) -> None:
-    """C-GRID-3 with the scenario's wording: the error names the exact key."""
-    if policy is Policy.STRICT and value % step:
-        raise ScenarioError(
-            key,
-            f"{format_ns(value)} is not on the {format_ns(step)} grid (policy strict); "
-            f'use a multiple of {format_ns(step)} or policy = "next_boundary"',
-        )
 
 
 # -- the plan ----------------------------------------------------------------------
@@ -233,21 +127,53 @@ class PhysicsConfig:
 
 @dataclass(frozen=True, slots=True)
 class DeviceConfig:
-    """One ``[devices.<id>]`` table: its schedule plus how to read it."""
+    """One ``[devices.<id>]`` table: its schedule plus how to read it.
+
+    ``sensor_range`` is where the MuJoCo sensor lives in ``data.sensordata``
+    (``(start, stop)``, resolved once when the file is loaded), ``None``
+    without a sensor.
+    """
 
     spec: SensorSpec
     sensor: str | None
     dim: int
     noise_std: float
+    sensor_range: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PdConfig:
+    """A ``kind = "pd"`` controller, resolved when the file is loaded.
+
+    ``u = kp*(target - angle.values[angle_index]) - kd*rate.values[rate_index]``
+    written to ``data.ctrl[actuator_index]``, clamped to ``[low, high]`` when
+    the actuator is ctrl-limited (both ``None`` otherwise).
+    """
+
+    actuator: str
+    actuator_index: int
+    low: float | None
+    high: float | None
+    angle: str
+    angle_index: int
+    rate: str
+    rate_index: int
+    kp: float
+    kd: float
+    target: float
 
 
 @dataclass(frozen=True, slots=True)
 class ControllerConfig:
-    """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys."""
+    """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys.
+
+    ``pd`` is the same for ``kind = "pd"``, typed and resolved (``None`` for ``tick``).
+    """
 
     spec: ControllerSpec
     kind: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    pd: PdConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,16 +234,16 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError(
             "", f"{str(file)!r} is nested too deeply to be a scenario; flatten its tables"
         ) from None
-    _check_keys(data, "", _TOP_KEYS)
-    name = _str(data.get("name", file.stem), "name")
-    seed = _int(data.get("seed", 0), "seed")
+    check_keys(data, "", _TOP_KEYS)
+    name = string(data.get("name", file.stem), "name")
+    seed = integer(data.get("seed", 0), "seed")
     mode = choice(data.get("mode", PacingMode.UNBOUNDED.value), "mode", MODES)
-    rtf = _number(data.get("rtf", 1), "rtf")
+    rtf = number(data.get("rtf", 1), "rtf")
     if rtf <= 0:
         raise ScenarioError("rtf", f"must be > 0, got {data['rtf']!r}")
-    duration = parse_duration(_require(data, "duration", ""), "duration")
-    episodes = _int(data.get("episodes", 1), "episodes", minimum=1)
-    physics, model = _load_physics(_table(_require(data, "physics", ""), "physics"), file)
+    duration = parse_duration(require(data, "duration", ""), "duration")
+    episodes = integer(data.get("episodes", 1), "episodes", minimum=1)
+    physics, model = _load_physics(subtable(require(data, "physics", ""), "physics"), file)
     step = physics.step_ns
     if duration == 0 or duration % step:
         raise ScenarioError(
@@ -326,13 +252,13 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
             f"{format_ns(step)} physics step",
         )
     devices = tuple(
-        _load_device(dev_id, _table(table, f"devices.{dev_id}"), step, model)
-        for dev_id, table in _table(data.get("devices", {}), "devices").items()
+        _load_device(dev_id, subtable(table, f"devices.{dev_id}"), step, model)
+        for dev_id, table in subtable(data.get("devices", {}), "devices").items()
     )
     by_id = {d.spec.device_id: d for d in devices}
     controllers = tuple(
-        _load_controller(ctl_id, _table(table, f"controllers.{ctl_id}"), step, model, by_id)
-        for ctl_id, table in _table(data.get("controllers", {}), "controllers").items()
+        _load_controller(ctl_id, subtable(table, f"controllers.{ctl_id}"), step, model, by_id)
+        for ctl_id, table in subtable(data.get("controllers", {}), "controllers").items()
     )
     return Scenario(
         path=file,
@@ -350,7 +276,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
 
 
 def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any]:
-    _check_keys(table, "physics.", ("mujoco", "step", "keyframe"))
+    check_keys(table, "physics.", ("mujoco", "step", "keyframe"))
     if ("mujoco" in table) == ("step" in table):
         raise ScenarioError("physics", 'give exactly one of mujoco = "model.xml" or step = "2 ms"')
     if "step" in table:
@@ -361,31 +287,37 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
             raise ScenarioError("physics.step", "must be > 0")
         return PhysicsConfig(step_ns=step), None
 
-    model_path = (file.parent / _str(table["mujoco"], "physics.mujoco")).resolve()
+    model_path = (file.parent / string(table["mujoco"], "physics.mujoco")).resolve()
     keyframe = None
     if "keyframe" in table:
-        keyframe = _str(table["keyframe"], "physics.keyframe")
+        keyframe = string(table["keyframe"], "physics.keyframe")
     try:
-        probe = MujocoClock(model_path, 0, keyframe=keyframe)
+        # The process's compiled model: the sessions built from this plan reuse it.
+        model = compiled_model(model_path)
+        step = model_step_ns(model)
     except (SimclockValueError, SimclockRuntimeError) as exc:
-        key = "physics.keyframe" if "keyframe" in str(exc) else "physics.mujoco"
-        raise ScenarioError(key, str(exc)) from None
-    return PhysicsConfig(probe.step_ns(), model_path, keyframe), probe
+        raise ScenarioError("physics.mujoco", str(exc)) from None
+    if keyframe is not None:
+        try:
+            keyframe_id(model, keyframe)
+        except SimclockValueError as exc:
+            raise ScenarioError("physics.keyframe", str(exc)) from None
+    return PhysicsConfig(step, model_path, keyframe), model
 
 
 def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -> DeviceConfig:
     prefix = f"devices.{dev_id}."
-    _check_id(dev_id, f"devices.{dev_id}")
-    _check_keys(table, prefix, _DEVICE_KEYS)
-    period = parse_duration(_require(table, "period", prefix), prefix + "period")
+    check_id(dev_id, f"devices.{dev_id}")
+    check_keys(table, prefix, _DEVICE_KEYS)
+    period = parse_duration(require(table, "period", prefix), prefix + "period")
     if period == 0:
         raise ScenarioError(prefix + "period", "must be > 0")
     phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
     latency = parse_duration(table.get("latency", "0 s"), prefix + "latency")
     policy = Policy(choice(table.get("policy", "next_boundary"), prefix + "policy", tuple(Policy)))
     for key, value in (("period", period), ("phase", phase), ("latency", latency)):
-        _check_on_grid(prefix + key, value, step, policy)
-    topic = _str(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
+        check_on_grid(prefix + key, value, step, policy)
+    topic = string(table.get("topic", f"/sensors/{dev_id}"), prefix + "topic")
     if not _TOPIC.fullmatch(topic):
         raise ScenarioError(
             prefix + "topic",
@@ -398,23 +330,24 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
             f"{topic!r} is reserved for the library (/clock and /simclock/...); "
             f"use another topic, e.g. the default '/sensors/{dev_id}'",
         )
-    noise_std = _number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
+    noise_std = number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
     sensor: str | None = None
+    where: tuple[int, int] | None = None
     if "sensor" in table:
-        sensor = _str(table["sensor"], prefix + "sensor")
+        sensor = string(table["sensor"], prefix + "sensor")
         if model is None:
             raise ScenarioError(prefix + "sensor", 'needs [physics] mujoco = "model.xml"')
         if "dim" in table:
             raise ScenarioError(prefix + "dim", "comes from the MuJoCo sensor; remove it")
         try:
-            where = model.sensor_slice(sensor)
+            where = sensor_range(model, sensor)
         except SimclockValueError as exc:
             raise ScenarioError(prefix + "sensor", str(exc)) from None
-        dim = where.stop - where.start
+        dim = where[1] - where[0]
     else:
-        dim = _int(table.get("dim", 1), prefix + "dim", minimum=1)
+        dim = integer(table.get("dim", 1), prefix + "dim", minimum=1)
     spec = SensorSpec(dev_id, period, phase, latency, policy, topic)
-    return DeviceConfig(spec=spec, sensor=sensor, dim=dim, noise_std=noise_std)
+    return DeviceConfig(spec=spec, sensor=sensor, dim=dim, noise_std=noise_std, sensor_range=where)
 
 
 def _load_controller(
@@ -425,34 +358,34 @@ def _load_controller(
     devices: Mapping[str, DeviceConfig],
 ) -> ControllerConfig:
     prefix = f"controllers.{ctl_id}."
-    _check_id(ctl_id, f"controllers.{ctl_id}")
-    kind = choice(_require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
-    _check_keys(table, prefix, _CONTROLLER_KEYS + (_PD_KEYS if kind == "pd" else ()))
-    period = parse_duration(_require(table, "period", prefix), prefix + "period")
+    check_id(ctl_id, f"controllers.{ctl_id}")
+    kind = choice(require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
+    check_keys(table, prefix, _CONTROLLER_KEYS + (_PD_KEYS if kind == "pd" else ()))
+    period = parse_duration(require(table, "period", prefix), prefix + "period")
     if period == 0:
         raise ScenarioError(prefix + "period", "must be > 0")
     phase = parse_duration(table.get("phase", "0 s"), prefix + "phase")
     policy = Policy(choice(table.get("policy", "strict"), prefix + "policy", tuple(Policy)))
     for key, value in (("period", period), ("phase", phase)):
-        _check_on_grid(prefix + key, value, step, policy)
+        check_on_grid(prefix + key, value, step, policy)
     spec = ControllerSpec(ctl_id, period, phase, policy)
     if kind == "tick":
         return ControllerConfig(spec=spec, kind=kind)
     if model is None:
         raise ScenarioError(prefix + "kind", 'kind "pd" needs [physics] mujoco = "model.xml"')
-    actuator = _str(_require(table, "actuator", prefix), prefix + "actuator")
+    actuator = string(require(table, "actuator", prefix), prefix + "actuator")
     try:
-        model.actuator(actuator)
+        act, low, high = actuator_of(model, actuator)
     except SimclockValueError as exc:
         raise ScenarioError(prefix + "actuator", str(exc)) from None
     params: dict[str, Any] = {"actuator": actuator}
     for role in ("angle", "rate"):
-        dev = _str(_require(table, role, prefix), prefix + role)
+        dev = string(require(table, role, prefix), prefix + role)
         if dev not in devices:
             raise ScenarioError(
                 prefix + role, f"{safe_repr(dev)} is not a device; define [devices.{dev}] first"
             )
-        index = _int(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
+        index = integer(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
         if index >= devices[dev].dim:
             raise ScenarioError(
                 f"{prefix}{role}_index",
@@ -461,5 +394,18 @@ def _load_controller(
         params[role] = dev
         params[f"{role}_index"] = index
     for gain in ("kp", "kd", "target"):
-        params[gain] = _number(table.get(gain, 0.0), prefix + gain)
-    return ControllerConfig(spec=spec, kind=kind, params=params)
+        params[gain] = number(table.get(gain, 0.0), prefix + gain)
+    pd = PdConfig(
+        actuator=actuator,
+        actuator_index=act,
+        low=low,
+        high=high,
+        angle=params["angle"],
+        angle_index=params["angle_index"],
+        rate=params["rate"],
+        rate_index=params["rate_index"],
+        kp=params["kp"],
+        kd=params["kd"],
+        target=params["target"],
+    )
+    return ControllerConfig(spec=spec, kind=kind, params=params, pd=pd)

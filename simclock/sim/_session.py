@@ -28,7 +28,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, _check_topic, is_reserved_topic
+from simclock.core._bus import (
+    EVENTS_TOPIC,
+    Bus,
+    Event,
+    EventKind,
+    Message,
+    _check_topic,
+    is_reserved_topic,
+)
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._names import exact_str, safe_repr
@@ -36,6 +44,7 @@ from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
 from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
+from simclock.recording._fingerprint import canonical_json
 from simclock.sim._devices import (
     ControllerSpec,
     ControllerStep,
@@ -127,6 +136,10 @@ class _Component:
     phase_ns: int
     step_ns: int
     fn: Callable[..., Any]
+    publish: Callable[[Any, bytes | None], Message]
+    """``publish(payload, encoded)`` on the component's topic, checked once (Bus.publisher)."""
+    device_json: str = ""
+    """A sensor's device id as canonical JSON (for :meth:`Sample.canonical_json`)."""
     sensor: SensorSpec | None = None
     controller: ControllerSpec | None = None
     noise: SeededRandomSource | None = None
@@ -147,12 +160,17 @@ class _Component:
 
     def take(self, now: int) -> int:
         """Consume firing ``k`` (due now) and return its nominal time; count an overrun."""
-        nominal = self.nominal(self.k)
-        self.k += 1
+        origin = self.base_ns + self.phase_ns
+        period = self.period_ns
+        k = self.k
+        nominal = origin + k * period
+        self.k = k + 1
         self.fired += 1
-        if now >= self.nominal(self.k):
+        following = nominal + period
+        if now >= following:
             self.overrun += 1
-        self.next_at = quantise(self.nominal(self.k), self.step_ns)
+        step = self.step_ns
+        self.next_at = -(-following // step) * step  # quantise, inlined: once per firing
         return nominal
 
 
@@ -237,15 +255,19 @@ class Session:
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
         self._controllers: dict[str, _Component] = {}
+        self._components: list[_Component] = []  # sensors then controllers, as added
+        self._publish_clock = None if topic is None else clock.bus.publisher(topic)
         self._started = False
         self._episode = -1
         self._episode_seed = self._seed
         self._episode_start = clock.now_ns()
         self._next_clock_ns = 0
-        # Invariant: _deliveries is a heap of (delivery_ns, acquisition order, sample).
-        self._deliveries: list[tuple[int, int, Sample]] = []
+        # Invariant: _deliveries is a heap of (delivery_ns, acquisition order, sample,
+        # sensor); the order is unique, so neither sample nor sensor is ever compared.
+        self._deliveries: list[tuple[int, int, Sample, _Component]] = []
         self._acquired = 0
         self._latest: dict[str, Sample] = {}
+        self._latest_view = MappingProxyType(self._latest)  # cleared, never replaced
         self.samples: list[Sample] = []
         """Every delivered sample, in delivery order (C-DEV-2)."""
         self.dropped_in_flight = 0
@@ -306,15 +328,20 @@ class Session:
             )
         step = self._clock.step_ns()
         spec.check_grid(step)
-        registry[ident] = _Component(
+        comp = _Component(
             spec.component_id,
             spec.period_ns,
             spec.phase_ns,
             step,
             fn,
+            self._clock.bus.publisher(spec.topic),
+            canonical_json(ident, "device id"),
             sensor=sensor,
             controller=controller,
         )
+        registry[ident] = comp
+        # Sensors before controllers: the order of _tick's phases (see _refresh_due).
+        self._components = [*self._sensors.values(), *self._controllers.values()]
 
     # -- time -----------------------------------------------------------------
 
@@ -363,7 +390,7 @@ class Session:
 
     def latest(self) -> Mapping[str, Sample]:
         """The last delivered sample of each device in the current episode (read-only)."""
-        return MappingProxyType(self._latest)
+        return self._latest_view
 
     # -- running --------------------------------------------------------------
 
@@ -476,91 +503,94 @@ class Session:
 
     def _refresh_due(self) -> None:
         """Recompute the first boundary with work: O(components)."""
-        due = [comp.next_at for comp in (*self._sensors.values(), *self._controllers.values())]
-        if self._deliveries:
-            due.append(self._deliveries[0][0])
-        if self._clock_topic is not None:
-            due.append(self._next_clock_ns)
-        self._due = min(due) if due else None
+        due = self._next_clock_ns if self._clock_topic is not None else None
+        for comp in self._components:
+            if due is None or comp.next_at < due:
+                due = comp.next_at
+        deliveries = self._deliveries
+        if deliveries and (due is None or deliveries[0][0] < due):
+            due = deliveries[0][0]
+        self._due = due
 
     def _tick(self) -> None:
-        """Run the phases due at this boundary (see the class docstring); idempotent."""
+        """Run the phases due at this boundary (see the class docstring); idempotent.
+
+        O(components + due firings); the per-firing work is the firing's own:
+        topics, sensors and readers were resolved when the components were added.
+        The acquisitions and deliveries are inlined here: they run once per
+        sample, and a call costs as much as the rest of their work.
+        """
         now = self._clock.now_ns()
-        if self._clock_topic is not None and now >= self._next_clock_ns:
-            self.bus.publish(self._clock_topic, clock_payload(now))
+        if self._publish_clock is not None and now >= self._next_clock_ns:
+            self._publish_clock(clock_payload(now), None)
             self._next_clock_ns = now + self._clock_period
+        deliveries = self._deliveries
+        # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
         for comp in self._sensors.values():
             while comp.next_at <= now:
-                self._acquire(comp, now)
-        deliveries = self._deliveries
-        while deliveries and deliveries[0][0] <= now:
-            self._deliver(heapq.heappop(deliveries)[2])
+                spec = comp.sensor
+                assert spec is not None and comp.noise is not None
+                index = comp.k
+                nominal = comp.take(now)
+                try:
+                    values = tuple(map(float, comp.fn(comp.noise)))
+                except Exception as exc:
+                    self._failed(comp, exc)
+                    continue
+                requested = nominal + spec.latency_ns
+                step = comp.step_ns
+                delivery = -(-requested // step) * step  # quantise, inlined: once per sample
+                sample = Sample(
+                    spec.device_id,
+                    index,
+                    self._episode,
+                    self._episode_start,
+                    nominal,
+                    now,
+                    requested,
+                    delivery,
+                    values,
+                )
+                heapq.heappush(deliveries, (delivery, self._acquired, sample, comp))
+                self._acquired += 1
+        # 3. deliveries (C-DEV-1, C-DEV-2), in acquisition order, stamped now.
+        if deliveries and deliveries[0][0] <= now:
+            latest = self._latest
+            samples = self.samples
+            while deliveries and deliveries[0][0] <= now:
+                _, _, sample, comp = heapq.heappop(deliveries)
+                # Invariant: deliveries are popped exactly at their quantised boundary.
+                assert now == sample.delivery_ns
+                latest[sample.device] = sample
+                samples.append(sample)
+                # Built once, encoded once: the fingerprint and the recorder share the bytes.
+                comp.publish(sample.to_json(), sample.canonical_json(comp.device_json))
+        # 4. controllers, seeing every sample delivered so far.
         for comp in self._controllers.values():
             while comp.next_at <= now:
                 comp.take(now)
-                self._call(comp, self._control, comp)
+                self._control(comp)
         self._refresh_due()
 
-    def _call(self, comp: _Component, run: Callable[..., None], *args: Any) -> None:
-        """Run one component firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
-        try:
-            run(*args)
-        except Exception as exc:
-            comp.failed += 1
-            publish_callback_failure(
-                self.bus,
-                self._clock.now_ns(),
-                comp.fn,
-                exc,
-                {"component": comp.component_id},
-            )
-
-    def _acquire(self, comp: _Component, now: int) -> None:
-        """Acquire one sample now and queue its delivery (C-DEV-1)."""
-        spec = comp.sensor
-        assert spec is not None and comp.noise is not None
-        index = comp.k
-        nominal = comp.take(now)
-        read_values: list[tuple[float, ...]] = []
-
-        def read() -> None:
-            assert comp.noise is not None
-            read_values.append(tuple(float(v) for v in comp.fn(comp.noise)))
-
-        self._call(comp, read)
-        if not read_values:
-            return
-        requested = nominal + spec.latency_ns
-        sample = Sample(
-            device=spec.device_id,
-            index=index,
-            episode=self._episode,
-            episode_start_ns=self._episode_start,
-            nominal_acquisition_ns=nominal,
-            acquisition_ns=now,
-            requested_delivery_ns=requested,
-            delivery_ns=quantise(requested, self._clock.step_ns()),
-            values=read_values[0],
+    def _failed(self, comp: _Component, exc: Exception) -> None:
+        """Report one failed firing; never fatal (C-ERR-1)."""
+        comp.failed += 1
+        publish_callback_failure(
+            self.bus,
+            self._clock.now_ns(),
+            comp.fn,
+            exc,
+            {"component": comp.component_id},
         )
-        heapq.heappush(self._deliveries, (sample.delivery_ns, self._acquired, sample))
-        self._acquired += 1
-
-    def _deliver(self, sample: Sample) -> None:
-        """Publish ``sample`` at its delivery boundary, stamped now (C-DEV-1, C-DEV-2)."""
-        # Invariant: deliveries are popped exactly at their quantised boundary.
-        assert self._clock.now_ns() == sample.delivery_ns
-        self._latest[sample.device] = sample
-        self.samples.append(sample)
-        spec = self._sensors[sample.device].sensor
-        assert spec is not None
-        self.bus.publish(spec.topic, sample.to_json())
 
     def _control(self, comp: _Component) -> None:
-        spec = comp.controller
-        assert spec is not None
-        command = comp.fn(MappingProxyType(self._latest))
-        if command is not None:
-            self.bus.publish(spec.topic, dict(command))
+        """Run one controller firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
+        try:
+            command = comp.fn(self._latest_view)
+            if command is not None:
+                comp.publish(dict(command), None)
+        except Exception as exc:
+            self._failed(comp, exc)
 
 
 class _Phases:

@@ -1,0 +1,278 @@
+"""The main job: ``simclock.run_scenario`` on the pendulum vs the same work as a hand-written loop.
+
+In one process, interleaved (one round runs each way once, in turn), median of
+the rounds:
+
+* ``run_scenario`` unrecorded, and recorded (``out=``, the MCAP file with its
+  ``/clock`` and persisted draws);
+* a hand-written MuJoCo loop doing the same work, the loop a user would write
+  instead: 5 000 ``mj_step`` for 10 s on the 2 ms grid, ``mj_forward`` where a
+  sensor is read (``mj_step`` leaves ``sensordata`` one step behind), the 2 ms
+  encoder, the 7 ms IMU acquired at the first boundary at or after each 7 ms
+  instant and delivered at the first boundary at or after acquisition + 3 ms,
+  its gyro noise from a numpy ``Generator`` seeded like simclock's stream
+  ``/sensors/imu0/noise``, the 250 Hz PD on the last delivered samples, and
+  the list of delivered samples (what the metrics are computed from). Its
+  trace of samples is asserted equal to the session's (every time and value),
+  so both do the same work;
+* the bare ``mj_step`` loop (5 000 steps, nothing else).
+
+Then seeds per second of ``simclock.sweep`` with 1 and 2 Dask workers (the
+clusters started before timing, as ``simclock.sweep`` configures its own)
+against a plain loop of the hand-written version in this process, over the
+same seeds; the sweep's table is asserted byte-identical between repeats.
+
+The machine may be shared: only the ratios mean something. Host code: reads
+the wall clock.
+
+Usage: ``python benchmarks/mainjob.py [--rounds 9] [--seeds 40] [--sweep-repeat 3] [--no-sweep]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mujoco
+import numpy as np
+from _common import markdown_table
+
+import simclock
+from simclock.core._random import derive_spawn_key
+from simclock.sim._scenario import build_session
+from simclock.sweeps._sweep import WORKER_CONFIG
+
+ROOT = Path(__file__).resolve().parent.parent
+PENDULUM = ROOT / "examples" / "pendulum.toml"
+MS = 1_000_000
+
+SampleRow = tuple[str, int, int, int, int, int, tuple[float, ...]]
+"""(device, index, nominal acquisition, acquisition, requested delivery, delivery, values)."""
+
+
+def hand_written(model: Any, seed: int, duration_ns: int) -> list[SampleRow]:
+    """The pendulum scenario as a plain MuJoCo loop: the samples it delivers, in order."""
+    step = 2 * MS
+    data = mujoco.MjData(model)
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "start")
+    mujoco.mj_resetDataKeyframe(model, data, key)
+    mujoco.mj_forward(model, data)
+    gyro_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "gyro")])
+    angle_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "angle")])
+    motor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "motor")
+    low, high = (float(x) for x in model.actuator_ctrlrange[motor])
+    spawn_key = derive_spawn_key("/sensors/imu0/noise")
+    noise = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=spawn_key)))
+    sensordata = data.sensordata
+    ctrl = data.ctrl
+    samples: list[SampleRow] = []
+    in_flight: list[SampleRow] = []  # the IMU's samples, in acquisition order (FIFO)
+    imu_k = 0
+    imu_next = 0  # the boundary of the IMU's next acquisition
+    angle = rate = None
+    steps = duration_ns // step
+    for k in range(steps + 1):
+        now = k * step
+        if k:
+            mujoco.mj_step(model, data)
+            mujoco.mj_forward(model, data)  # the sensors at this boundary, not the last one
+        if now >= imu_next:  # acquisitions: the IMU, then the encoder (the file's order)
+            nominal = imu_k * 7 * MS
+            gyro = sensordata[gyro_adr : gyro_adr + 3] + noise.normal(0.0, 0.02, size=3)
+            requested = nominal + 3 * MS
+            delivery = -(-requested // step) * step
+            values = (float(gyro[0]), float(gyro[1]), float(gyro[2]))
+            in_flight.append(("imu0", imu_k, nominal, now, requested, delivery, values))
+            imu_k += 1
+            imu_next = -(-(imu_k * 7 * MS) // step) * step
+        encoder = ("encoder0", k, now, now, now, now, (float(sensordata[angle_adr]),))
+        while in_flight and in_flight[0][5] <= now:  # deliveries, in acquisition order
+            rate = in_flight.pop(0)
+            samples.append(rate)
+        angle = encoder
+        samples.append(encoder)
+        if now % (4 * MS) == 0:  # the PD at 250 Hz
+            u = 0.0
+            if rate is not None:
+                u = 8.0 * (0.0 - angle[6][0]) - 0.8 * rate[6][1]
+                u = min(max(u, low), high)
+            ctrl[motor] = u
+    return samples
+
+
+def bare_steps(model: Any, steps: int) -> None:
+    """Only the physics: ``steps`` calls of ``mj_step``."""
+    data = mujoco.MjData(model)
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+
+
+def session_samples(scenario: simclock.Scenario, seed: int) -> list[SampleRow]:
+    """The samples a simclock session of ``scenario`` delivers, as hand_written returns them."""
+    session = build_session(scenario, seed)
+    session.run_until(scenario.duration_ns)
+    return [
+        (
+            s.device,
+            s.index,
+            s.nominal_acquisition_ns,
+            s.acquisition_ns,
+            s.requested_delivery_ns,
+            s.delivery_ns,
+            s.values,
+        )
+        for s in session.samples
+    ]
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds (this thread's) of one call, with GC off during it."""
+    gc.collect()
+    gc.disable()
+    try:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        fn()
+        return time.perf_counter() - wall, time.thread_time() - cpu
+    finally:
+        gc.enable()
+
+
+def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
+    scenario = simclock.load_scenario(PENDULUM)
+    assert scenario.physics.mujoco_model is not None
+    model = mujoco.MjModel.from_xml_path(str(scenario.physics.mujoco_model))
+    seed, duration = scenario.seed, scenario.duration_ns
+    steps = duration // scenario.physics.step_ns
+    mine = hand_written(model, seed, duration)
+    theirs = session_samples(scenario, seed)
+    assert mine == theirs, "the hand-written loop does not deliver the session's samples"
+    out = tmp / "run.mcap"
+    plain = simclock.run_scenario(scenario)
+    recorded = simclock.run_scenario(scenario, out=out)
+    assert plain.fingerprint == recorded.fingerprint
+    ways: dict[str, Callable[[], object]] = {
+        "run_scenario": lambda: simclock.run_scenario(scenario),
+        "run_scenario, recorded": lambda: simclock.run_scenario(scenario, out=out),
+        "hand-written loop": lambda: hand_written(model, seed, duration),
+        "bare mj_step loop": lambda: bare_steps(model, steps),
+    }
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    for _ in range(rounds):
+        for name, fn in ways.items():
+            times[name].append(timed(fn))
+    return {
+        name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+        for name, values in times.items()
+    }
+
+
+def hand_written_seeds(model: Any, seeds: range, duration: int) -> None:
+    for seed in seeds:
+        hand_written(model, seed, duration)
+
+
+def sweep_rates(n_seeds: int, repeat: int, tmp: Path) -> dict[str, float]:
+    """Seeds/s: the hand-written loop in this process, ``simclock.sweep`` on 1 and 2 workers."""
+    import distributed
+
+    dask: Any = distributed
+    scenario = simclock.load_scenario(PENDULUM)
+    assert scenario.physics.mujoco_model is not None
+    model = mujoco.MjModel.from_xml_path(str(scenario.physics.mujoco_model))
+    seeds = range(1000, 1000 + n_seeds)
+    duration = scenario.duration_ns
+    rates: dict[str, float] = {}
+    clusters = {}
+    for n in (1, 2):
+        clusters[n] = dask.LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.ERROR,
+            config=WORKER_CONFIG,
+        )
+    try:
+        for cluster in clusters.values():  # warm-up: imports and MuJoCo in every worker
+            simclock.sweep(scenario, range(0, 4), scheduler=cluster.scheduler_address)
+        times: dict[str, list[float]] = {"hand-written loop, 1 process": []}
+        times.update({f"simclock sweep, {n} worker{'s' * (n > 1)}": [] for n in clusters})
+        tables: dict[int, set[bytes]] = {n: set() for n in clusters}
+        for i in range(repeat):
+            times["hand-written loop, 1 process"].append(
+                timed(lambda: hand_written_seeds(model, seeds, duration))[0]
+            )
+            for n, cluster in clusters.items():
+                target = tmp / f"sweep-{n}-{i}"
+                address = cluster.scheduler_address
+                times[f"simclock sweep, {n} worker{'s' * (n > 1)}"].append(
+                    timed(lambda a=address, t=target: simclock.sweep(  # type: ignore[misc]
+                        scenario, seeds, scheduler=a, out=t
+                    ))[0]
+                )  # fmt: skip
+                tables[n].add((target / "sweep.parquet").read_bytes())
+        assert len(tables[1] | tables[2]) == 1, "the sweep table differs between runs"
+        for name, values in times.items():
+            rates[name] = n_seeds / statistics.median(values)
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+    return rates
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (median)")
+    parser.add_argument("--seeds", type=int, default=40, help="seeds per timed sweep")
+    parser.add_argument("--sweep-repeat", type=int, default=3, help="timed sweeps (median)")
+    parser.add_argument("--no-sweep", action="store_true", help="only the single run")
+    args = parser.parse_args()
+    load = os.getloadavg()
+    print(
+        f"simclock {'compiled' if simclock.COMPILED else 'pure Python'} core; load average "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} cores"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        med = main_job(args.rounds, Path(tmp))
+        hand_wall, hand_cpu = med["hand-written loop"]
+        print(
+            f"\nThe pendulum (10 s on the 2 ms grid), median of {args.rounds} interleaved rounds:"
+        )
+        print(
+            markdown_table(
+                ["how", "wall ms", "vs hand-written", "CPU ms", "CPU vs hand-written"],
+                [
+                    (k, f"{w * 1e3:.1f}", f"{w / hand_wall:.2f}x", f"{c * 1e3:.1f}",
+                     f"{c / hand_cpu:.2f}x")
+                    for k, (w, c) in med.items()
+                ],
+            )
+        )  # fmt: skip
+        if not args.no_sweep:
+            rates = sweep_rates(args.seeds, args.sweep_repeat, Path(tmp))
+            base = rates["hand-written loop, 1 process"]
+            print(f"\n{args.seeds} seeds of the pendulum, median of {args.sweep_repeat}:")
+            print(
+                markdown_table(
+                    ["how", "seeds/s", "vs hand-written loop"],
+                    [(k, f"{v:.2f}", f"{v / base:.2f}x") for k, v in rates.items()],
+                )
+            )
+    return 0
+
+
+if __name__ == "__main__":  # LocalCluster spawns workers: the guard is required
+    raise SystemExit(main())
