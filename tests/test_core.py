@@ -1,7 +1,7 @@
 """The one scheduling core under every clock, and C-ERR-1 against hostile exceptions.
 
 Part 1: ``HeapSimClock``'s library API that GridClock, Session and ReplayClock
-compose (``schedule_repeating`` with a quantum, ``fire_until``, ``run_until``
+compose (``schedule_repeating`` with a quantum, ``run_until``
 with a :class:`~simclock.core.TimedSource`, ``skip_to``). Part 2: an exception
 whose ``__str__`` raises must not escape ``advance`` on any clock, nor the
 oracle, nor a ``Bus`` delivery, nor a periodic thread (C-ERR-1, C-BUS-4,
@@ -156,17 +156,6 @@ def test_run_until_refuses_the_past_and_nesting_and_a_source_in_the_past() -> No
     ):
         clock.run_until(20, Late())
     assert clock.now_ns() == 12
-
-
-def test_fire_until_leaves_now_at_the_last_entry_fired() -> None:
-    clock = HeapSimClock(0)
-    trace: Trace = []
-    clock.schedule(2, note(clock, trace, "a"))
-    clock.schedule(7, note(clock, trace, "b"))
-    clock.fire_until(6)
-    assert (trace, clock.now_ns(), clock.next_event_ns()) == ([(2, "a")], 2, 7)
-    clock.fire_until(1)  # below now: nothing
-    assert clock.now_ns() == 2
 
 
 def test_schedule_repeating_quantised_fires_on_boundaries_from_the_nominal_grid() -> None:

@@ -1,27 +1,28 @@
 """Schedule entries of the core clock, and the grid arithmetic they share.
 
 An :class:`_Entry` is one schedule: a one-shot, or a periodic/rate schedule
-re-pushed after each firing (optionally quantised up to a grid). The heap and
-the firing loop live in :mod:`simclock.core._heapclock`; this module holds the
-per-entry state machine, counters and grid times, so both stay small.
+re-pushed after each firing (optionally quantised up to a grid). It is an
+item of the clock's lazy-deletion queue (:class:`~simclock.core._heap.LazyHeap`),
+which it tells about its own cancellation; the firing loop lives in
+:mod:`simclock.core._heapclock`. This module holds the per-entry state
+machine, counters and grid times, so both stay small. It imports the queue
+and is imported by the clock: no module of the core imports back up.
 
 Compiled with mypyc when the build can (C-NATIVE-1, see :mod:`simclock.core._native`):
 the constants are ``Final`` so the compiled code inlines them, and an entry
-carries its own heap key (``at``, ``seq``) so the compiled heap compares native
-ints instead of tuples.
+carries its own heap key (``at``, ``seq``, from :class:`~simclock.core._heap.Item`)
+so the compiled heap compares native ints instead of tuples.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, final
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._heap import Item, LazyHeap
 from simclock.core._names import safe_repr
 from simclock.core._protocols import Callback, PeriodicStats
-
-if TYPE_CHECKING:
-    from simclock.core._heapclock import HeapSimClock
 
 __all__ = [
     "check_rate_hz",
@@ -29,7 +30,8 @@ __all__ = [
     "rate_offset_ns",
 ]
 
-# Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
+# Invariant: _PENDING is 0 and is the only state an entry in the queue has while live:
+# the queue (simclock.core._heap) treats any other state as a tombstone.
 _PENDING: Final = 0  # in the heap, will fire
 _RUNNING: Final = 1  # popped, its callback is running (repeating entries only)
 _CANCELLED: Final = 2  # cancelled: a tombstone while still in the heap
@@ -87,12 +89,12 @@ def first_rate_index(elapsed: int, rate: Fraction) -> int:
 
 
 @final
-class _Entry:
+class _Entry(Item):
     """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
     ``at`` and ``seq`` are its heap key while it is in the heap (set by
-    :func:`simclock.core._heap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
-    A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
+    :meth:`LazyHeap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
+    A one-shot sets only ``queue``, ``cb``, ``kind`` and ``state``: its counters
     follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
     ``schedule`` is the hot path. Repeating entries are completed by
     :meth:`repeating`. The handle's ``cancel`` is the entry (calling it
@@ -100,9 +102,7 @@ class _Entry:
     """
 
     __slots__ = (
-        "at",
         "cb",
-        "clock",
         "failed",
         "fired",
         "k",
@@ -111,14 +111,10 @@ class _Entry:
         "period",
         "phase",
         "quantum",
+        "queue",
         "rate",
-        "seq",
         "skipped",
-        "state",
     )
-
-    at: int
-    seq: int
 
     # Set only on repeating entries (see repeating()).
     fired: int
@@ -131,8 +127,8 @@ class _Entry:
     quantum: int
     rate: Fraction | None
 
-    def __init__(self, clock: HeapSimClock, cb: Callback, kind: int = _ONESHOT) -> None:
-        self.clock = clock
+    def __init__(self, queue: LazyHeap, cb: Callback, kind: int = _ONESHOT) -> None:
+        self.queue = queue
         self.cb = cb
         self.kind = kind
         self.state = _PENDING
@@ -192,7 +188,7 @@ class _Entry:
         state = self.state
         if state == _PENDING:
             self.state = _CANCELLED
-            self.clock._tombstone_added()
+            self.queue.tombstoned()
         elif state == _RUNNING:
             # Cancelled from inside its own callback: the re-push is skipped.
             self.state = _CANCELLED_RUNNING
