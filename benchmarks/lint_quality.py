@@ -49,7 +49,7 @@ import textwrap
 from collections import defaultdict
 from pathlib import Path
 
-from lint import DEFAULT_RULES, RULES, lint_source
+from simclock_lint import DEFAULT_RULES, RULES, lint_source
 
 ROOT = Path(__file__).resolve().parents[1]
 JUDGED = ROOT / "tests" / "lint" / "judged" / "sites.json"

@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from lint import Config, lint_paths
+from simclock_lint import Config, lint_paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of, markdown_table
@@ -80,9 +80,9 @@ def parser_reference(files: list[Path]) -> None:
     import libcst
     from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
-    from lint import RULES
-    from lint._analysis import analyse
-    from lint._positions import start_positions
+    from simclock_lint import RULES
+    from simclock_lint._analysis import analyse
+    from simclock_lint._positions import start_positions
 
     sample = files[::10]
     sources = [p.read_bytes() for p in sample]
@@ -132,7 +132,7 @@ def parser_reference(files: list[Path]) -> None:
             ["positions", "CPU s"],
             [
                 ["MetadataWrapper(unsafe_skip_copy) + PositionProvider", f"{provider:.2f}"],
-                ["lint._positions (counting replay, finding nodes only)", f"{replay:.2f}"],
+                ["simclock_lint._positions (counting replay, finding nodes only)", f"{replay:.2f}"],
             ],
         )
     )

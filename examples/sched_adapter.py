@@ -11,7 +11,7 @@ and no event bus: the adapter uses ``SeededRandomSource`` and
 ``simclock.publish_callback_failure``. The suite measures the rest
 (``docs/conformance.md`` lists the clauses it keeps and why).
 
-Run: ``PYTHONPATH=examples python -m conformance sched_adapter:factory``.
+Run: ``PYTHONPATH=examples python -m simclock_conformance sched_adapter:factory``.
 """
 
 from __future__ import annotations

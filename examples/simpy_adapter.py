@@ -10,7 +10,7 @@ no random streams and no event bus, so the adapter uses simclock's
 behaviour, which the conformance suite measures against the contract
 (``docs/conformance.md`` lists the clauses it keeps and why).
 
-Run: ``PYTHONPATH=examples python -m conformance simpy_adapter:factory``.
+Run: ``PYTHONPATH=examples python -m simclock_conformance simpy_adapter:factory``.
 """
 
 from __future__ import annotations

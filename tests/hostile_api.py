@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-import conformance
-import oracles
 import simclock
 import simclock.records
+import simclock_conformance
+import simclock_oracles
 from simclock import (
     Bus,
     ControllerSpec,
@@ -662,7 +662,7 @@ def sampling_state(ctx: Ctx) -> object:
 
 
 def sampling_ref_ctx() -> Ctx:
-    ref = oracles.SamplingReference()
+    ref = simclock_oracles.SamplingReference()
     ref.schedule(5, "S1", 10)
     ref.schedule(9, "S2", -10)
     ref.cancel(1)
@@ -676,7 +676,7 @@ def sampling_ref_state(ctx: Ctx) -> object:
 
 
 def reference_ctx() -> Ctx:
-    clock = oracles.ReferenceClock()
+    clock = simclock_oracles.ReferenceClock()
     clock.schedule(10, noop)
     clock.schedule_periodic(4, noop)
     clock.advance(1)
@@ -714,7 +714,7 @@ HOSTILE_CLAUSE = ("C-X-HOSTILE", "§14", "a clause the hostile-input test regist
 
 def forget_hostile_clause(_ctx: Ctx, _result: object) -> None:
     """An accepted register_clauses call added the test's row: remove it again."""
-    conformance.CLAUSES.pop(HOSTILE_CLAUSE[0], None)
+    simclock_conformance.CLAUSES.pop(HOSTILE_CLAUSE[0], None)
 
 
 def sweep_ctx() -> Ctx:
@@ -726,7 +726,7 @@ def sweep_state(ctx: Ctx) -> object:
 
 
 def clauses_state(_ctx: Ctx) -> object:
-    return dict(conformance.CLAUSES)
+    return dict(simclock_conformance.CLAUSES)
 
 
 # Cases -------------------------------------------------------------------------------
@@ -1457,7 +1457,7 @@ def _cases() -> list[Case]:
     cases += [
         _f(
             "ReferenceClock",
-            oracles.ReferenceClock,
+            simclock_oracles.ReferenceClock,
             plain_ctx,
             plain_state,
             lambda c: {"start_ns": 0},
@@ -1499,7 +1499,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "SamplingReference",
-            oracles.SamplingReference,
+            simclock_oracles.SamplingReference,
             plain_ctx,
             plain_state,
             lambda c: {},
@@ -1531,7 +1531,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "sampling_batch",
-            oracles.sampling_batch,
+            simclock_oracles.sampling_batch,
             plain_ctx,
             plain_state,
             lambda c: {"entries": [(1, 0, "S1", 3)], "cancelled": [], "stop_us": 5},
@@ -1542,56 +1542,56 @@ def _cases() -> list[Case]:
     cases += [
         _f(
             "check_factory",
-            conformance.check_factory,
+            simclock_conformance.check_factory,
             plain_ctx,
             plain_state,
-            lambda c: {"factory": conformance.heap_factory, "spec": "x:y"},
+            lambda c: {"factory": simclock_conformance.heap_factory, "spec": "x:y"},
         ),
         _f(
             "clause_of_test",
-            conformance.clause_of_test,
+            simclock_conformance.clause_of_test,
             plain_ctx,
             plain_state,
             lambda c: {"test_name": "test_C_TIE_1_x"},
         ),
         _f(
             "heap_factory",
-            conformance.heap_factory,
+            simclock_conformance.heap_factory,
             plain_ctx,
             plain_state,
             lambda c: {"seed": 1, "bus": Bus()},
         ),
         _f(
             "hypothesis_settings",
-            conformance.hypothesis_settings,
+            simclock_conformance.hypothesis_settings,
             plain_ctx,
             plain_state,
             lambda c: {"profile": "ci", "stateful": False},
         ),
         _f(
             "load_factory",
-            conformance.load_factory,
+            simclock_conformance.load_factory,
             plain_ctx,
             plain_state,
-            lambda c: {"spec": "conformance:heap_factory"},
+            lambda c: {"spec": "simclock_conformance:heap_factory"},
         ),
         _f(
             "make_rig",
-            conformance.make_rig,
+            simclock_conformance.make_rig,
             plain_ctx,
             plain_state,
-            lambda c: {"factory": conformance.heap_factory, "seed": 0},
+            lambda c: {"factory": simclock_conformance.heap_factory, "seed": 0},
         ),
         _f(
             "not_applicable",
-            conformance.not_applicable,
+            simclock_conformance.not_applicable,
             plain_ctx,
             plain_state,
             lambda c: {"clock": HeapSimClock(0), "method": "schedule_rate"},
         ),
         _f(
             "register_clauses",
-            conformance.register_clauses,
+            simclock_conformance.register_clauses,
             clauses_ctx,
             clauses_state,
             lambda c: {"clauses": [HOSTILE_CLAUSE], "optional": None},
@@ -1599,7 +1599,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "run",
-            conformance.run,
+            simclock_conformance.run,
             plain_ctx,
             plain_state,
             # Every option is checked before the spec is loaded, and this spec names no
@@ -1741,7 +1741,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.records.MILLIVOLTS_MAX": "constant int",
     "simclock.records.MILLIVOLTS_MIN": "constant int",
     "simclock.records.SENSOR_ID_PATTERN": "constant str",
-    "conformance.CLAUSES": "constant mapping (changed only by register_clauses, driven)",
+    "simclock_conformance.CLAUSES": "constant mapping (changed only by register_clauses, driven)",
     # type aliases and protocols: nothing runs when they are "called"
     "simclock.Callback": "type alias",
     "simclock.ControllerStep": "type alias",
@@ -1750,7 +1750,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.StepHook": "type alias",
     "simclock.Subscriber": "type alias",
     "simclock.records.SamplingRecord": "TypedDict (a plain dict at run time)",
-    "conformance.Factory": "type alias",
+    "simclock_conformance.Factory": "type alias",
     "simclock.RandomSource": "Protocol",
     "simclock.SimClock": "Protocol",
     "simclock.SystemClock": "Protocol",
@@ -1761,9 +1761,9 @@ NOT_CALLED: dict[str, str] = {
     "simclock.SimclockValueError": "exception class",
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
-    "conformance.BackendError": "exception class",
-    "conformance.BackendTypeError": "exception class",
-    "conformance.BackendValueError": "exception class",
+    "simclock_conformance.BackendError": "exception class",
+    "simclock_conformance.BackendTypeError": "exception class",
+    "simclock_conformance.BackendValueError": "exception class",
     "simclock.SweepAuditError": "exception class",
     # result records the library builds and returns; frozen, so never changed later
     "simclock.PeriodicStats": "frozen result record",
@@ -1776,13 +1776,13 @@ NOT_CALLED: dict[str, str] = {
     "simclock.DeviceConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.ControllerConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.Sample": "frozen result record (Sample.from_json is driven)",
-    "oracles.FailureRecord": "frozen result record",
-    "conformance.Clause": "frozen result record (register_clauses is driven)",
-    "conformance.Outcome": "result record of a conformance run",
-    "conformance.BackendReport": "result record of a conformance run",
-    "conformance.Rig": "result record (make_rig is driven)",
+    "simclock_oracles.FailureRecord": "frozen result record",
+    "simclock_conformance.Clause": "frozen result record (register_clauses is driven)",
+    "simclock_conformance.Outcome": "result record of a conformance run",
+    "simclock_conformance.BackendReport": "result record of a conformance run",
+    "simclock_conformance.Rig": "result record (make_rig is driven)",
     # a pytest test class: its methods are the suite itself
-    "conformance.ClockConformance": "pytest suite class: tests/test_conformance_*.py run it",
+    "simclock_conformance.ClockConformance": "pytest suite class (tests/test_conformance_*.py)",
     # reached through an instance, never built by users (its log is private)
     "simclock.ReplayRandomSource": "made by ReplayClock.random_source(); methods driven",
 }
@@ -1845,8 +1845,8 @@ METHODS_NOT_DRIVEN: dict[str, str] = {
 MODULES: dict[str, Any] = {
     "simclock": simclock,
     "simclock.records": simclock.records,
-    "oracles": oracles,
-    "conformance": conformance,
+    "simclock_oracles": simclock_oracles,
+    "simclock_conformance": simclock_conformance,
 }
 
 

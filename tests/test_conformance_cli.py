@@ -1,6 +1,6 @@
 """The two command-line entry points of the conformance suite (SPEC §14).
 
-``python -m conformance MODULE:FACTORY`` (exit 0 conforming, 1 not, 2 usage
+``python -m simclock_conformance MODULE:FACTORY`` (exit 0 conforming, 1 not, 2 usage
 error) and ``pytest --simclock-backend MODULE:FACTORY`` (the ``pytest11``
 plugin). Runs are limited to one or two clauses with ``--clause`` / ``-k`` so
 this file stays fast; the full runs are in ``test_conformance_selfcheck.py``.
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conformance import CLAUSES
+from simclock_conformance import CLAUSES
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -45,9 +45,9 @@ def _statuses(report: dict[str, Any]) -> dict[str, str]:
 def _cli_report(
     tmp_path: Path, spec: str, *args: str, status: int
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """Run ``python -m conformance spec *args --json``; check the exit status, read the report."""
+    """Run ``python -m simclock_conformance spec *args --json``; check the exit, read the report."""
     out = tmp_path / "report.json"
-    proc = _run("-m", "conformance", spec, *args, "--json", str(out))
+    proc = _run("-m", "simclock_conformance", spec, *args, "--json", str(out))
     assert proc.returncode == status, proc.stdout + proc.stderr
     report: dict[str, Any] = json.loads(out.read_text())
     return proc, report
@@ -117,7 +117,12 @@ def test_cli_failure_shows_minimal_program_of_the_state_machine(tmp_path: Path) 
 
 def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
     _, report = _cli_report(
-        tmp_path, "conformance:heap_factory", "--clause", "C-STEP-1", "--profile", "thorough",
+        tmp_path,
+        "simclock_conformance:heap_factory",
+        "--clause",
+        "C-STEP-1",
+        "--profile",
+        "thorough",
         status=3,
     )  # fmt: skip
     assert report["profile"] == "thorough"
@@ -194,18 +199,20 @@ def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:
     ],
 )
 def test_cli_usage_errors_exit_2_with_a_clear_message(spec: str, message: str) -> None:
-    proc = _run("-m", "conformance", spec)
+    proc = _run("-m", "simclock_conformance", spec)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stdout == ""
-    assert proc.stderr.startswith("python -m conformance: error: ")
+    assert proc.stderr.startswith("python -m simclock_conformance: error: ")
     assert re.search(message, proc.stderr), proc.stderr
 
 
 def test_cli_unknown_clause_and_bad_profile_exit_2() -> None:
-    proc = _run("-m", "conformance", "backends.sorted_list:factory", "--clause", "C-NOPE-1")
+    proc = _run(
+        "-m", "simclock_conformance", "backends.sorted_list:factory", "--clause", "C-NOPE-1"
+    )
     assert proc.returncode == 2
     assert "unknown clause ids ['C-NOPE-1']" in proc.stderr
-    proc = _run("-m", "conformance", "backends.sorted_list:factory", "--profile", "fast")
+    proc = _run("-m", "simclock_conformance", "backends.sorted_list:factory", "--profile", "fast")
     assert proc.returncode == 2
     assert "invalid choice: 'fast'" in proc.stderr
 
@@ -216,10 +223,12 @@ def test_cli_unwritable_json_report_exits_2_before_running(tmp_path: Path) -> No
         (missing, f"directory {str(missing.parent)!r} does not exist; create it first"),
         (tmp_path, "is a directory; name a file such as report.json"),
     ):
-        proc = _run("-m", "conformance", "conformance:heap_factory", "--json", str(target))
+        proc = _run(
+            "-m", "simclock_conformance", "simclock_conformance:heap_factory", "--json", str(target)
+        )
         assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
         assert proc.stderr == (
-            f"python -m conformance: error: --json {str(target)!r}"
+            f"python -m simclock_conformance: error: --json {str(target)!r}"
             f"{':' if target is missing else ''} {problem}\n"
         )
     assert not missing.parent.exists()
@@ -258,7 +267,12 @@ def test_pytest_plugin_bad_backend_or_report_path_is_a_usage_error() -> None:
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "backend spec must look like MODULE:FACTORY" in proc.stderr
     proc = _run(
-        "-m", "pytest", "-p", "no:cacheprovider", "--simclock-backend", "conformance:heap_factory",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--simclock-backend",
+        "simclock_conformance:heap_factory",
         "--simclock-json", str(ROOT / "no-such-dir" / "report.json"),
     )  # fmt: skip
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
@@ -268,10 +282,12 @@ def test_pytest_plugin_bad_backend_or_report_path_is_a_usage_error() -> None:
 def test_C_CONF_4_a_bad_horizon_is_a_usage_error_before_running(tmp_path: Path) -> None:
     # The CLI refuses it up front (exit 2, no test run, no report written) ...
     out = tmp_path / "report.json"
-    proc = _run("-m", "conformance", "backends.bad_factories:short_horizon", "--json", str(out))
+    proc = _run(
+        "-m", "simclock_conformance", "backends.bad_factories:short_horizon", "--json", str(out)
+    )
     assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
     assert proc.stderr == (
-        "python -m conformance: error: the factory's horizon_ns must be an int >= 2**16 "
+        "python -m simclock_conformance: error: the factory's horizon_ns must be an int >= 2**16 "
         "(65536), got 65535\n"
     )
     assert not out.exists()
@@ -295,7 +311,7 @@ def test_pytest_plugin_timeout_out_of_range_is_a_usage_error() -> None:
     ):
         proc = _run(
             "-m", "pytest", "-p", "no:cacheprovider",
-            "--simclock-backend", "conformance:heap_factory", "--simclock-timeout", value,
+            "--simclock-backend", "simclock_conformance:heap_factory", "--simclock-timeout", value,
         )  # fmt: skip
         assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
         assert f"ERROR: {message}\n" in proc.stderr, proc.stderr
@@ -335,8 +351,11 @@ def test_C_CONF_2_a_hanging_backend_fails_the_clause_and_the_report_is_written(
 
 
 def test_C_CONF_2_negative_timeout_is_a_usage_error() -> None:
-    proc = _run("-m", "conformance", "conformance:heap_factory", "--timeout", "-1")
+    proc = _run(
+        "-m", "simclock_conformance", "simclock_conformance:heap_factory", "--timeout", "-1"
+    )
     assert proc.returncode == 2
     assert proc.stderr == (
-        "python -m conformance: error: timeout must be a number of seconds >= 0, got -1.0\n"
+        "python -m simclock_conformance: error: "
+        "timeout must be a number of seconds >= 0, got -1.0\n"
     )

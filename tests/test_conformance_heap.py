@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from backends.minimal import ProtocolOnlyClock
 
-from conformance import ClockConformance, Factory, Rig, heap_factory, make_rig
 from simclock import Bus, HeapSimClock
+from simclock_conformance import ClockConformance, Factory, Rig, heap_factory, make_rig
 
 
 class TestHeapSimClockConformance(ClockConformance):

@@ -4,7 +4,7 @@ The "writing a backend" section of ``conformance/README.md`` holds a complete
 backend built from the public helpers (``check_time_ns``, ``Handle``,
 ``PeriodicStats``, ``SeededRandomSource``, ``callback_name``,
 ``publish_callback_failure``). This test extracts that code block, writes it
-as ``mybackend.py`` and runs ``python -m conformance mybackend:make_clock``
+as ``mybackend.py`` and runs ``python -m simclock_conformance mybackend:make_clock``
 from an empty directory, as a new user would: it must be CONFORMING, and the
 directory must stay empty (C-CONF-5).
 """
@@ -45,7 +45,7 @@ def test_C_CONF_5_readme_minimal_backend_is_conforming_and_nothing_is_written(
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("CI", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance", "mybackend:make_clock", "--json",
+        [sys.executable, "-m", "simclock_conformance", "mybackend:make_clock", "--json",
          str(out / "report.json")],
         capture_output=True, text=True, env=env, cwd=work, check=False, timeout=600,
     )  # fmt: skip

@@ -1,6 +1,6 @@
 """Proof that the conformance suite works (SPEC §14): broken backends fail, correct ones pass.
 
-Every backend of ``tests/backends`` is run through ``conformance.run`` with the
+Every backend of ``tests/backends`` is run through ``simclock_conformance.run`` with the
 ``ci`` profile, in two worker processes (``backends.selfcheck``). Each broken
 backend differs from the sorted-list backend by one defect and must be
 rejected (exit 1) with its clause among the failed ones; the correct backends
@@ -37,7 +37,7 @@ from backends.selfcheck import (
 )
 from backends.table import DOC, END, PEER_END, PEER_START, START
 
-from conformance import CLAUSES
+from simclock_conformance import CLAUSES
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import re
 import pytest
 from backends.sorted_list import SortedListClock
 
-from conformance import (
+from simclock import Bus, EventKind, HeapSimClock
+from simclock_conformance import (
     CLAUSES,
     BackendError,
     BackendReport,
@@ -22,11 +23,10 @@ from conformance import (
     register_clauses,
     run,
 )
-from conformance._harness import factory_spec
-from conformance._plugin import suite_paths
-from conformance._reach import Every, Push, Reach, reach_of
-from conformance._report import falsifying_program
-from simclock import Bus, EventKind, HeapSimClock
+from simclock_conformance._harness import factory_spec
+from simclock_conformance._plugin import suite_paths
+from simclock_conformance._reach import Every, Push, Reach, reach_of
+from simclock_conformance._report import falsifying_program
 
 
 def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() -> None:
@@ -43,7 +43,7 @@ def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() ->
 
 
 def test_every_registered_clause_has_a_test_in_the_suite() -> None:
-    from conformance import ClockConformance
+    from simclock_conformance import ClockConformance
 
     names = [n for n in dir(ClockConformance) if n.startswith("test_")]
     covered = {clause_of_test(n) for n in names}
@@ -156,7 +156,7 @@ def test_C_CONF_3_every_distinct_state_machine_failure_is_shown_with_its_program
 
 
 def test_C_CONF_2_watchdog_turns_a_hang_into_a_failure() -> None:
-    from conformance._watchdog import ConformanceTimeout, watchdog
+    from simclock_conformance._watchdog import ConformanceTimeout, watchdog
 
     with (
         pytest.raises(
@@ -189,7 +189,7 @@ def test_falsifying_program_is_cut_from_pytest_output() -> None:
 
 
 def test_load_factory_resolves_dotted_attributes() -> None:
-    assert load_factory("conformance:heap_factory") is heap_factory
+    assert load_factory("simclock_conformance:heap_factory") is heap_factory
     method: object = load_factory("simclock:HeapSimClock.now_ns")
     assert method is HeapSimClock.now_ns
 
@@ -202,7 +202,7 @@ def test_load_factory_refusals_are_backend_errors() -> None:
 
 
 def test_factory_spec_only_for_importable_factories() -> None:
-    assert factory_spec(heap_factory) == "conformance._harness:heap_factory"
+    assert factory_spec(heap_factory) == "simclock_conformance._harness:heap_factory"
     assert factory_spec(lambda seed, bus: HeapSimClock(seed, bus=bus)) is None
 
 
@@ -237,11 +237,11 @@ def test_run_refuses_a_bad_profile_or_clause_list_before_running(
     kwargs: dict[str, object], message: str
 ) -> None:
     with pytest.raises(BackendError, match=message):
-        run("conformance:heap_factory", **kwargs)  # type: ignore[arg-type]
+        run("simclock_conformance:heap_factory", **kwargs)  # type: ignore[arg-type]
 
 
 def test_hypothesis_settings_refuse_an_unknown_profile() -> None:
-    from conformance._suite_clock import hypothesis_settings
+    from simclock_conformance._suite_clock import hypothesis_settings
 
     with pytest.raises(ValueError, match=r"^profile must be one of ci, thorough, got 'fats'$"):
         hypothesis_settings("fats")

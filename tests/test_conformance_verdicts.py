@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance import BackendReport, Outcome
+from simclock_conformance import BackendReport, Outcome
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

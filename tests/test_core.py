@@ -18,7 +18,6 @@ from fractions import Fraction
 
 import pytest
 
-from oracles import ReferenceClock
 from simclock import (
     EVENTS_TOPIC,
     Bus,
@@ -37,6 +36,7 @@ from simclock import (
     schedule_periodic_thread,
 )
 from simclock.core._names import exception_message
+from simclock_oracles import ReferenceClock
 
 Trace = list[tuple[int, str]]
 MS = 1_000_000

@@ -62,9 +62,9 @@ from hostile_api import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-import conformance
-import oracles
 import simclock
+import simclock_conformance
+import simclock_oracles
 from simclock import (
     Bus,
     ControllerSpec,
@@ -408,8 +408,8 @@ def test_simclock_cli_refuses_bad_files_and_arguments_with_one_line_and_exit_2(
 def test_lint_and_conformance_entry_points_refuse_bad_arguments_with_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conformance._run import main as conformance_main
-    from lint._cli import main as lint_main
+    from simclock_conformance._run import main as conformance_main
+    from simclock_lint._cli import main as lint_main
 
     cases: list[tuple[Callable[[list[str]], int], list[str]]] = [
         (lint_main, [str(tmp_path / "missing.py")]),
@@ -420,8 +420,11 @@ def test_lint_and_conformance_entry_points_refuse_bad_arguments_with_exit_2(
         (conformance_main, ["os:path"]),
         (conformance_main, ["x" * 5000]),
         (conformance_main, []),
-        (conformance_main, ["conformance:heap_factory", "--profile", "nope"]),
-        (conformance_main, ["conformance:heap_factory", "--json", str(tmp_path / "no" / "x.json")]),
+        (conformance_main, ["simclock_conformance:heap_factory", "--profile", "nope"]),
+        (
+            conformance_main,
+            ["simclock_conformance:heap_factory", "--json", str(tmp_path / "no" / "x.json")],
+        ),
     ]
     failures = []
     for main, argv in cases:
@@ -542,9 +545,9 @@ def test_sampling_batch_refuses_malformed_entries_with_builtin_errors() -> None:
         TypeError,
         match=r"^entries must be \(time_us, token, sensor_id, millivolts\) tuples, got str$",
     ):
-        oracles.sampling_batch("abc", [], 5)  # type: ignore[arg-type]
+        simclock_oracles.sampling_batch("abc", [], 5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^stop_us must be an int, got str$"):
-        oracles.sampling_batch([], [], "x")  # type: ignore[arg-type]
+        simclock_oracles.sampling_batch([], [], "x")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("make", [lambda: Bus(clock=5), lambda: Bus().bind(5)], ids=["Bus", "bind"])  # type: ignore[arg-type]
@@ -1446,133 +1449,146 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
 
 
 # conformance's public helpers: a refusal is the library's TypeError/ValueError; the ones
-# about the backend are also conformance.BackendError (python -m conformance: exit 2).
+# about the backend are also simclock_conformance.BackendError
+# (python -m simclock_conformance: exit 2).
 
 
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
         (
-            lambda: conformance.check_factory(5),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.check_factory(5),
+            simclock_conformance.BackendTypeError,
             r"^factory must be callable as FACTORY\(seed, bus\) -> SimClock, got int 5$",
         ),
         (
-            lambda: conformance.check_factory(conformance.heap_factory, BadRepr()),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.check_factory(
+                simclock_conformance.heap_factory, BadRepr()
+            ),
+            simclock_conformance.BackendTypeError,
             r"^spec must be a str, got BadRepr <BadRepr object with a failing __repr__>$",
         ),
         (
-            lambda: conformance.check_factory(lambda seed, bus: 5, "x:y"),  # type: ignore[arg-type,return-value]
-            conformance.BackendValueError,
+            lambda: simclock_conformance.check_factory(lambda seed, bus: 5, "x:y"),  # type: ignore[arg-type,return-value]
+            simclock_conformance.BackendValueError,
             r"^x:y\(seed=0, bus=Bus\(\)\) returned int 5, which lacks the simclock\.SimClock "
             r"methods \(now_ns, step_ns, advance, schedule, schedule_periodic, random_source\)$",
         ),
         (
-            lambda: conformance.load_factory(BadRepr()),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.load_factory(BadRepr()),
+            simclock_conformance.BackendTypeError,
             r"^backend spec must look like MODULE:FACTORY, e\.g\. 'mypkg\.clocks:make_clock', "
             r"got BadRepr <BadRepr object with a failing __repr__>$",
         ),
         (
-            lambda: conformance.load_factory("/a" * 50_000),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.load_factory("/a" * 50_000),
+            simclock_conformance.BackendValueError,
             r"^backend spec must look like MODULE:FACTORY, e\.g\. 'mypkg\.clocks:make_clock', "
             r"got '(/a){59}/\.\.\.\(truncated\)$",
         ),
         (
-            lambda: conformance.load_factory("no_such_module_x:factory"),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.load_factory("no_such_module_x:factory"),
+            simclock_conformance.BackendValueError,
             r"^cannot import module 'no_such_module_x' of backend spec 'no_such_module_x:factory': "
             r"ModuleNotFoundError: No module named 'no_such_module_x'; check PYTHONPATH and the "
             r"module name$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", timeout=True),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", timeout=True),
+            simclock_conformance.BackendTypeError,
             r"^timeout must be a number of seconds \(int or float\) or None, got bool True$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", timeout=10**400),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", timeout=10**400),
+            simclock_conformance.BackendValueError,
             r"^timeout must be at most 1000000 seconds \(0: no limit\), got <int of 1329 bits>$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", timeout=math.nan),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", timeout=math.nan),
+            simclock_conformance.BackendValueError,
             r"^timeout must be a number of seconds >= 0, got nan$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", profile=BadEq()),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", profile=BadEq()),
+            simclock_conformance.BackendTypeError,
             r"^profile must be one of ci, thorough, got BadEq <hostile_api\.BadEq object at "
             r"0x[0-9a-f]+>$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", clauses=BadIter()),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.run(
+                "simclock_conformance:heap_factory", clauses=BadIter()
+            ),
+            simclock_conformance.BackendTypeError,
             r"^clauses must be a list of clause ids, got BadIter <hostile_api\.BadIter object at "
             r"0x[0-9a-f]+>, which raised HostileError when read$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", clauses=[HostileStr("C-NOPE-1")]),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.run(
+                "simclock_conformance:heap_factory", clauses=[HostileStr("C-NOPE-1")]
+            ),
+            simclock_conformance.BackendValueError,
             r"^unknown clause ids \['C-NOPE-1'\]; known: C-TIME-1, ",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", quiet=np.bool_(True)),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.run(
+                "simclock_conformance:heap_factory", quiet=np.bool_(True)
+            ),
+            simclock_conformance.BackendTypeError,
             r"^quiet must be True or False, got bool np\.True_$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", json_path=5),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", json_path=5),
+            simclock_conformance.BackendTypeError,
             r"^json_path must be a file path \(str or os\.PathLike\) or None, got int 5$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", json_path="/a" * 50_000),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.run(
+                "simclock_conformance:heap_factory", json_path="/a" * 50_000
+            ),
+            simclock_conformance.BackendValueError,
             r"^--json '(/a){59}/\.\.\.\(truncated\) cannot be used \(File name too long\); "
             r"name a writable file such as report\.json$",
         ),
         (
-            lambda: conformance.run("conformance:heap_factory", json_path="r\0.json"),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.run(
+                "simclock_conformance:heap_factory", json_path="r\0.json"
+            ),
+            simclock_conformance.BackendValueError,
             r"^--json 'r\\x00\.json' is not a file name; name a file such as report\.json$",
         ),
         (
-            lambda: conformance.make_rig(5),
-            conformance.BackendTypeError,
+            lambda: simclock_conformance.make_rig(5),
+            simclock_conformance.BackendTypeError,
             r"^factory must be callable as FACTORY\(seed, bus\) -> SimClock, got int 5$",
         ),
         (
-            lambda: conformance.make_rig(conformance.heap_factory, -1),
-            conformance.BackendValueError,
+            lambda: simclock_conformance.make_rig(simclock_conformance.heap_factory, -1),
+            simclock_conformance.BackendValueError,
             r"^seed must be an int >= 0, got -1$",
         ),
         (
-            lambda: conformance.clause_of_test(5),
+            lambda: simclock_conformance.clause_of_test(5),
             SimclockTypeError,
             r"^test_name must be a str, got int 5$",
         ),
         (
-            lambda: conformance.hypothesis_settings(BadRepr()),
+            lambda: simclock_conformance.hypothesis_settings(BadRepr()),
             SimclockTypeError,
             r"^profile must be one of ci, thorough, got BadRepr <BadRepr object with a failing "
             r"__repr__>$",
         ),
         (
-            lambda: conformance.hypothesis_settings("ci", stateful=np.array([1, 2])),
+            lambda: simclock_conformance.hypothesis_settings("ci", stateful=np.array([1, 2])),
             SimclockTypeError,
             r"^stateful must be True or False, got ndarray array\(\[1, 2\]\)$",
         ),
         (
-            lambda: conformance.not_applicable(HeapSimClock(0), 5),
+            lambda: simclock_conformance.not_applicable(HeapSimClock(0), 5),
             SimclockTypeError,
             r"^method must be a str, got int 5$",
         ),
         (
-            lambda: conformance.not_applicable(HeapSimClock(0), "a b"),
+            lambda: simclock_conformance.not_applicable(HeapSimClock(0), "a b"),
             SimclockValueError,
             r"^method must be a method name, got 'a b'$",
         ),
@@ -1606,21 +1622,21 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
 def test_conformance_helpers_refuse_with_the_librarys_errors(
     call: Callable[[], object], error: type[Exception], message: str, tmp_path: Path
 ) -> None:
-    before = dict(conformance.CLAUSES)
+    before = dict(simclock_conformance.CLAUSES)
     with pytest.raises(error, match=message) as info:
         call()
     assert isinstance(info.value, TypeError | ValueError)
-    if issubclass(error, conformance.BackendError):
+    if issubclass(error, simclock_conformance.BackendError):
         assert isinstance(info.value, SimclockTypeError | SimclockValueError)
-    assert before == conformance.CLAUSES
+    assert before == simclock_conformance.CLAUSES
 
 
 def test_conformance_helpers_use_str_subclasses_as_plain_str() -> None:
-    assert conformance.clause_of_test(HostileStr("test_C_TIE_1_fifo")) == "C-TIE-1"
-    assert conformance.hypothesis_settings(HostileStr("ci")).max_examples == 30
-    assert conformance.not_applicable(HeapSimClock(0), HostileStr("schedule_rate")) is None
-    assert conformance.load_factory(HostileStr("conformance:heap_factory")) is (
-        conformance.heap_factory
+    assert simclock_conformance.clause_of_test(HostileStr("test_C_TIE_1_fifo")) == "C-TIE-1"
+    assert simclock_conformance.hypothesis_settings(HostileStr("ci")).max_examples == 30
+    assert simclock_conformance.not_applicable(HeapSimClock(0), HostileStr("schedule_rate")) is None
+    assert simclock_conformance.load_factory(HostileStr("simclock_conformance:heap_factory")) is (
+        simclock_conformance.heap_factory
     )
 
 
@@ -1671,21 +1687,21 @@ def test_conformance_helpers_use_str_subclasses_as_plain_str() -> None:
 def test_register_clauses_refuses_before_registering_anything(
     clauses: object, optional: object, error: type[Exception], message: str
 ) -> None:
-    before = dict(conformance.CLAUSES)
+    before = dict(simclock_conformance.CLAUSES)
     with pytest.raises(error, match=message):
-        conformance.register_clauses(clauses, optional=optional)  # type: ignore[arg-type]
-    assert before == conformance.CLAUSES
+        simclock_conformance.register_clauses(clauses, optional=optional)  # type: ignore[arg-type]
+    assert before == simclock_conformance.CLAUSES
 
 
 def test_register_clauses_stores_str_subclasses_as_plain_str() -> None:
     row = (HostileStr("C-X-HOSTILE2"), HostileStr("§14"), HostileStr("a test row"))
     try:
-        conformance.register_clauses([row])
-        clause = conformance.CLAUSES["C-X-HOSTILE2"]
+        simclock_conformance.register_clauses([row])
+        clause = simclock_conformance.CLAUSES["C-X-HOSTILE2"]
         assert [type(v) for v in (clause.id, clause.section, clause.summary)] == [str] * 3
-        conformance.register_clauses([row])  # idempotent for the identical row
+        simclock_conformance.register_clauses([row])  # idempotent for the identical row
     finally:
-        conformance.CLAUSES.pop("C-X-HOSTILE2", None)
+        simclock_conformance.CLAUSES.pop("C-X-HOSTILE2", None)
 
 
 @pytest.mark.parametrize(
@@ -1704,11 +1720,13 @@ def test_register_clauses_stores_str_subclasses_as_plain_str() -> None:
 def test_conformance_cli_refusals_stay_one_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conformance._run import EXIT_USAGE, main
+    from simclock_conformance._run import EXIT_USAGE, main
 
-    assert main(["conformance:heap_factory", *argv]) == EXIT_USAGE == 2
+    assert main(["simclock_conformance:heap_factory", *argv]) == EXIT_USAGE == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"python -m conformance: error: {message}") and err.count("\n") == 1
+    assert (
+        err.startswith(f"python -m simclock_conformance: error: {message}") and err.count("\n") == 1
+    )
 
 
 # -- cost of refusing: bounded before any conversion, counted, never timed ---------------

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import simclock.records._sampling as records_impl
-from oracles import SamplingReference, sampling_batch
 from simclock import SimclockValueError
 from simclock.records import SamplingEvents
+from simclock_oracles import SamplingReference, sampling_batch
 
 # -- helpers -----------------------------------------------------------------------
 

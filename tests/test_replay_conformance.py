@@ -1,7 +1,7 @@
 """ReplayClock passes the C-REP clauses of the conformance suite (SPEC §5, §14).
 
 The suite runs in a subprocess, through the pytest plugin, as a user would run
-it: importing ``conformance._replay_clauses`` registers the C-REP clauses in
+it: importing ``simclock_conformance._replay_clauses`` registers the C-REP clauses in
 the process-wide registry, which must not leak into the other conformance tests
 of this session (they compare their reports with that registry).
 """
@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import conformance
+import simclock_conformance
 from simclock import Bus, HeapSimClock, ReplayClock, SimClock
 
-_MODULE = str(Path(conformance.__file__).resolve().parent / "_replay_clauses.py")
+_MODULE = str(Path(simclock_conformance.__file__).resolve().parent / "_replay_clauses.py")
 _TESTS = str(Path(__file__).resolve().parent)
 
 
@@ -49,7 +49,7 @@ def _suite(tmp_path: Path, spec: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_C_REP_1_to_4_replay_clock_passes_the_replay_clauses(tmp_path: Path) -> None:
-    proc = _suite(tmp_path, "conformance._replay_clauses:replay_backend")
+    proc = _suite(tmp_path, "simclock_conformance._replay_clauses:replay_backend")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for clause in ("C-REP-1", "C-REP-2", "C-REP-3", "C-REP-4"):
         assert f"{clause}    passed" in proc.stdout, proc.stdout
@@ -68,10 +68,11 @@ def test_C_REP_2_the_suite_fails_a_backend_that_always_runs_callbacks(tmp_path: 
 def test_C_REP_1_plain_clock_backends_skip_replay_clauses_as_not_applicable(
     tmp_path: Path,
 ) -> None:
-    proc = _suite(tmp_path, "conformance:heap_factory")
+    proc = _suite(tmp_path, "simclock_conformance:heap_factory")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (
-        "not applicable: conformance:heap_factory is not a replay backend (its FACTORY has no "
+        "not applicable: simclock_conformance:heap_factory is not a replay backend "
+        "(its FACTORY has no "
         "callable .replay(path, bus, callbacks)); C-REP-* apply to replay backends only"
     ) in proc.stdout
     assert "C-REP-1    not applicable" in proc.stdout

@@ -1,7 +1,7 @@
 """Every clock against the independent oracle, side by side (SPEC §1, C-X-PEEK, C-X-RATE).
 
 A Hypothesis ``RuleBasedStateMachine`` makes the same calls on three clocks:
-the backend under test (``heap``), ``oracles.ReferenceClock`` (``ref``) and a
+the backend under test (``heap``), ``simclock_oracles.ReferenceClock`` (``ref``) and a
 second instance of the backend (``whole``) that receives every split
 ``advance(a); advance(b)`` as one ``advance(a + b)`` (C-ADV-5). The backends:
 ``HeapSimClock``; ``GridClock`` on 1 ns and 7 ns grids; the clock of a running
@@ -44,7 +44,6 @@ from hypothesis.stateful import (
 )
 
 import simclock
-from oracles import ReferenceClock
 from simclock import (
     EVENTS_TOPIC,
     ControllerSpec,
@@ -56,6 +55,7 @@ from simclock import (
     SensorSpec,
     Session,
 )
+from simclock_oracles import ReferenceClock
 
 
 class _Clock(Protocol):

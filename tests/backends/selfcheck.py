@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from conformance import run
+from simclock_conformance import run
 
 from .broken import BROKEN
 from .clocks import CLOCKS, MUJOCO_HORIZON
@@ -22,7 +22,7 @@ from .horizon import LIMITED as HORIZON_BACKENDS
 __all__ = ["CORRECT", "LIMITED", "OWN", "PEERS", "main", "spec_of", "summarise"]
 
 CORRECT: dict[str, str] = {
-    "heap": "conformance:heap_factory",
+    "heap": "simclock_conformance:heap_factory",
     "sorted_list": "backends.sorted_list:factory",
     "wheel": "backends.wheel:factory",
     "minimal": "backends.minimal:factory",
@@ -271,12 +271,12 @@ def render_peer_table(results: list[dict[str, Any]]) -> str:
 
 
 def _clause_of(test: str) -> str:
-    from conformance import clause_of_test
+    from simclock_conformance import clause_of_test
 
     return clause_of_test(test) or test
 
 
 def _clause_order(clause: str) -> int:
-    from conformance import CLAUSES
+    from simclock_conformance import CLAUSES
 
     return list(CLAUSES).index(clause) if clause in CLAUSES else len(CLAUSES)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import ClockConformance, Factory, Rig, heap_factory
+from simclock_conformance import ClockConformance, Factory, Rig, heap_factory
 
 from .broken import hash_keyed_lambda
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from lint import Config, LintConfigError, _runner, lint_paths, load_config, main
+from simclock_lint import Config, LintConfigError, _runner, lint_paths, load_config, main
 
 if TYPE_CHECKING:
     import libcst
 
-    from lint._analysis import Analysis
+    from simclock_lint._analysis import Analysis
 
 SEED = "import numpy as np\nnp.random.seed(0)\n"
 SEED_MESSAGE = (
@@ -95,7 +95,7 @@ def test_C_RNG_6_internal_error_exits_2_and_others_still_linted(
 ) -> None:
     import dataclasses
 
-    from lint import RULES
+    from simclock_lint import RULES
 
     def broken_check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
         raise KeyError("rule bug")
@@ -324,7 +324,7 @@ def test_C_RNG_6_parallel_workers_give_the_serial_result(
 def test_C_RNG_6_python_dash_m_lint(project: Path) -> None:
     write(project, "a.py", SEED)
     done = subprocess.run(
-        [sys.executable, "-m", "lint", "a.py", "--no-cache"],
+        [sys.executable, "-m", "simclock_lint", "a.py", "--no-cache"],
         capture_output=True,
         text=True,
         check=False,

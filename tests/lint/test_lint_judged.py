@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lint import DEFAULT_RULES, INTERNAL_ERROR, PARSE_ERROR, RULES, Finding, lint_source
+from simclock_lint import DEFAULT_RULES, INTERNAL_ERROR, PARSE_ERROR, RULES, Finding, lint_source
 
 HERE = Path(__file__).resolve().parent
 JUDGED = HERE / "judged" / "sites.json"

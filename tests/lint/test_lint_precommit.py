@@ -46,7 +46,7 @@ def test_C_RNG_6_precommit_manifest_validates_and_names_the_console_script(tmp_p
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "scripts"
     ]
-    assert scripts[hook["entry"]] == "lint._cli:main"
+    assert scripts[hook["entry"]] == "simclock_lint._cli:main"
 
 
 def test_C_RNG_6_precommit_blocks_a_commit_with_global_numpy_seed(tmp_path: Path) -> None:

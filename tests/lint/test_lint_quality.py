@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from lint import lint_source
+from simclock_lint import lint_source
 
 HERE = Path(__file__).resolve().parent
 CORPUS = sorted((HERE / "corpus").glob("*.py.txt"))

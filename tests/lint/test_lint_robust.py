@@ -2,7 +2,7 @@
 
 The hostile inputs that used to hang or crash run in a subprocess with a
 timeout, so a regression fails the test instead of hanging the suite; no
-test asserts a duration. The cut before the parse (``lint/_prune.py``) is
+test asserts a duration. The cut before the parse (``lint/simclock_lint/_prune.py``) is
 checked differentially: every rule example, corpus file and judged snippet
 gives the same findings with and without it.
 """
@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from lint import DEFAULT_RULES, NOT_LINTED, PARSE_ERROR, RULES, Finding, _engine, lint_source, main
+from simclock_lint import (
+    DEFAULT_RULES,
+    NOT_LINTED,
+    PARSE_ERROR,
+    RULES,
+    Finding,
+    _engine,
+    lint_source,
+    main,
+)
 
 HERE = Path(__file__).resolve().parent
 SIM = "import simclock\n"
@@ -31,7 +40,7 @@ TABS = (
 
 def _cli(cwd: Path, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "lint", "--no-cache", *argv],
+        [sys.executable, "-m", "simclock_lint", "--no-cache", *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -125,7 +134,10 @@ def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: P
     # The cached path reads files to hash them: it must not block either, nor cache the warning.
     for _ in range(2):
         cached = subprocess.run(
-            [sys.executable, "-m", "lint", "."], cwd=tmp_path, capture_output=True, text=True,
+            [sys.executable, "-m", "simclock_lint", "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
             timeout=30, check=False, env={**os.environ, "PYTHONPATH": str(HERE.parents[1])},
         )  # fmt: skip
         assert (cached.returncode, cached.stdout) == (0, expected)

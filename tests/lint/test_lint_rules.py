@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 import pytest
 
-from lint import DEFAULT_RULES, PARSE_ERROR, RULES, RULES_BY_CODE, Finding
-from lint import lint_source as _lint_source
-from lint._rule import Rule
+from simclock_lint import DEFAULT_RULES, PARSE_ERROR, RULES, RULES_BY_CODE, Finding
+from simclock_lint import lint_source as _lint_source
+from simclock_lint._rule import Rule
 
 
 def lint_source(
@@ -52,7 +52,7 @@ def test_C_RNG_6_rule_documentation_shape(code: str) -> None:
 
 
 def test_C_RNG_6_rule_module_must_declare_every_part() -> None:
-    from lint._rules import _sc101_global_random as module
+    from simclock_lint._rules import _sc101_global_random as module
 
     namespace = dict(vars(module))
     rebuilt = Rule.declared_in(namespace, modules=("random",), anchors=("random",))

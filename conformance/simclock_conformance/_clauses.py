@@ -1,0 +1,169 @@
+"""The registry of clauses the conformance suite reports on (SPEC §14).
+
+Every test of the suite is named ``test_<CLAUSE>_<what>`` where ``<CLAUSE>`` is
+a registered clause id with dashes turned into underscores
+(``test_C_TIE_1_equal_times_fifo``); the report groups test outcomes by that
+id. A suite module for another family of backends (e.g. replay, ``C-REP-*``)
+calls :func:`register_clauses` at import time; see ``conformance/README.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from simclock import SimclockTypeError, SimclockValueError
+from simclock_conformance._args import check_str, plain_str, quote, read_iterable, typed
+
+__all__ = ["CLAUSES", "ORACLE_CLAUSE", "Clause", "clause_of_test", "register_clauses"]
+
+# A registry of more rows than this is a mistake; an endless iterable is never read
+# to its end.
+_MAX_ROWS = 10_000
+
+_ID = re.compile(r"C-[A-Z]+-[A-Z0-9]+|SM-[A-Z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One row of the report: a SPEC clause id, its section and a one-line summary."""
+
+    id: str
+    section: str
+    summary: str
+    optional: bool = False
+    """True when a backend may lack the feature: "not applicable" is then an answer (C-CONF-1)."""
+
+    @property
+    def test_prefix(self) -> str:
+        """The prefix every test of this clause carries: ``test_C_TIE_1_``."""
+        return "test_" + self.id.replace("-", "_") + "_"
+
+
+ORACLE_CLAUSE = "SM-ORACLE"
+"""Pseudo-clause of the Hypothesis state machine that compares a backend to the oracle."""
+
+_BUILTIN: tuple[tuple[str, str, str], ...] = (
+    ("C-TIME-1", "§1", "now_ns() is an int; a new clock starts at 0"),
+    ("C-TIME-2", "§1", "now_ns() never decreases"),
+    ("C-TIME-3", "§1", "time arguments are time-ints; floats refused, never rounded"),
+    ("C-TIME-4", "§1", "times exact up to 2**64-1; beyond, exact or a clean ValueError"),
+    ("C-ADV-1", "§1", "advance fires due entries in (at_ns, seq) order, then now = target"),
+    ("C-ADV-2", "§1", "during a callback now_ns() equals the entry's at_ns"),
+    (
+        "C-ADV-3",
+        "§1",
+        "entries pushed by a callback at or before the target fire in the same advance",
+    ),
+    ("C-ADV-4", "§1", "advance from inside a callback raises RuntimeError and changes nothing"),
+    ("C-ADV-5", "§1", "advance(a); advance(b) fires exactly what advance(a+b) fires"),
+    ("C-SCH-1", "§1", "schedule needs at >= now; at == now fires on the next advance(0)"),
+    ("C-SCH-2", "§1", "schedule* returns a frozen-dataclass Handle with cancel"),
+    ("C-TIE-1", "§1", "equal at_ns fire in push order (FIFO)"),
+    ("C-PER-1", "§1", "periodic grid phase + k*period, first point >= now at the call"),
+    ("C-PER-2", "§1", "periodic re-pushed after its callback with a fresh seq"),
+    ("C-PER-3", "§1", "no drift: n-th firing exactly at phase + n*period"),
+    ("C-CAN-1", "§1", "cancel never raises, from anywhere; repeating it does nothing"),
+    ("C-CAN-2", "§1", "once cancel returns the entry never fires; a periodic stops"),
+    ("C-CAN-3", "§1", "cancelling an entry that already fired is a no-op"),
+    ("C-CAN-4", "§1", "tombstones <= 2*live + 1024: schedule/cancel churn cannot grow memory"),
+    ("C-ERR-1", "§1", "a raising callback is reported on the bus; the others still fire"),
+    ("C-ERR-2", "§1", "BaseException propagates; the clock stays consistent"),
+    ("C-DET-1", "§1", "same seed and calls give the same run in any process"),
+    ("C-STEP-1", "§1", "step_ns() is a positive int"),
+    ("C-RNG-1", "§2", "random_source() is the root: label '/', the scenario seed"),
+    ("C-RNG-2", "§2", "child streams derive from a stable hash of the label path"),
+    ("C-RNG-3", "§2", "hierarchical labels; child('a').child('b') == child('a/b')"),
+    ("C-RNG-4", "§2", "streams are independent of creation order and of other draws"),
+    ("C-RNG-5", "§2", "numpy_rng() returns the stream's Generator, the same object"),
+    ("C-RNG-6", "§2", "the backend never touches global random / numpy.random state"),
+    ("C-BUS-1", "§3", "one global publish sequence across topics"),
+    ("C-BUS-2", "§3", "every subscriber receives the total order"),
+    ("C-BUS-3", "§3", "future-stamped messages are delivered when the clock reaches them"),
+    ("C-BUS-4", "§3", "a raising subscriber does not stop the others and is reported"),
+    ("C-X-PEEK", "§15", "next_event_ns() is the earliest live entry or None"),
+    ("C-X-RATE", "§15", "schedule_rate fires at phase + ceil(k*1e9/rate), exactly"),
+    (
+        ORACLE_CLAUSE,
+        "§14",
+        "Hypothesis state machine: backend and simclock_oracles.ReferenceClock agree",
+    ),
+)
+
+CLAUSES: dict[str, Clause] = {}
+"""Every registered clause by id, in report order."""
+
+
+def register_clauses(
+    clauses: Iterable[tuple[str, str, str]], *, optional: bool | None = None
+) -> None:
+    """Add ``(id, section, summary)`` rows to the report (idempotent for identical rows).
+
+    Ids look like ``C-REP-1``; re-registering an id with a different summary is a
+    ``ValueError`` so two suite modules cannot silently claim the same clause.
+    Every row is checked before any is added: a refused call registers nothing.
+    ``SimclockTypeError`` for ``clauses`` that is not an iterable of 3-tuples
+    of ``str`` (or raises while read) and for an ``optional`` that is not a
+    ``bool`` or ``None``; ``SimclockValueError`` for a malformed or
+    conflicting id.
+
+    ``optional``: whether a backend may be "not applicable" to these clauses
+    (C-CONF-1). By default only the ``C-X-*`` clauses are; a family of clauses
+    for one kind of backend (``C-REP-*`` for replay backends) passes True.
+    A mandatory clause skipped for any reason makes the verdict INCOMPLETE.
+    """
+    if optional is not None and type(optional) is not bool:
+        raise SimclockTypeError(f"optional must be True, False or None, got {typed(optional)}")
+    rows = read_iterable(
+        clauses,
+        "clauses",
+        "an iterable of (id, section, summary) rows",
+        _MAX_ROWS,
+        SimclockTypeError,
+        SimclockValueError,
+    )
+    staged: dict[str, Clause] = {}
+    for row in rows:
+        if not isinstance(row, tuple | list) or len(row) != 3:
+            raise SimclockTypeError(
+                f"clauses must hold (id, section, summary) tuples of str, got {typed(row)}"
+            )
+        if not all(isinstance(part, str) for part in row):
+            raise SimclockTypeError(
+                f"clauses must hold (id, section, summary) tuples of str, got {quote(row)}"
+            )
+        # Plain copies: a str subclass's __hash__/__eq__ never run in the registry.
+        clause_id, section, summary = (plain_str(part) for part in row)
+        if not _ID.fullmatch(clause_id):
+            raise SimclockValueError(
+                f"clause id {quote(clause_id)} is malformed; use the SPEC form, e.g. 'C-REP-1'"
+            )
+        is_optional = clause_id.startswith("C-X-") if optional is None else optional
+        new = Clause(clause_id, section, summary, is_optional)
+        old = staged.get(clause_id) or CLAUSES.get(clause_id)
+        if old is not None and old != new:
+            raise SimclockValueError(
+                f"clause {clause_id!r} is already registered as {quote(old.summary)}; "
+                "register each clause once"
+            )
+        staged[clause_id] = new
+    CLAUSES.update(staged)
+
+
+register_clauses(_BUILTIN)
+
+
+def clause_of_test(test_name: str) -> str | None:
+    """The clause id a test function name carries, or ``None`` (longest id wins).
+
+    ``SimclockTypeError`` for a ``test_name`` that is not a ``str``.
+    """
+    test_name = check_str(test_name, "test_name")
+    best: str | None = None
+    for clause in CLAUSES.values():
+        if test_name.startswith(clause.test_prefix) and (
+            best is None or len(clause.id) > len(best)
+        ):
+            best = clause.id
+    return best

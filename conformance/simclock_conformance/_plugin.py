@@ -1,0 +1,334 @@
+"""The pytest plugin (entry point ``pytest11``: ``simclock_conformance``).
+
+Options:
+
+- ``--simclock-backend MODULE:FACTORY``: run the conformance suite on that
+  backend. Without explicit test paths only the suite is collected; with paths
+  the suite is added to them. A bad spec, an import failure or a factory that
+  raises is a usage error (pytest exits 4 with the message).
+- ``--simclock-profile ci|thorough``: Hypothesis budget (default ``ci``).
+- ``--simclock-json PATH``: write the per-clause report as JSON.
+- ``--simclock-report``: print the per-clause table even without
+  ``--simclock-backend`` (e.g. for in-repo subclasses of ``ClockConformance``).
+- ``--simclock-timeout SECONDS``: the time limit of each suite test
+  (C-CONF-2; default 30 s for ``ci``, 300 s for ``thorough``; 0 turns it off).
+
+Suite modules are the files ``conformance/simclock_conformance/_suite_*.py``; each groups its tests
+in a ``Test*`` class derived from a suite base (``ClockConformance``). With
+``--simclock-backend`` all results form one report; otherwise (in-repo
+subclasses) there is one report per test class. The verdict (C-CONF-1) is
+CONFORMING only for a full run in which every mandatory test ran and passed:
+a test a subclass overrides (or sets to ``None``) or skips, or one that ran
+only within the backend's declared horizon (``limited``), is named and makes
+it INCOMPLETE; a run restricted by ``-k``/``--clause``/``-x`` is PARTIAL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from simclock_conformance._report import BackendReport, Outcome
+
+__all__ = ["MAX_TIMEOUT_S", "PROFILES", "ResultCollector", "default_timeout", "suite_paths"]
+
+PROFILES = ("ci", "thorough")
+"""The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
+
+_TIMEOUTS = {"ci": 30.0, "thorough": 300.0}
+MAX_TIMEOUT_S = 1_000_000
+"""The largest per-test time limit in seconds (about 11.6 days); the timers take no more."""
+
+
+def default_timeout(profile: str) -> float:
+    """The per-test time limit in seconds of ``profile`` (C-CONF-2)."""
+    return _TIMEOUTS.get(profile, _TIMEOUTS["ci"])
+
+
+def suite_paths() -> list[str]:
+    """Paths of every suite module (``conformance/simclock_conformance/_suite_*.py``), sorted."""
+    here = Path(__file__).resolve().parent
+    return [str(p) for p in sorted(here.glob("_suite_*.py"))]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``--simclock-*`` options."""
+    group = parser.getgroup("simclock-conformance", "simclock conformance suite")
+    group.addoption(
+        "--simclock-backend",
+        metavar="MODULE:FACTORY",
+        default=None,
+        help="run the simclock conformance suite on FACTORY(seed, bus) -> SimClock",
+    )
+    group.addoption(
+        "--simclock-profile",
+        choices=PROFILES,
+        default=None,
+        help="Hypothesis budget of the conformance suite (default: ci)",
+    )
+    group.addoption(
+        "--simclock-json",
+        metavar="PATH",
+        default=None,
+        help="write the per-clause conformance report as JSON to PATH",
+    )
+    group.addoption(
+        "--simclock-report",
+        action="store_true",
+        default=False,
+        help="print the per-clause conformance table at the end of the run",
+    )
+    group.addoption(
+        "--simclock-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="time limit of each conformance test (default 30 for ci, 300 for thorough; 0: none)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Check the backend spec early and add the suite modules to the run."""
+    spec = config.getoption("simclock_backend")
+    json_path = config.getoption("simclock_json")
+    timeout = config.getoption("simclock_timeout")
+    # One check with the CLI and run(): past about 10**8 s the watchdog's timers overflow.
+    from simclock_conformance._args import check_timeout  # _args imports this module
+
+    check_timeout(timeout, pytest.UsageError, pytest.UsageError)
+    if spec or json_path:
+        # Imported here: this module is loaded into every pytest run.
+        from simclock_conformance._harness import (
+            BackendError,
+            check_factory,
+            check_report_path,
+            load_factory,
+        )
+
+        try:
+            if json_path:
+                check_report_path(json_path, "--simclock-json")
+            if spec:
+                check_factory(load_factory(spec), spec)
+        except BackendError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if spec:
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            config.args.extend(p for p in suite_paths() if p not in config.args)
+        else:
+            config.args[:] = suite_paths()
+    if spec or json_path or config.getoption("simclock_report"):
+        config.pluginmanager.register(ResultCollector(config), "simclock-conformance-results")
+
+
+def _suite_base(cls: type | None) -> type | None:
+    """The suite class (``ClockConformance``, ...) ``cls`` derives from, or None."""
+    if cls is None:
+        return None
+    for klass in cls.__mro__:
+        if klass.__dict__.get("__conformance_suite__"):
+            return klass
+    return None
+
+
+def _overridden(cls: type, base: type) -> list[str]:
+    """Test names of ``base`` that ``cls`` replaced (or set to something not callable)."""
+    return [
+        name
+        for name in dir(base)
+        if name.startswith("test_") and getattr(cls, name, None) is not getattr(base, name)
+    ]
+
+
+def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
+    from simclock_conformance._harness import NOT_APPLICABLE
+    from simclock_conformance._reach import LIMITED_PROPERTY
+    from simclock_conformance._report import (
+        FAILED,
+        LIMITED,
+        PASSED,
+        SKIPPED,
+        Outcome,
+        falsifying_program,
+    )
+    from simclock_conformance._report import NOT_APPLICABLE as NA_STATUS
+
+    name = report.nodeid.rsplit("::", 1)[-1]
+    extra: dict[str, Any] = {}
+    limited = ""
+    for key, value in report.user_properties:
+        if key == "simclock" and isinstance(value, dict):
+            extra = value
+        elif key == LIMITED_PROPERTY and not limited:
+            limited = str(value)
+    if report.failed or hasattr(report, "wasxfail"):
+        text = report.longreprtext
+        message = extra.get("message") or ""
+        if not message:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            message = str(getattr(crash, "message", "")) or text.strip()[-500:]
+        if hasattr(report, "wasxfail"):
+            message = f"{message} [marked xfail: {report.wasxfail}]"
+        failures = extra.get("failures", [])
+        program = failures[0]["program"] if failures else falsifying_program(text)
+        return Outcome(
+            name,
+            FAILED,
+            message=_with_clause(clause, message.strip()),
+            details=text[-6000:],
+            program=program,
+            failures=failures if len(failures) > 1 else [],
+            root=extra.get("root", ""),
+        )
+    if report.skipped:
+        reason = ""
+        if isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2])
+        status = NA_STATUS if NOT_APPLICABLE in reason else SKIPPED
+        return Outcome(name, status, message=reason.removeprefix("Skipped: "))
+    if limited:
+        # Passed, but only within the backend's declared horizon: never CONFORMING (C-CONF-1).
+        return Outcome(name, LIMITED, message=limited)
+    return Outcome(name, PASSED)
+
+
+def _with_clause(clause: str, message: str) -> str:
+    """Every failure message starts with its clause id (C-CONF-3)."""
+    return message if message.startswith(clause) else f"{clause}: {message}"
+
+
+class ResultCollector:
+    """Groups test outcomes by suite class and clause; prints and writes the report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.reports: dict[str, BackendReport] = {}
+        self.groups: dict[str, str] = {}
+        profile = str(config.getoption("simclock_profile") or "ci")
+        option = config.getoption("simclock_timeout")
+        self.timeout = default_timeout(profile) if option is None else float(option)
+        self.timed_out = False
+
+    def _report_for(self, group: str) -> BackendReport:
+        if group not in self.reports:
+            from simclock_conformance._report import BackendReport
+
+            spec = self.config.getoption("simclock_backend")
+            backend = str(spec) if spec else group
+            profile = self.config.getoption("simclock_profile") or "ci"
+            self.reports[group] = BackendReport(backend, str(profile))
+        return self.reports[group]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Record, before ``-k`` deselects anything, every test each report expects (C-CONF-1)."""
+        from simclock_conformance._clauses import clause_of_test
+        from simclock_conformance._report import OVERRIDDEN, Outcome
+
+        spec = self.config.getoption("simclock_backend")
+        seen: set[type] = set()
+        for item in items:
+            cls = getattr(item, "cls", None)
+            base = _suite_base(cls)
+            if cls is None or base is None:
+                continue
+            parts = item.nodeid.split("::")
+            group = str(spec) if spec else "::".join(parts[:-1])
+            self.groups[item.nodeid] = group
+            if cls in seen:
+                continue
+            seen.add(cls)
+            report = self._report_for(group)
+            for name in dir(cls):
+                clause = clause_of_test(name) if name.startswith("test_") else None
+                if clause is not None:
+                    report.expect(clause, name)
+            for name in _overridden(cls, base) if cls is not base else []:
+                clause = clause_of_test(name)
+                if clause is not None:
+                    why = f"{cls.__qualname__} overrides {base.__qualname__}.{name}"
+                    report.add(clause, Outcome(name, OVERRIDDEN, message=why))
+
+    def _limit(self, item: pytest.Item) -> Any:
+        from simclock_conformance._watchdog import watchdog
+
+        limit = self.timeout
+        if self.timed_out and limit > 0:
+            # The backend hung once; its other clauses get a short limit so the
+            # report comes soon (C-CONF-2). It is not conforming already.
+            limit = min(limit, 3.0)
+        clause = _clause_of_item(item) if item.nodeid in self.groups else None
+        return watchdog(limit if clause else 0.0, clause or "")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Fixtures make clocks through the factory: they run under the time limit too."""
+        with self._limit(item):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Run the test under its time limit (C-CONF-2)."""
+        with self._limit(item):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Attach the distinct failures, their programs and the root cause to the report."""
+        report = yield
+        if item.nodeid in self.groups and call.excinfo is not None and call.when != "teardown":
+            from simclock_conformance._explain import explain
+
+            clause = _clause_of_item(item) or ""
+            try:
+                extra = explain(call.excinfo.value, clause)
+            except Exception as exc:
+                extra = {"message": f"{clause}: (could not describe the failure: {exc!r})"}
+            if extra.get("timeout"):
+                self.timed_out = True
+            report.user_properties = [*report.user_properties, ("simclock", extra)]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Fold each phase's report into its clause."""
+        from simclock_conformance._clauses import clause_of_test
+
+        group = self.groups.get(report.nodeid)
+        if group is None:
+            return
+        name = report.nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
+        clause = clause_of_test(name)
+        if clause is None:
+            return
+        if report.when == "call" or report.failed or report.skipped:
+            self._report_for(group).add(clause, _outcome_of(report, clause))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print one per-clause table per backend."""
+        for rep in self.reports.values():
+            terminalreporter.write_line("")
+            for line in rep.table().splitlines():
+                terminalreporter.write_line(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write ``--simclock-json`` (one report, or a list when several backends ran)."""
+        path = self.config.getoption("simclock_json")
+        # Under pytest-xdist only the controller, which sees every report, writes.
+        if not path or hasattr(self.config, "workerinput"):
+            return
+        reports = [r.to_json() for r in self.reports.values()]
+        data: Any = reports[0] if len(reports) == 1 else reports
+        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _clause_of_item(item: pytest.Item) -> str | None:
+    from simclock_conformance._clauses import clause_of_test
+
+    return clause_of_test(item.name.split("[", 1)[0])
