@@ -851,19 +851,11 @@ def _cases() -> list[Case]:
         ),
         _m(
             "HeapSimClock",
-            "fire_until",
-            heap_ctx,
-            heap_snap,
-            lambda c: {"limit_ns": 12},
-            accepts_huge=("limit_ns",),  # valid: fires a periodic forever
-        ),
-        _m(
-            "HeapSimClock",
             "run_until",
             heap_source_ctx,
             heap_source_state,
             lambda c: {"target_ns": 12, "source": c.source},
-            accepts_huge=("target_ns",),  # as fire_until
+            accepts_huge=("target_ns",),  # valid: fires a periodic forever
         ),
         _m("HeapSimClock", "skip_to", heap_ctx, heap_snap, lambda c: {"t_ns": 12}),
         _f(

@@ -343,6 +343,20 @@ class Bus:
                 self._delivering = False
             raise
 
+    def _discard_before(self, t_ns: int) -> None:
+        """Drop the pending messages stamped before ``t_ns``: they will never be delivered.
+
+        Called by ``HeapSimClock.skip_to`` (a replay's seek), which drops the
+        clock entries that would have delivered them; left here, the next
+        delivery would hand them out with a stamp in the past. O(pending).
+        """
+        with self._lock:
+            pending = self._pending
+            kept = [item for item in pending if item[0] >= t_ns]
+            if len(kept) != len(pending):
+                heapq.heapify(kept)
+                self._pending = kept
+
     def deliver(self, message: Message) -> None:
         """Hand an already-sequenced ``message`` to subscribers (used by replay).
 

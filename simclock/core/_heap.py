@@ -8,10 +8,12 @@ reaches the root (where :meth:`LazyHeap.pop_due` and :meth:`LazyHeap.peek`
 drop it silently) or until tombstones outnumber live items, when the heap is
 rebuilt in place. Callers never see a tombstone and never index the list.
 
-What it orders is an :class:`Item`: a key ``(at, seq)`` set by
-:meth:`LazyHeap.push`, and a ``state`` whose only meaning here is
-*0 = live, anything else = dead* (the entry state machine built on it is in
-:mod:`simclock.core._entry`, which imports this module, never the other way).
+What it orders are the core's entries (:mod:`simclock.core._entry`): their key
+``(at, seq)``, set by :meth:`LazyHeap.push`, and their ``state``, whose only
+meaning here is *0 = live, anything else = dead*. An entry knows its queue
+only as the small :class:`~simclock.core._entry.EntryQueue` interface it
+reports its cancellation to, so this module imports the entries and nothing
+imports it back.
 
 Contract: :meth:`~LazyHeap.pop_due` returns live items in strictly increasing
 ``(at, seq)`` order whatever the push order; ``seq`` is unique per queue, so
@@ -41,27 +43,14 @@ from typing import Any, Final, final
 
 from mypy_extensions import i64
 
-__all__ = ["COMPILED", "Item", "LazyHeap"]
+from simclock.core._entry import EntryQueue, _Entry
 
-
-class Item:
-    """What :class:`LazyHeap` orders: key ``(at, seq)`` and liveness ``state`` (0 = live).
-
-    Subclasses (the core's ``_Entry``) set all three in their ``__init__``; the
-    key is overwritten by every :meth:`LazyHeap.push`.
-    """
-
-    __slots__ = ("at", "seq", "state")
-
-    at: int
-    seq: int
-    state: int
-
+__all__ = ["COMPILED", "LazyHeap"]
 
 # Positions are i64: native machine ints when compiled (a list never has 2**63 items).
 
 
-def _sift_up(heap: list[Item], start: i64, pos: i64, item: Item) -> None:
+def _sift_up(heap: list[_Entry], start: i64, pos: i64, item: _Entry) -> None:
     """Put ``item`` in slot ``pos``, moving larger-keyed parents down, never above ``start``."""
     at = item.at
     seq = item.seq
@@ -77,7 +66,7 @@ def _sift_up(heap: list[Item], start: i64, pos: i64, item: Item) -> None:
     heap[pos] = item
 
 
-def _sift_leafward(heap: list[Item], pos: i64, item: Item) -> None:
+def _sift_leafward(heap: list[_Entry], pos: i64, item: _Entry) -> None:
     """Fill the hole at ``pos`` with ``item``, re-establishing the heap below (``heapq._siftup``).
 
     Bottom-up: the smaller child moves up until a leaf is reached, then
@@ -104,14 +93,14 @@ def _sift_leafward(heap: list[Item], pos: i64, item: Item) -> None:
     _sift_up(heap, start, pos, item)
 
 
-def _heapify(heap: list[Item]) -> None:
+def _heapify(heap: list[_Entry]) -> None:
     pos: i64 = len(heap) // 2 - 1
     while pos >= 0:
         _sift_leafward(heap, pos, heap[pos])
         pos -= 1
 
 
-def _check_heap(items: list[Item], dead: int, next_seq: int, threshold: int) -> None:
+def _check_heap(items: list[_Entry], dead: int, next_seq: int, threshold: int) -> None:
     """The invariants of a :class:`LazyHeap` whose items, in heap-array order, are ``items``."""
     keys = [(item.at, item.seq) for item in items]
     for i in range(1, len(keys)):
@@ -126,8 +115,8 @@ def _check_heap(items: list[Item], dead: int, next_seq: int, threshold: int) -> 
 
 
 @final
-class LazyHeap:
-    """A min-heap of :class:`Item` with lazy deletion (C-CAN-4); ``LazyHeap(compact_threshold)``.
+class LazyHeap(EntryQueue):
+    """A min-heap of entries with lazy deletion (C-CAN-4); ``LazyHeap(compact_threshold)``.
 
     A caller cancels an item by setting its ``state`` to non-zero and calling
     :meth:`tombstoned` once; the item then leaves silently. The bound
@@ -140,12 +129,12 @@ class LazyHeap:
         # every seq is below next_seq.
         # Invariant: dead == number of items whose state is not 0.
         # Invariant: len(items) <= 2 * (len(items) - dead) + threshold between calls.
-        self.items: list[Item] = []
+        self.items: list[_Entry] = []
         self.dead = 0
         self.next_seq = 0
         self.threshold = threshold
 
-    def push(self, item: Item, at: int) -> None:
+    def push(self, item: _Entry, at: int) -> None:
         """Put live ``item`` in the heap at ``at`` with the next ``seq`` (C-TIE-1). O(log n)."""
         seq = self.next_seq
         self.next_seq = seq + 1
@@ -155,7 +144,7 @@ class LazyHeap:
         heap.append(item)
         _sift_up(heap, 0, len(heap) - 1, item)
 
-    def pop_due(self, limit: int) -> Item | None:
+    def pop_due(self, limit: int) -> _Entry | None:
         """Remove and return the first live item if its ``at <= limit``, else ``None``.
 
         Tombstones reaching the root on the way leave and are uncounted. One call
@@ -176,7 +165,7 @@ class LazyHeap:
             return first
         return None
 
-    def peek(self) -> Item | None:
+    def peek(self) -> _Entry | None:
         """The first live item, left in place (tombstones at the root leave), or ``None``."""
         heap = self.items
         while heap:
@@ -218,10 +207,10 @@ class LazyHeap:
         return len(self.items) - self.dead
 
     def size(self) -> int:
-        """Items physically in the heap, tombstones included."""
+        """_Entrys physically in the heap, tombstones included."""
         return len(self.items)
 
-    def live_items(self) -> list[Item]:
+    def live_items(self) -> list[_Entry]:
         """The live items, in heap-array order (for checks, O(n))."""
         return [item for item in self.items if not item.state]
 
@@ -233,7 +222,7 @@ class LazyHeap:
 # -- the pure build: heapq over (at, seq, item) tuples ---------------------------
 
 
-class _TupleHeap:
+class _TupleHeap(EntryQueue):
     """:class:`LazyHeap` as pure Python over ``heapq`` (the same methods, the same rules)."""
 
     __slots__ = ("dead", "items", "next_seq", "threshold")
@@ -244,27 +233,27 @@ class _TupleHeap:
         self.next_seq = 0
         self.threshold = threshold
 
-    def push(self, item: Item, at: int) -> None:
+    def push(self, item: _Entry, at: int) -> None:
         seq = self.next_seq
         self.next_seq = seq + 1
         item.at = at
         item.seq = seq
         heapq.heappush(self.items, (at, seq, item))
 
-    def pop_due(self, limit: int) -> Item | None:
+    def pop_due(self, limit: int) -> _Entry | None:
         heap = self.items
         while heap and heap[0][0] <= limit:
-            item: Item = heapq.heappop(heap)[2]
+            item: _Entry = heapq.heappop(heap)[2]
             if item.state:
                 self.dead -= 1
                 continue
             return item
         return None
 
-    def peek(self) -> Item | None:
+    def peek(self) -> _Entry | None:
         heap = self.items
         while heap:
-            item: Item = heap[0][2]
+            item: _Entry = heap[0][2]
             if not item.state:
                 return item
             heapq.heappop(heap)
@@ -294,7 +283,7 @@ class _TupleHeap:
     def size(self) -> int:
         return len(self.items)
 
-    def live_items(self) -> list[Item]:
+    def live_items(self) -> list[_Entry]:
         return [entry[2] for entry in self.items if not entry[2].state]
 
     def _check(self) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import types
 from fractions import Fraction
+from functools import cmp_to_key
 from typing import Any, Final, Protocol, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr
@@ -146,8 +147,8 @@ class HeapSimClock:
             raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
         if bus is not None and not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
-        # Invariant: every item of _queue is an _Entry, live ones _PENDING; the queue's
-        # own invariants (order, unique seq, tombstone count and bound) are its _check().
+        # Invariant: the queue's live entries are _PENDING; its own invariants (order,
+        # unique seq, tombstone count and bound) are its _check().
         self._queue = LazyHeap(compact_threshold)
         self._running = False
         self.bus = bus if bus is not None else Bus()
@@ -375,32 +376,50 @@ class HeapSimClock:
 
         One-shots due before ``t_ns`` are dropped (``stats().skipped == 1``);
         each repeating entry resumes at its first grid point ``>= t_ns`` and
-        counts the firings it missed as ``skipped``, re-pushed in the order
-        they were due. ``t_ns < now`` is a ``ValueError``; from inside a
-        callback a ``RuntimeError``. O(k log n) for k entries moved.
+        counts the firings it missed as ``skipped``; they are re-pushed in the
+        order in which their last skipped firings would have run, so at a shared
+        later instant they fire in the order a run without the skip gives
+        (C-PER-2, C-TIE-1). Messages published on ``bus`` for delivery before
+        ``t_ns`` are dropped with the entries that would have delivered them.
+        ``t_ns < now`` is a ``ValueError``; from inside a callback a
+        ``RuntimeError``. O(k log n) for k entries moved (never per skipped
+        firing of a periodic entry; two schedules of different periods or rates
+        sharing their last skipped instant compare in a few steps), plus
+        O(pending) bus messages.
         """
         self._check_idle("skip_to")
         t = check_time_ns(t_ns, "t_ns")
         if t < self._now:
             raise SimclockValueError(f"t_ns={t} is before now={self._now} ns; time never goes back")
         queue = self._queue
-        moved: list[_Entry] = []
+        # (entry, index of its first skipped firing, of its last one)
+        moved: list[tuple[_Entry, int, int]] = []
         while True:
-            # The queue holds only _Entry items (see __init__): a checked narrowing.
-            entry: _Entry | None = queue.pop_due(t - 1)  # type: ignore[assignment]
+            entry = queue.pop_due(t - 1)
             if entry is None:
                 break
             if entry.kind == _ONESHOT:
                 entry.state = _SKIPPED
             else:
-                k = entry.first_k_at_or_after(t)
-                entry.skipped += k - entry.k
-                entry.k = k
-                moved.append(entry)
-        for entry in moved:
+                moved.append((entry, entry.k, entry.first_k_at_or_after(t) - 1))
+
+        def before(a: tuple[_Entry, int, int], b: tuple[_Entry, int, int]) -> int:
+            # Re-push order = the order their last skipped firings would have run in.
+            at_a = a[0].at_index(a[2])
+            at_b = b[0].at_index(b[2])
+            if at_a != at_b:
+                return -1 if at_a < at_b else 1
+            return -1 if a[0].missed_last_before(a[1], a[2], b[0], b[1], b[2]) else 1
+
+        if len(moved) > 1:
+            moved.sort(key=cmp_to_key(before))
+        for entry, first, last in moved:
+            entry.skipped += last + 1 - first
+            entry.k = last + 1
             queue.push(entry, entry.at_k())
         self._now = t
         queue.restore_bound()
+        self.bus._discard_before(t)
 
     def _check_idle(self, what: str) -> None:
         if self._running:
@@ -420,8 +439,7 @@ class HeapSimClock:
         self._running = True
         try:
             while True:
-                # The queue holds only _Entry items and never returns a tombstone.
-                entry: _Entry | None = queue.pop_due(limit)  # type: ignore[assignment]
+                entry = queue.pop_due(limit)  # never a tombstone
                 if entry is None:
                     break
                 at = entry.at
@@ -468,11 +486,7 @@ class HeapSimClock:
         """Assert every invariant; called by the state machine after each step."""
         queue = self._queue
         queue._check()
-        live_entries: list[_Entry] = []
-        for item in queue.live_items():
-            assert isinstance(item, _Entry), "a queue item that is not an entry"
-            live_entries.append(item)
-        for entry in live_entries:
+        for entry in queue.live_items():
             at = entry.at
             if not self._running:
                 assert at >= self._now, "live entry in the past"
