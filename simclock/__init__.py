@@ -41,6 +41,7 @@ from simclock.core import (
     callback_failure_event,
     callback_name,
     check_time_ns,
+    describe_exception,
     publish_callback_failure,
     seconds_to_ns,
 )
@@ -155,6 +156,7 @@ __all__ = [
     "callback_name",
     "check_time_ns",
     "component_stream",
+    "describe_exception",
     "episode_seed",
     "load_scenario",
     "publish_callback_failure",

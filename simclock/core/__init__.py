@@ -23,7 +23,7 @@ from simclock.core._errors import (
 )
 from simclock.core._failure import callback_failure_event, publish_callback_failure
 from simclock.core._heapclock import HeapSimClock, TimedSource
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, describe_exception
 from simclock.core._protocols import (
     Callback,
     Handle,
@@ -64,6 +64,7 @@ __all__ = [
     "callback_failure_event",
     "callback_name",
     "check_time_ns",
+    "describe_exception",
     "publish_callback_failure",
     "seconds_to_ns",
 ]

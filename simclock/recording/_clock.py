@@ -76,6 +76,11 @@ class RecordedMessages:
         nxt = self._next
         return None if nxt is None else nxt.stamp_ns
 
+    def peeked_ns(self) -> int | None:
+        """Stamp of the message already read ahead, or ``None`` (none read, or the end)."""
+        nxt = self._next
+        return None if nxt is None else nxt.stamp_ns
+
     def skip_before(self, t: int) -> None:
         """Drop the messages stamped before ``t`` without delivering them. O(skipped)."""
         while (at := self.next_ns()) is not None and at < t:
@@ -300,12 +305,13 @@ class ReplayClock(Closing):
                 "a new ReplayClock to start over"
             )
         source = self._source
-        at = source.next_ns()
-        if at is not None and at < t:
-            if self.info.simclock:
-                # Sequences are stored: restart at the first chunk that reaches t.
+        if self.info.simclock:
+            # Sequences are stored: restart at the first chunk that reaches t, lazily
+            # (nothing is read before the next advance or peek).
+            at = source.peeked_ns()
+            if at is None or at < t:
                 source.restart(self._reader.messages(start_ns=t))
-            else:
-                # Foreign sequences are positions in replay order: keep counting.
-                source.skip_before(t)
+        else:
+            # Foreign sequences are positions in replay order: keep counting.
+            source.skip_before(t)
         self._inner.skip_to(t)
