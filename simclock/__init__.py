@@ -32,6 +32,7 @@ from simclock.core import (
     RandomSource,
     SeededRandomSource,
     SimClock,
+    SimclockChildError,
     SimclockError,
     SimclockRuntimeError,
     SimclockTypeError,
@@ -43,6 +44,7 @@ from simclock.core import (
     check_time_ns,
     describe_exception,
     publish_callback_failure,
+    run_in_child,
     seconds_to_ns,
 )
 from simclock.realtime import (
@@ -142,6 +144,7 @@ __all__ = [
     "SensorSpec",
     "Session",
     "SimClock",
+    "SimclockChildError",
     "SimclockError",
     "SimclockRuntimeError",
     "SimclockTypeError",
@@ -160,6 +163,7 @@ __all__ = [
     "episode_seed",
     "load_scenario",
     "publish_callback_failure",
+    "run_in_child",
     "run_paced",
     "run_scenario",
     "schedule_periodic_thread",

@@ -55,11 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     """``exc`` as one bounded line: its type when it is not a simclock error, then its text."""
+    from simclock.core import describe_exception
     from simclock.core._errors import SimclockError
     from simclock.core._failure import exception_message
 
-    text = " ".join(exception_message(exc).split())[:500]
-    return text if isinstance(exc, SimclockError) else f"{type(exc).__name__}: {text}"
+    if isinstance(exc, SimclockError):
+        return " ".join(exception_message(exc).split())[:500]
+    return describe_exception(exc, limit=500)
 
 
 if __name__ == "__main__":

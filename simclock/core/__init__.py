@@ -14,6 +14,7 @@ _native.install()
 # ruff: noqa: E402 (the imports below must follow the finder)
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
+from simclock.core._child import SimclockChildError, run_in_child
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import (
     SimclockError,
@@ -54,6 +55,7 @@ __all__ = [
     "RandomSource",
     "SeededRandomSource",
     "SimClock",
+    "SimclockChildError",
     "SimclockError",
     "SimclockRuntimeError",
     "SimclockTypeError",
@@ -66,5 +68,6 @@ __all__ = [
     "check_time_ns",
     "describe_exception",
     "publish_callback_failure",
+    "run_in_child",
     "seconds_to_ns",
 ]
