@@ -16,7 +16,7 @@ import pytest
 
 from simclock import SimclockChildError, SimclockTypeError, SimclockValueError, run_in_child
 
-_HELPER = '''
+_HELPER = """
 import json, os, signal, sys, time
 mode = sys.argv[1]
 if mode == "echo":
@@ -31,7 +31,7 @@ elif mode == "crash":
 elif mode == "hang":
     print("waiting", file=sys.stderr, flush=True)
     time.sleep(60)
-'''
+"""
 
 
 @pytest.fixture()
@@ -84,7 +84,7 @@ def test_a_hanging_child_is_killed_at_the_timeout(helper: str) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"module": "a b"}, SimclockValueError, r"^module must be a dotted module name, got 'a b'$"),
+        ({"module": "a b"}, SimclockValueError, r"^module must be a dotted module name, got 'a b'"),
         ({"args": "x"}, SimclockTypeError, r"^args must be a sequence of str, got 'x'$"),
         ({"hash_seed": "1"}, SimclockTypeError, r"^hash_seed must be an int, got '1'$"),
         ({"hash_seed": -1}, SimclockValueError, r"^hash_seed must be in 0\.\.4294967295"),

@@ -18,19 +18,19 @@ class Outer:
         pass
 
 
-class StrRaises(Exception):
+class StrRaisesError(Exception):
     def __str__(self) -> str:
         raise RuntimeError("no str for you")
 
 
-class StrRaisesBase(Exception):
+class StrRaisesBaseError(Exception):
     def __str__(self) -> str:
         raise KeyboardInterrupt
 
 
-class StrNotStr(Exception):
+class StrNotStrError(Exception):
     def __str__(self) -> str:
-        return 42  # type: ignore[return-value]
+        return 42  # type: ignore[return-value]  # noqa: PLE0307 (the hostile case)
 
 
 def test_C_ERR_1_type_and_message() -> None:
@@ -46,9 +46,9 @@ def test_C_ERR_1_nested_class_is_named_by_its_qualname() -> None:
 @pytest.mark.parametrize(
     ("exc", "expected"),
     [
-        (StrRaises(), "StrRaises: <str() of StrRaises raised>"),
-        (StrRaisesBase(), "StrRaisesBase: <str() of StrRaisesBase raised>"),
-        (StrNotStr(), "StrNotStr: <str() of StrNotStr raised>"),
+        (StrRaisesError(), "StrRaisesError: <str() of StrRaisesError raised>"),
+        (StrRaisesBaseError(), "StrRaisesBaseError: <str() of StrRaisesBaseError raised>"),
+        (StrNotStrError(), "StrNotStrError: <str() of StrNotStrError raised>"),
     ],
 )
 def test_C_ERR_1_a_hostile_exception_never_escapes(exc: BaseException, expected: str) -> None:
