@@ -54,6 +54,7 @@ __all__ = [
     "EventKind",
     "Message",
     "Subscriber",
+    "check_topic",
     "is_reserved_topic",
 ]
 
@@ -179,7 +180,7 @@ class Message:
 Subscriber = Callable[[Message], object]
 
 
-def _check_topic(topic: object) -> str:
+def check_topic(topic: object) -> str:
     """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
     checked = check_str_matching(
         topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]"
@@ -252,7 +253,7 @@ class Bus:
         Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
-            topic = _check_topic(topic)
+            topic = check_topic(topic)
         if not callable(callback):
             raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
@@ -277,7 +278,7 @@ class Bus:
         reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
         lower than the last stamp published.
         """
-        topic = _check_topic(topic)
+        topic = check_topic(topic)
         clock = self._clock
         with self._lock:
             if stamp_ns is None:

@@ -47,7 +47,7 @@ from simclock.core._bus import Bus, Message
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
-from simclock.core._random import DrawObserver, _check_seed
+from simclock.core._random import DrawObserver, check_seed
 from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
@@ -135,7 +135,7 @@ class Recorder(Closing):
             raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         if not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus, got {safe_repr(bus)}")
-        self._seed = _check_seed(seed)
+        self._seed = check_seed(seed)
         self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
             raise SimclockTypeError(f"record_draws must be a bool, got {safe_repr(record_draws)}")
