@@ -374,3 +374,45 @@ def test_read_only_attributes_read_through_and_refuse_assignment_like_a_property
     assert clock.steps == 2
     assert type(clock).steps.__doc__ == "Boundaries crossed: now_ns() // step_ns()."
     assert repr(SeededRandomSource(3).child("a")) == "SeededRandomSource(seed=3, label='/a')"
+
+
+def _three_periodics(clock: HeapSimClock, trace: Trace) -> list[Handle]:
+    return [
+        clock.schedule_periodic(4, note(clock, trace, "p4"), 2),
+        clock.schedule_periodic(7, note(clock, trace, "p7")),
+        clock.schedule_repeating(note(clock, trace, "r3"), 1, rate=Fraction(10**9, 3), quantum=2),
+    ]
+
+
+@pytest.mark.parametrize("target", [1, 5, 14, 39, 40, 42, 57])
+def test_C_PER_2_skip_to_resumes_in_the_order_a_run_without_the_skip_gives(target: int) -> None:
+    full: Trace = []
+    whole = HeapSimClock(0)
+    every = _three_periodics(whole, full)
+    whole.advance(90)
+    trace: Trace = []
+    clock = HeapSimClock(0)
+    handles = _three_periodics(clock, trace)
+    clock.skip_to(target)
+    clock._check()
+    clock.advance(90 - target)
+    clock._check()
+    assert trace == [(t, what) for t, what in full if t >= target]
+    for got, ref, name in zip(handles, every, ["p4", "p7", "r3"], strict=True):
+        missed = sum(1 for t, what in full if what == name and t < target)
+        assert got.stats().skipped == missed
+        assert got.stats().fired + missed == ref.stats().fired
+
+
+def test_C_CAN_4_the_lazy_heap_never_hands_out_a_tombstone() -> None:
+    clock = HeapSimClock(0, compact_threshold=0)
+    trace: Trace = []
+    handles = [clock.schedule(t, note(clock, trace, str(t))) for t in range(10)]
+    for handle in handles[:9]:
+        handle.cancel()
+        clock._check()  # the queue's own invariants, tombstone count and bound included
+        assert clock.heap_size() <= 2 * clock.pending_count()
+    assert clock.next_event_ns() == 9
+    clock.advance(20)
+    assert trace == [(9, "9")]
+    assert (clock.heap_size(), clock.pending_count()) == (0, 0)
