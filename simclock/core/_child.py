@@ -96,6 +96,10 @@ def run_in_child(
         )
     if not timeout_s > 0:
         raise SimclockValueError(f"timeout_s must be > 0, got {safe_repr(timeout_s)}")
+    if cwd is not None and not (isinstance(cwd, str | os.PathLike) and os.path.isdir(cwd)):
+        raise SimclockValueError(f"cwd must be None or an existing directory, got {safe_repr(cwd)}")
+    if not isinstance(what, str):
+        raise SimclockTypeError(f"what must be a str, got {safe_repr(what)}")
     if not isinstance(stdin, bytes):
         raise SimclockTypeError(f"stdin must be bytes, got {safe_repr(stdin)}")
     env = dict(os.environ)
