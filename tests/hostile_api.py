@@ -980,6 +980,30 @@ def _cases() -> list[Case]:
             lambda c: {"cb": noop},
         ),
         _f(
+            "describe_exception",
+            simclock.describe_exception,
+            plain_ctx,
+            plain_state,
+            lambda c: {"exc": ValueError("x"), "limit": 40},
+            skip={"exc": "any exception: describing one never raises (C-ERR-1)"},
+        ),
+        _f(
+            "run_in_child",
+            simclock.run_in_child,
+            plain_ctx,
+            plain_state,
+            lambda c: {
+                "module": "simclock.core",
+                "args": [],
+                "hash_seed": 0,
+                "what": "x",
+                "stdin": b"",
+                "timeout_s": 60.0,
+                "cwd": None,
+            },
+            accepts_huge=("timeout_s",),  # valid: a long timeout
+        ),
+        _f(
             "check_time_ns",
             simclock.check_time_ns,
             plain_ctx,
@@ -1753,6 +1777,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.SimclockValueError": "exception class",
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
+    "simclock.SimclockChildError": "exception class",
     "simclock_conformance.BackendError": "exception class",
     "simclock_conformance.BackendTypeError": "exception class",
     "simclock_conformance.BackendValueError": "exception class",

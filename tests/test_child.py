@@ -85,10 +85,11 @@ def test_a_hanging_child_is_killed_at_the_timeout(helper: str) -> None:
     ("kwargs", "error", "message"),
     [
         ({"module": "a b"}, SimclockValueError, r"^module must be a dotted module name, got 'a b'"),
-        ({"args": "x"}, SimclockTypeError, r"^args must be a sequence of str, got 'x'$"),
+        ({"args": "x"}, SimclockTypeError, r"^args must be a list or tuple of str, got 'x'$"),
         ({"hash_seed": "1"}, SimclockTypeError, r"^hash_seed must be an int, got '1'$"),
         ({"hash_seed": -1}, SimclockValueError, r"^hash_seed must be in 0\.\.4294967295"),
-        ({"timeout_s": 0}, SimclockValueError, r"^timeout_s must be > 0, got 0$"),
+        ({"timeout_s": 0.5}, SimclockValueError, r"^timeout_s must be a finite number >= 1 "),
+        ({"module": "no_such_module_here"}, SimclockValueError, r"cannot be found on this sys"),
         ({"stdin": "x"}, SimclockTypeError, r"^stdin must be bytes, got 'x'$"),
     ],
 )

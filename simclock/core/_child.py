@@ -13,6 +13,8 @@ same way.
 
 from __future__ import annotations
 
+import importlib.util
+import math
 import os
 import signal
 import subprocess
@@ -82,8 +84,17 @@ def run_in_child(
     """
     if not isinstance(module, str) or not module.replace(".", "").replace("_", "").isalnum():
         raise SimclockValueError(f"module must be a dotted module name, got {safe_repr(module)}")
-    if isinstance(args, str) or not all(isinstance(a, str) for a in args):
-        raise SimclockTypeError(f"args must be a sequence of str, got {safe_repr(args)}")
+    if not isinstance(args, list | tuple) or not all(type(a) is str for a in args):
+        raise SimclockTypeError(f"args must be a list or tuple of str, got {safe_repr(args)}")
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise SimclockValueError(
+            f"module {safe_repr(module)} cannot be found on this sys.path; the child imports "
+            "with the same path, so name an importable module"
+        )
     if isinstance(hash_seed, bool) or not isinstance(hash_seed, int):
         raise SimclockTypeError(f"hash_seed must be an int, got {safe_repr(hash_seed)}")
     if not 0 <= hash_seed <= 4294967295:
@@ -94,8 +105,11 @@ def run_in_child(
         raise SimclockTypeError(
             f"timeout_s must be a number of seconds, got {safe_repr(timeout_s)}"
         )
-    if not timeout_s > 0:
-        raise SimclockValueError(f"timeout_s must be > 0, got {safe_repr(timeout_s)}")
+    if not (1 <= timeout_s < 2**53 and math.isfinite(timeout_s)):
+        raise SimclockValueError(
+            f"timeout_s must be a finite number >= 1 (a Python child needs time to start), "
+            f"got {safe_repr(timeout_s)}"
+        )
     if cwd is not None and not (isinstance(cwd, str | os.PathLike) and os.path.isdir(cwd)):
         raise SimclockValueError(f"cwd must be None or an existing directory, got {safe_repr(cwd)}")
     if not isinstance(what, str):
