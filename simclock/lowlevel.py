@@ -9,26 +9,36 @@ messages and events are exactly simclock's own:
 - :func:`callback_failure_event` / :func:`publish_callback_failure`: the exact
   C-ERR-1 event, and publishing it on a bus;
 - :class:`TimedSource`: a source of timed work a :class:`simclock.HeapSimClock`
-  runs in its firing order (the physics grid and replay are built on it).
+  runs in its firing order (the physics grid and replay are built on it);
+- :func:`describe_exception`: the C-ERR-1 rule for naming an exception
+  (qualified type name, a ``str()`` that cannot raise);
+- :func:`run_in_child` / :class:`SimclockChildError`: run a module again in a
+  child process with another ``PYTHONHASHSEED``, with a time limit (C-DET-1).
 
 Users of the clock need none of these: ``simclock`` has the user API.
 """
 
 from simclock.core import (
     Handle,
+    SimclockChildError,
     TimedSource,
     callback_failure_event,
     check_time_ns,
+    describe_exception,
     publish_callback_failure,
+    run_in_child,
 )
 from simclock.core._public import LOWLEVEL, LOWLEVEL_NAMES, fixup_module_metadata
 
 __all__ = [
     "Handle",
+    "SimclockChildError",
     "TimedSource",
     "callback_failure_event",
     "check_time_ns",
+    "describe_exception",
     "publish_callback_failure",
+    "run_in_child",
 ]
 
 # Invariant: __all__ is the LOWLEVEL_NAMES table (tests/test_public_api.py checks both).

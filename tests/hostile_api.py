@@ -852,19 +852,11 @@ def _cases() -> list[Case]:
         ),
         _m(
             "HeapSimClock",
-            "fire_until",
-            heap_ctx,
-            heap_snap,
-            lambda c: {"limit_ns": 12},
-            accepts_huge=("limit_ns",),  # valid: fires a periodic forever
-        ),
-        _m(
-            "HeapSimClock",
             "run_until",
             heap_source_ctx,
             heap_source_state,
             lambda c: {"target_ns": 12, "source": c.source},
-            accepts_huge=("target_ns",),  # as fire_until
+            accepts_huge=("target_ns",),  # valid: fires a periodic forever
         ),
         _m("HeapSimClock", "skip_to", heap_ctx, heap_snap, lambda c: {"t_ns": 12}),
         _f(
@@ -1000,6 +992,30 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"cb": noop},
+        ),
+        _f(
+            "describe_exception",
+            simclock.lowlevel.describe_exception,
+            plain_ctx,
+            plain_state,
+            lambda c: {"exc": ValueError("x"), "limit": 40},
+            skip={"exc": "any exception: describing one never raises (C-ERR-1)"},
+        ),
+        _f(
+            "run_in_child",
+            simclock.lowlevel.run_in_child,
+            plain_ctx,
+            plain_state,
+            lambda c: {
+                "module": "simclock.core",
+                "args": [],
+                "hash_seed": 0,
+                "what": "x",
+                "stdin": b"",
+                "timeout_s": 60.0,
+                "cwd": None,
+            },
+            accepts_huge=("timeout_s",),  # valid: a long timeout
         ),
         _f(
             "check_time_ns",
@@ -1800,6 +1816,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.ScenarioError": "exception class",
     "simclock.RecordingError": "exception class",
     "simclock.BagError": "exception class",
+    "simclock.lowlevel.SimclockChildError": "exception class",
     "simclock_conformance.BackendError": "exception class",
     "simclock_conformance.BackendTypeError": "exception class",
     "simclock_conformance.BackendValueError": "exception class",

@@ -1,7 +1,7 @@
 """The one scheduling core under every clock, and C-ERR-1 against hostile exceptions.
 
 Part 1: ``HeapSimClock``'s library API that GridClock, Session and ReplayClock
-compose (``schedule_repeating`` with a quantum, ``fire_until``, ``run_until``
+compose (``schedule_repeating`` with a quantum, ``run_until``
 with a :class:`~simclock.lowlevel.TimedSource`, ``skip_to``). Part 2: an exception
 whose ``__str__`` raises must not escape ``advance`` on any clock, nor the
 oracle, nor a ``Bus`` delivery, nor a periodic thread (C-ERR-1, C-BUS-4,
@@ -156,17 +156,6 @@ def test_run_until_refuses_the_past_and_nesting_and_a_source_in_the_past() -> No
     ):
         clock.run_until(20, Late())
     assert clock.now_ns() == 12
-
-
-def test_fire_until_leaves_now_at_the_last_entry_fired() -> None:
-    clock = HeapSimClock(0)
-    trace: Trace = []
-    clock.schedule(2, note(clock, trace, "a"))
-    clock.schedule(7, note(clock, trace, "b"))
-    clock.fire_until(6)
-    assert (trace, clock.now_ns(), clock.next_event_ns()) == ([(2, "a")], 2, 7)
-    clock.fire_until(1)  # below now: nothing
-    assert clock.now_ns() == 2
 
 
 def test_schedule_repeating_quantised_fires_on_boundaries_from_the_nominal_grid() -> None:
@@ -385,3 +374,45 @@ def test_read_only_attributes_read_through_and_refuse_assignment_like_a_property
     assert clock.steps == 2
     assert type(clock).steps.__doc__ == "Boundaries crossed: now_ns() // step_ns()."
     assert repr(SeededRandomSource(3).child("a")) == "SeededRandomSource(seed=3, label='/a')"
+
+
+def _three_periodics(clock: HeapSimClock, trace: Trace) -> list[Handle]:
+    return [
+        clock.schedule_periodic(4, note(clock, trace, "p4"), 2),
+        clock.schedule_periodic(7, note(clock, trace, "p7")),
+        clock.schedule_repeating(note(clock, trace, "r3"), 1, rate=Fraction(10**9, 3), quantum=2),
+    ]
+
+
+@pytest.mark.parametrize("target", [1, 5, 14, 39, 40, 42, 57])
+def test_C_PER_2_skip_to_resumes_in_the_order_a_run_without_the_skip_gives(target: int) -> None:
+    full: Trace = []
+    whole = HeapSimClock(0)
+    every = _three_periodics(whole, full)
+    whole.advance(90)
+    trace: Trace = []
+    clock = HeapSimClock(0)
+    handles = _three_periodics(clock, trace)
+    clock.skip_to(target)
+    clock._check()
+    clock.advance(90 - target)
+    clock._check()
+    assert trace == [(t, what) for t, what in full if t >= target]
+    for got, ref, name in zip(handles, every, ["p4", "p7", "r3"], strict=True):
+        missed = sum(1 for t, what in full if what == name and t < target)
+        assert got.stats().skipped == missed
+        assert got.stats().fired + missed == ref.stats().fired
+
+
+def test_C_CAN_4_the_lazy_heap_never_hands_out_a_tombstone() -> None:
+    clock = HeapSimClock(0, compact_threshold=0)
+    trace: Trace = []
+    handles = [clock.schedule(t, note(clock, trace, str(t))) for t in range(10)]
+    for handle in handles[:9]:
+        handle.cancel()
+        clock._check()  # the queue's own invariants, tombstone count and bound included
+        assert clock.heap_size() <= 2 * clock.pending_count()
+    assert clock.next_event_ns() == 9
+    clock.advance(20)
+    assert trace == [(9, "9")]
+    assert (clock.heap_size(), clock.pending_count()) == (0, 0)

@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Iterable
 
 from simclock import SimclockTypeError, SimclockValueError
+from simclock.lowlevel import describe_exception
 from simclock_conformance._plugin import MAX_TIMEOUT_S, PROFILES
 
 __all__ = [
@@ -66,12 +67,7 @@ def plain_str(value: str) -> str:
 
 def exception_text(exc: BaseException) -> str:
     """``Type: message`` of an exception raised by a backend; never raises itself."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = "<str() raised>"
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
+    return describe_exception(exc)
 
 
 def check_bool(value: object, name: str, type_error: type[Exception] = SimclockTypeError) -> bool:

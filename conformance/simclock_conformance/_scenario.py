@@ -14,15 +14,14 @@ import importlib
 import importlib.util
 import json
 import marshal
-import os
 import pickle
-import subprocess
 import sys
 import tempfile
 import types
 from pathlib import Path
 from typing import Any, cast
 
+from simclock.lowlevel import run_in_child
 from simclock_conformance._harness import Factory, load_factory, make_rig
 
 __all__ = ["main", "run_in_subprocess", "run_scenario", "ship_factory"]
@@ -134,35 +133,27 @@ def run_in_subprocess(
     """Run the scenario via ``python -m simclock_conformance._scenario`` with ``PYTHONHASHSEED``.
 
     ``spec`` is ``MODULE:FACTORY`` or a factory shipped by :func:`ship_factory`.
-    The child gets this process's ``sys.path`` so it imports the same backend.
-    Raises ``RuntimeError`` with the child's stderr if it fails.
+    The child (:func:`simclock.lowlevel.run_in_child`) gets this process's ``sys.path``
+    so it imports the same backend; ``simclock.SimclockChildError`` (a
+    ``RuntimeError``) with its exit status and stderr tail if it fails or runs
+    longer than 120 s.
     """
-    env = dict(os.environ)
-    paths = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["PYTHONHASHSEED"] = hash_seed
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         arg = spec
         if isinstance(spec, bytes):
             path = Path(tmp) / "factory.bin"
             path.write_bytes(spec)
             arg = f"@{path}"
-        proc = subprocess.run(
-            [sys.executable, "-m", "simclock_conformance._scenario", str(arg), str(seed), str(ms)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-            timeout=120,
+        name = "the shipped factory" if isinstance(spec, bytes) else repr(spec)
+        stdout = run_in_child(
+            "simclock_conformance._scenario",
+            [str(arg), str(seed), str(ms)],
+            hash_seed=int(hash_seed),
+            what=f"the scenario of {name}",
+            timeout_s=120.0,
             cwd=tmp,
         )
-    spec = "the shipped factory" if isinstance(spec, bytes) else spec
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"scenario subprocess for {spec!r} (PYTHONHASHSEED={hash_seed}) exited "
-            f"{proc.returncode}: {proc.stderr.strip()[-2000:]}"
-        )
-    result: dict[str, Any] = json.loads(proc.stdout)
+    result: dict[str, Any] = json.loads(stdout)
     return result
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from simclock_lint._rules._common import CallInfo
+from simclock_lint._callinfo import CallInfo
 
 __all__ = [
     "Analysis",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from simclock_lint._callinfo import CallInfo
 from simclock_lint._rule import Rule
-from simclock_lint._rules._common import CallInfo
 
 __all__ = ["fallback_hits"]
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
 
     from simclock_lint._analysis import Analysis
-    from simclock_lint._rules._common import CallInfo
+    from simclock_lint._callinfo import CallInfo
 
 __all__ = ["DECLARED", "SIMCLOCK", "Finding", "Rule", "simulation_imports"]
 

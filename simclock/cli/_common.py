@@ -191,7 +191,8 @@ class Progress:
 
 def describe_failure(exc: BaseException) -> str:
     """``exc`` as one bounded line: its text for a simclock error, else ``Type: text``."""
-    from simclock.core._names import exception_message, type_name
+    from simclock.core._names import describe_exception, exception_message
 
-    text = " ".join(exception_message(exc).split())[:500]
-    return text if isinstance(exc, SimclockError) else f"{type_name(exc)}: {text}"
+    if isinstance(exc, SimclockError):
+        return " ".join(exception_message(exc).split())[:500]
+    return describe_exception(exc, limit=500)

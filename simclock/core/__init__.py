@@ -14,6 +14,7 @@ _native.install()
 # ruff: noqa: E402 (the imports below must follow the finder)
 
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
+from simclock.core._child import SimclockChildError, run_in_child
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import (
     SimclockError,
@@ -23,7 +24,7 @@ from simclock.core._errors import (
 )
 from simclock.core._failure import callback_failure_event, publish_callback_failure
 from simclock.core._heapclock import HeapSimClock, TimedSource
-from simclock.core._names import callback_name
+from simclock.core._names import callback_name, describe_exception
 from simclock.core._protocols import (
     Callback,
     Handle,
@@ -54,6 +55,7 @@ __all__ = [
     "RandomSource",
     "SeededRandomSource",
     "SimClock",
+    "SimclockChildError",
     "SimclockError",
     "SimclockRuntimeError",
     "SimclockTypeError",
@@ -64,7 +66,9 @@ __all__ = [
     "callback_failure_event",
     "callback_name",
     "check_time_ns",
+    "describe_exception",
     "publish_callback_failure",
+    "run_in_child",
     "seconds_to_ns",
 ]
 

@@ -53,6 +53,7 @@ __all__ = [
     "EventKind",
     "Message",
     "Subscriber",
+    "check_topic",
     "is_reserved_topic",
 ]
 
@@ -193,7 +194,7 @@ class Message:
 Subscriber = Callable[[Message], object]
 
 
-def _check_topic(topic: object) -> str:
+def check_topic(topic: object) -> str:
     """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
     checked = check_str_matching(
         topic, "topic", _TOPIC, "start with '/' and use only [A-Za-z0-9_./-]"
@@ -266,7 +267,7 @@ class Bus:
         Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
-            topic = _check_topic(topic)
+            topic = check_topic(topic)
         if not callable(callback):
             raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
@@ -291,7 +292,7 @@ class Bus:
         reaches it (C-BUS-3). Unbound: ``stamp_ns`` is required and must not be
         lower than the last stamp published.
         """
-        topic = _check_topic(topic)
+        topic = check_topic(topic)
         clock = self._clock
         with self._lock:
             if stamp_ns is None:
@@ -379,7 +380,7 @@ class Bus:
         subscribers, otherwise through the pending queue. On a bus with no
         clock it is :meth:`publish` (which refuses the missing stamp).
         """
-        checked = _check_topic(topic)
+        checked = check_topic(topic)
         lock = self._lock
         pending = self._pending
 
@@ -419,6 +420,21 @@ class Bus:
             return message
 
         return publish
+
+    def _discard_before(self, t_ns: int) -> None:
+        """Drop the pending messages stamped before ``t_ns``: they will never be delivered.
+
+        Called by ``HeapSimClock.skip_to`` (a replay's seek), which drops the
+        clock entries that would have delivered them; left here, the next
+        delivery would hand them out with a stamp in the past. O(pending).
+        """
+        with self._lock:
+            pending = self._pending
+            kept = [item for item in pending if item[0] >= t_ns]
+            if len(kept) != len(pending):
+                # In place: a publisher (see publisher()) holds this very list.
+                pending[:] = kept
+                heapq.heapify(pending)
 
     def deliver(self, message: Message) -> None:
         """Hand an already-sequenced ``message`` to subscribers (used by replay).

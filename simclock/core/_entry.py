@@ -1,9 +1,13 @@
 """Schedule entries of the core clock, and the grid arithmetic they share.
 
 An :class:`_Entry` is one schedule: a one-shot, or a periodic/rate schedule
-re-pushed after each firing (optionally quantised up to a grid). The heap and
-the firing loop live in :mod:`simclock.core._heapclock`; this module holds the
-per-entry state machine, counters and grid times, so both stay small.
+re-pushed after each firing (optionally quantised up to a grid). It is an
+item of the clock's lazy-deletion queue (:class:`~simclock.core._heap.LazyHeap`),
+which it tells about its own cancellation; the firing loop lives in
+:mod:`simclock.core._heapclock`. This module holds the per-entry state
+machine, counters and grid times, so both stay small. It imports neither: the
+queue imports it, the clock imports both, and no module of the core imports
+back up.
 
 Compiled with mypyc when the build can (C-NATIVE-1, see :mod:`simclock.core._native`):
 the constants are ``Final`` so the compiled code inlines them, and an entry
@@ -14,14 +18,11 @@ ints instead of tuples.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, final
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.core._protocols import Callback, PeriodicStats
-
-if TYPE_CHECKING:
-    from simclock.core._heapclock import HeapSimClock
 
 __all__ = [
     "check_rate_hz",
@@ -29,7 +30,8 @@ __all__ = [
     "rate_offset_ns",
 ]
 
-# Invariant: _PENDING is 0, so the hot loop tests liveness with `if entry.state:`.
+# Invariant: _PENDING is 0 and is the only state an entry in the queue has while live:
+# the queue (simclock.core._heap) treats any other state as a tombstone.
 _PENDING: Final = 0  # in the heap, will fire
 _RUNNING: Final = 1  # popped, its callback is running (repeating entries only)
 _CANCELLED: Final = 2  # cancelled: a tombstone while still in the heap
@@ -86,13 +88,27 @@ def first_rate_index(elapsed: int, rate: Fraction) -> int:
     return k
 
 
+class EntryQueue:
+    """What an entry needs of the queue it is in: to be told of its own cancellation.
+
+    Implemented by :class:`~simclock.core._heap.LazyHeap`, which imports this
+    module: the entry reports through this base, so nothing here imports the
+    queue back (no import cycle, and in the compiled build the call is one
+    native virtual call).
+    """
+
+    def tombstoned(self) -> None:
+        """One entry in the queue was just made dead in place (C-CAN-4)."""
+        raise NotImplementedError
+
+
 @final
 class _Entry:
     """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
     ``at`` and ``seq`` are its heap key while it is in the heap (set by
-    :func:`simclock.core._heap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
-    A one-shot sets only ``clock``, ``cb``, ``kind`` and ``state``: its counters
+    :meth:`LazyHeap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
+    A one-shot sets only ``queue``, ``cb``, ``kind`` and ``state``: its counters
     follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
     ``schedule`` is the hot path. Repeating entries are completed by
     :meth:`repeating`. The handle's ``cancel`` is the entry (calling it
@@ -102,7 +118,6 @@ class _Entry:
     __slots__ = (
         "at",
         "cb",
-        "clock",
         "failed",
         "fired",
         "k",
@@ -111,6 +126,7 @@ class _Entry:
         "period",
         "phase",
         "quantum",
+        "queue",
         "rate",
         "seq",
         "skipped",
@@ -131,8 +147,8 @@ class _Entry:
     quantum: int
     rate: Fraction | None
 
-    def __init__(self, clock: HeapSimClock, cb: Callback, kind: int = _ONESHOT) -> None:
-        self.clock = clock
+    def __init__(self, queue: EntryQueue, cb: Callback, kind: int = _ONESHOT) -> None:
+        self.queue = queue
         self.cb = cb
         self.kind = kind
         self.state = _PENDING
@@ -167,6 +183,12 @@ class _Entry:
         q = self.quantum
         return t if q == 1 else -(-t // q) * q
 
+    def at_index(self, k: int) -> int:
+        """Time of firing ``k`` (any ``k``, ``self.k`` unchanged); ``at_k`` for ``self.k``."""
+        t = self.nominal(k)
+        q = self.quantum
+        return t if q == 1 else -(-t // q) * q
+
     def first_k_at_or_after(self, t: int) -> int:
         """The first ``k >= self.k`` whose firing time is ``>= t`` (used by ``skip_to``)."""
         # A quantised time is below nominal + quantum, so nominal > t - quantum is necessary.
@@ -183,6 +205,35 @@ class _Entry:
         k, self.k = self.k, saved
         return k
 
+    def missed_last_before(
+        self, first: int, last: int, other: _Entry, o_first: int, o_last: int
+    ) -> bool:
+        """Whether, at their shared time of firing ``last`` (``other``'s ``o_last``), this
+        entry would have fired before ``other`` had the firings ``first..last`` run.
+
+        Used by ``skip_to`` to re-push skipped periodic entries in the order a run
+        that fired them would have left them (C-PER-2: each re-push takes a fresh
+        ``seq`` after its firing). At a shared instant, an entry at its first
+        skipped firing still has its old ``seq`` and goes first (by ``seq``);
+        otherwise the order is that of the previous firings, walked back until
+        their times differ. Equal plain periods never differ: the walk jumps.
+        """
+        if self.kind == _PERIODIC and other.kind == _PERIODIC and self.period == other.period:
+            steps = min(last - first, o_last - o_first)
+            last -= steps
+            o_last -= steps
+        while True:
+            if last == first:
+                return o_last != o_first or self.seq < other.seq
+            if o_last == o_first:
+                return False
+            mine = self.at_index(last - 1)
+            theirs = other.at_index(o_last - 1)
+            if mine != theirs:
+                return mine < theirs
+            last -= 1
+            o_last -= 1
+
     def __call__(self) -> None:
         """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired.
 
@@ -192,7 +243,7 @@ class _Entry:
         state = self.state
         if state == _PENDING:
             self.state = _CANCELLED
-            self.clock._tombstone_added()
+            self.queue.tombstoned()
         elif state == _RUNNING:
             # Cancelled from inside its own callback: the re-push is skipped.
             self.state = _CANCELLED_RUNNING

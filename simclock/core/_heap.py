@@ -1,56 +1,59 @@
-"""The core's priority queue: live and cancelled entries ordered by ``(at, seq)``.
+"""The core's lazy-deletion priority queue: live items and tombstones ordered by ``(at, seq)``.
 
-Contract: :func:`pop_due` returns entries in strictly increasing ``(at, seq)``
-order, whatever the push order; ``seq`` is unique per clock, so equal times
-leave in push order (C-TIE-1) and the comparison never reaches an entry's
-callback. :func:`push` and :func:`pop_due` are O(log n), :func:`top` is O(1),
-:func:`entries` and :func:`rebuild` are O(n).
+:class:`LazyHeap` owns everything about lazy cancellation (C-CAN-4), as trio's
+``Deadlines`` does for cancel scopes: the binary heap, the sequence counter that
+makes keys unique (C-TIE-1), the tombstone count, compaction and its
+``_check()``. A cancelled item stays in the heap as a tombstone until it
+reaches the root (where :meth:`LazyHeap.pop_due` and :meth:`LazyHeap.peek`
+drop it silently) or until tombstones outnumber live items, when the heap is
+rebuilt in place. Callers never see a tombstone and never index the list.
+
+What it orders are the core's entries (:mod:`simclock.core._entry`): their key
+``(at, seq)``, set by :meth:`LazyHeap.push`, and their ``state``, whose only
+meaning here is *0 = live, anything else = dead*. An entry knows its queue
+only as the small :class:`~simclock.core._entry.EntryQueue` interface it
+reports its cancellation to, so this module imports the entries and nothing
+imports it back.
+
+Contract: :meth:`~LazyHeap.pop_due` returns live items in strictly increasing
+``(at, seq)`` order whatever the push order; ``seq`` is unique per queue, so
+equal times leave in push order and the comparison never reaches an item's
+payload. ``push``/``pop_due`` are O(log n), ``peek`` amortised O(log n),
+``tombstoned`` O(1) amortised (compaction is O(n), at most once per n
+cancels), ``_check`` O(n).
 
 Two representations behind one interface, chosen when this module is loaded
 (C-NATIVE-1):
 
-* compiled by mypyc (the default build), the list holds the entries
-  themselves and the sifts below compare their native ``at``/``seq`` ints:
-  no tuple per push, no rich comparison, no allocation when a periodic entry
-  is re-pushed. This is what puts the compiled core ahead of a bare ``heapq``
-  loop of ``(at, seq, cb)`` tuples (``benchmarks/scheduler.py``).
+* compiled by mypyc (the default build), the list holds the items themselves
+  and the sifts below compare their native ``at``/``seq`` ints: no tuple per
+  push, no rich comparison, no allocation when a periodic entry is re-pushed.
+  This is what puts the compiled core ahead of a bare ``heapq`` loop of
+  ``(at, seq, cb)`` tuples (``benchmarks/scheduler.py``).
 * as pure Python, a sift written in Python would be ~2.5x slower than
-  ``heapq``'s C one, so the same names are bound to ``heapq`` over
-  ``(at, seq, entry)`` tuples instead (the representation the core always had).
-
-Callers only use the functions here and ``len(heap)``; they never index the
-list, so neither representation leaks. The oracle state machine and the
-conformance suite run on both builds (``make test``).
+  ``heapq``'s C one, so :data:`LazyHeap` is bound to :class:`_TupleHeap`,
+  the same queue over ``heapq`` and ``(at, seq, item)`` tuples.
 """
 
 from __future__ import annotations
 
 import heapq
 import types
-from typing import Any, Final
+from typing import Any, Final, final
 
 from mypy_extensions import i64
 
-from simclock.core._entry import _Entry
+from simclock.core._entry import EntryQueue, _Entry
 
-__all__ = ["entries", "pop_due", "push", "rebuild", "top"]
-
-
-def push(heap: list[_Entry], entry: _Entry, at: int, seq: int) -> None:
-    """Put ``entry`` in the heap with key ``(at, seq)`` (stored on the entry). O(log n)."""
-    entry.at = at
-    entry.seq = seq
-    heap.append(entry)
-    _sift_up(heap, 0, len(heap) - 1, entry)
-
+__all__ = ["COMPILED", "LazyHeap"]
 
 # Positions are i64: native machine ints when compiled (a list never has 2**63 items).
 
 
-def _sift_up(heap: list[_Entry], start: i64, pos: i64, entry: _Entry) -> None:
-    """Put ``entry`` in slot ``pos``, moving smaller-keyed parents down, never above ``start``."""
-    at = entry.at
-    seq = entry.seq
+def _sift_up(heap: list[_Entry], start: i64, pos: i64, item: _Entry) -> None:
+    """Put ``item`` in slot ``pos``, moving larger-keyed parents down, never above ``start``."""
+    at = item.at
+    seq = item.seq
     while pos > start:
         parent_pos = (pos - 1) >> 1
         parent = heap[parent_pos]
@@ -60,15 +63,15 @@ def _sift_up(heap: list[_Entry], start: i64, pos: i64, entry: _Entry) -> None:
             pos = parent_pos
         else:
             break
-    heap[pos] = entry
+    heap[pos] = item
 
 
-def _sift_leafward(heap: list[_Entry], pos: i64, entry: _Entry) -> None:
-    """Fill the hole at ``pos`` with ``entry``, re-establishing the heap below (``heapq._siftup``).
+def _sift_leafward(heap: list[_Entry], pos: i64, item: _Entry) -> None:
+    """Fill the hole at ``pos`` with ``item``, re-establishing the heap below (``heapq._siftup``).
 
     Bottom-up: the smaller child moves up until a leaf is reached, then
-    ``entry`` sifts up from there; fewer comparisons on average than stopping
-    early, since an entry taken from the end usually belongs near the leaves.
+    ``item`` sifts up from there; fewer comparisons on average than stopping
+    early, since an item taken from the end usually belongs near the leaves.
     Each slot is read once.
     """
     end: i64 = len(heap)
@@ -87,76 +90,206 @@ def _sift_leafward(heap: list[_Entry], pos: i64, entry: _Entry) -> None:
         heap[pos] = smaller
         pos = child
         child = 2 * pos + 1
-    _sift_up(heap, start, pos, entry)
+    _sift_up(heap, start, pos, item)
 
 
-def pop_due(heap: list[_Entry], limit: int) -> _Entry | None:
-    """Remove and return the smallest entry if its ``at <= limit``, else ``None``. O(log n).
-
-    One call per firing (test and pop together) keeps the pure build at one
-    Python call per entry, as the loop it replaced.
-    """
-    if not heap:
-        return None
-    first = heap[0]
-    if first.at > limit:
-        return None
-    last = heap.pop()
-    if heap:
-        _sift_leafward(heap, 0, last)
-    return first
-
-
-def top(heap: list[_Entry]) -> _Entry:
-    """The smallest entry, left in place (the heap must not be empty)."""
-    return heap[0]
-
-
-def entries(heap: list[_Entry]) -> list[_Entry]:
-    """Every entry in the heap (live and tombstones), in heap-array order."""
-    return list(heap)
-
-
-def rebuild(heap: list[_Entry], keep: list[_Entry]) -> None:
-    """Replace the heap's contents, in place, by ``keep`` (keys already set). O(n).
-
-    In place because a running ``_fire`` holds a reference to the list.
-    """
-    heap[:] = keep
+def _heapify(heap: list[_Entry]) -> None:
     pos: i64 = len(heap) // 2 - 1
     while pos >= 0:
         _sift_leafward(heap, pos, heap[pos])
         pos -= 1
 
 
-# -- the pure build: heapq over (at, seq, entry) tuples ---------------------------
+def _check_heap(items: list[_Entry], dead: int, next_seq: int, threshold: int) -> None:
+    """The invariants of a :class:`LazyHeap` whose items, in heap-array order, are ``items``."""
+    keys = [(item.at, item.seq) for item in items]
+    for i in range(1, len(keys)):
+        assert keys[(i - 1) // 2] < keys[i], "heap order violated"
+    seqs = [item.seq for item in items]
+    assert len(seqs) == len(set(seqs)), "duplicate seq in heap"
+    assert all(seq < next_seq for seq in seqs), "seq from the future"
+    assert len({id(item) for item in items}) == len(items), "item pushed twice"
+    counted = sum(1 for item in items if item.state)
+    assert counted == dead, f"tombstone count {dead} != {counted}"
+    assert len(items) <= 2 * (len(items) - dead) + threshold, "tombstones unbounded"
 
 
-def _tuple_push(heap: list[Any], entry: _Entry, at: int, seq: int) -> None:
-    entry.at = at
-    entry.seq = seq
-    heapq.heappush(heap, (at, seq, entry))
+@final
+class LazyHeap(EntryQueue):
+    """A min-heap of entries with lazy deletion (C-CAN-4); ``LazyHeap(compact_threshold)``.
+
+    A caller cancels an item by setting its ``state`` to non-zero and calling
+    :meth:`tombstoned` once; the item then leaves silently. The bound
+    ``size <= 2 * live + threshold`` holds after every method (``tombstoned``
+    and :meth:`restore_bound` compact when it would not).
+    """
+
+    def __init__(self, threshold: int) -> None:
+        # Invariant: items is a binary heap keyed (at, seq); seqs are unique and
+        # every seq is below next_seq.
+        # Invariant: dead == number of items whose state is not 0.
+        # Invariant: len(items) <= 2 * (len(items) - dead) + threshold between calls.
+        self.items: list[_Entry] = []
+        self.dead = 0
+        self.next_seq = 0
+        self.threshold = threshold
+
+    def push(self, item: _Entry, at: int) -> None:
+        """Put live ``item`` in the heap at ``at`` with the next ``seq`` (C-TIE-1). O(log n)."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        item.at = at
+        item.seq = seq
+        heap = self.items
+        heap.append(item)
+        _sift_up(heap, 0, len(heap) - 1, item)
+
+    def pop_due(self, limit: int) -> _Entry | None:
+        """Remove and return the first live item if its ``at <= limit``, else ``None``.
+
+        Tombstones reaching the root on the way leave and are uncounted. One call
+        per firing (test and pop together) keeps the pure build at one Python
+        call per entry. O(log n) per item removed.
+        """
+        heap = self.items
+        while heap:
+            first = heap[0]
+            if first.at > limit:
+                return None
+            last = heap.pop()
+            if heap:
+                _sift_leafward(heap, 0, last)
+            if first.state:
+                self.dead -= 1
+                continue
+            return first
+        return None
+
+    def peek(self) -> _Entry | None:
+        """The first live item, left in place (tombstones at the root leave), or ``None``."""
+        heap = self.items
+        while heap:
+            first = heap[0]
+            if not first.state:
+                return first
+            last = heap.pop()
+            if heap:
+                _sift_leafward(heap, 0, last)
+            self.dead -= 1
+        return None
+
+    def tombstoned(self) -> None:
+        """Count one item just made dead in place; compact if tombstones outnumber live items."""
+        self.dead += 1
+        heap = self.items
+        if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
+            self.compact()
+
+    def restore_bound(self) -> None:
+        """Re-establish the size bound after live items left (a firing or a skip).
+
+        Firing live items lowers the live count while far-future tombstones stay,
+        so the bound must be checked there too, not only when an item is cancelled.
+        """
+        heap = self.items
+        if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop every tombstone, in place (a running firing loop holds this object). O(n)."""
+        heap = self.items
+        heap[:] = [item for item in heap if not item.state]
+        _heapify(heap)
+        self.dead = 0
+
+    def live(self) -> int:
+        """Live items in the heap."""
+        return len(self.items) - self.dead
+
+    def size(self) -> int:
+        """_Entrys physically in the heap, tombstones included."""
+        return len(self.items)
+
+    def live_items(self) -> list[_Entry]:
+        """The live items, in heap-array order (for checks, O(n))."""
+        return [item for item in self.items if not item.state]
+
+    def _check(self) -> None:
+        """Assert every invariant of the queue (the state machine calls it after each step)."""
+        _check_heap(list(self.items), self.dead, self.next_seq, self.threshold)
 
 
-def _tuple_pop_due(heap: list[Any], limit: int) -> _Entry | None:
-    if heap and heap[0][0] <= limit:
-        entry: _Entry = heapq.heappop(heap)[2]
-        return entry
-    return None
+# -- the pure build: heapq over (at, seq, item) tuples ---------------------------
 
 
-def _tuple_top(heap: list[Any]) -> _Entry:
-    entry: _Entry = heap[0][2]
-    return entry
+class _TupleHeap(EntryQueue):
+    """:class:`LazyHeap` as pure Python over ``heapq`` (the same methods, the same rules)."""
 
+    __slots__ = ("dead", "items", "next_seq", "threshold")
 
-def _tuple_entries(heap: list[Any]) -> list[_Entry]:
-    return [item[2] for item in heap]
+    def __init__(self, threshold: int) -> None:
+        self.items: list[Any] = []
+        self.dead = 0
+        self.next_seq = 0
+        self.threshold = threshold
 
+    def push(self, item: _Entry, at: int) -> None:
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        item.at = at
+        item.seq = seq
+        heapq.heappush(self.items, (at, seq, item))
 
-def _tuple_rebuild(heap: list[Any], keep: list[_Entry]) -> None:
-    heap[:] = [(entry.at, entry.seq, entry) for entry in keep]
-    heapq.heapify(heap)
+    def pop_due(self, limit: int) -> _Entry | None:
+        heap = self.items
+        while heap and heap[0][0] <= limit:
+            item: _Entry = heapq.heappop(heap)[2]
+            if item.state:
+                self.dead -= 1
+                continue
+            return item
+        return None
+
+    def peek(self) -> _Entry | None:
+        heap = self.items
+        while heap:
+            item: _Entry = heap[0][2]
+            if not item.state:
+                return item
+            heapq.heappop(heap)
+            self.dead -= 1
+        return None
+
+    def tombstoned(self) -> None:
+        self.dead += 1
+        heap = self.items
+        if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
+            self.compact()
+
+    def restore_bound(self) -> None:
+        heap = self.items
+        if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
+            self.compact()
+
+    def compact(self) -> None:
+        heap = self.items
+        heap[:] = [entry for entry in heap if not entry[2].state]
+        heapq.heapify(heap)
+        self.dead = 0
+
+    def live(self) -> int:
+        return len(self.items) - self.dead
+
+    def size(self) -> int:
+        return len(self.items)
+
+    def live_items(self) -> list[_Entry]:
+        return [entry[2] for entry in self.items if not entry[2].state]
+
+    def _check(self) -> None:
+        for at, seq, item in self.items:
+            assert (item.at, item.seq) == (at, seq), "tuple key differs from the item's key"
+        _check_heap([entry[2] for entry in self.items], self.dead, self.next_seq, self.threshold)
 
 
 def _is_compiled() -> bool:
@@ -168,12 +301,6 @@ COMPILED: Final = _is_compiled()
 """Whether this module (and so the heap representation) is the compiled one."""
 
 if not COMPILED:
-    # The pure build. Compiled callers call the native functions above directly
-    # and never see these names; interpreted callers bind them at import time.
-    globals().update(
-        push=_tuple_push,
-        pop_due=_tuple_pop_due,
-        top=_tuple_top,
-        entries=_tuple_entries,
-        rebuild=_tuple_rebuild,
-    )
+    # The pure build: interpreted callers bind LazyHeap at import time and get the
+    # heapq one. Compiled callers construct the native class directly.
+    globals()["LazyHeap"] = _TupleHeap

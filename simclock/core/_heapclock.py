@@ -2,10 +2,11 @@
 
 Semantics cite SPEC §1. Entries are ordered by ``(at_ns, seq)`` where ``seq``
 comes from a per-clock counter, so comparison never reaches an entry or a
-callback (C-TIE-1); the heap itself is :mod:`simclock.core._heap`.
-Cancellation is lazy (C-CAN-4): a cancelled entry stays as a tombstone until
-it reaches the root or until tombstones outnumber live entries by more than
-``2*live + compact_threshold``, when the heap is rebuilt in place.
+callback (C-TIE-1). Cancellation is lazy (C-CAN-4): the heap, its tombstones
+and their compaction are one object, :class:`~simclock.core._heap.LazyHeap`
+(a cancelled entry stays as a tombstone until it reaches the root or until
+the heap holds more than ``2*live + compact_threshold`` items, when it is
+rebuilt in place); this module only pushes, pops and re-arms.
 
 This is the one scheduling core of the library: ``GridClock`` (quantisation),
 ``Session`` (components), ``MujocoClock`` (a physics step) and ``ReplayClock``
@@ -15,8 +16,6 @@ library API (not part of the protocol, used by those clocks):
 
 * :meth:`HeapSimClock.schedule_repeating` -- a periodic or rate schedule whose
   firings are quantised up to a grid (``quantum``), counting overruns;
-* :meth:`HeapSimClock.fire_until` -- fire every live entry at or before a
-  limit (the one firing loop; ``now`` is left at the last entry fired);
 * :meth:`HeapSimClock.run_until` -- advance to a target while interleaving a
   :class:`TimedSource` (recorded messages, a session's phases): a source item
   at an instant shared with entries runs first, with ``now`` at its time;
@@ -29,6 +28,7 @@ from __future__ import annotations
 
 import types
 from fractions import Fraction
+from functools import cmp_to_key
 from typing import Any, Final, Protocol, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr
@@ -52,7 +52,7 @@ from simclock.core._entry import (
 )
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
-from simclock.core._heap import entries, pop_due, push, rebuild, top
+from simclock.core._heap import LazyHeap
 from simclock.core._names import check_callable, safe_repr
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
@@ -147,14 +147,9 @@ class HeapSimClock:
             raise SimclockValueError(f"compact_threshold must be >= 0, got {compact_threshold}")
         if bus is not None and not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus or None, got {safe_repr(bus)}")
-        self._threshold = compact_threshold
-        # Invariant: _heap is a binary heap of entries keyed (at, seq); seqs are unique
-        # and every seq is below _seq. Only simclock.core._heap's functions touch it.
-        # Invariant: _dead == number of heap items whose entry is not _PENDING.
-        # Invariant: len(_heap) <= 2 * (len(_heap) - _dead) + _threshold after every call.
-        self._heap: list[_Entry] = []
-        self._dead = 0
-        self._seq = 0
+        # Invariant: the queue's live entries are _PENDING; its own invariants (order,
+        # unique seq, tombstone count and bound) are its _check().
+        self._queue = LazyHeap(compact_threshold)
         self._running = False
         self.bus = bus if bus is not None else Bus()
         self.bus.bind(self)
@@ -180,29 +175,21 @@ class HeapSimClock:
 
     def next_event_ns(self) -> int | None:
         """Time of the earliest live entry, or ``None`` (C-X-PEEK). Amortised O(log n)."""
-        heap = self._heap
-        while heap:
-            first = top(heap)
-            if first.state == _PENDING:
-                return first.at
-            pop_due(heap, first.at)  # a tombstone at the root leaves
-            self._dead -= 1
-        return None
+        first = self._queue.peek()
+        return None if first is None else first.at
 
     def pending_count(self) -> int:
         """Live entries in the heap (a running periodic is not counted until re-pushed)."""
-        return len(self._heap) - self._dead
+        return self._queue.live()
 
     def heap_size(self) -> int:
         """Items physically in the heap, tombstones included (C-CAN-4)."""
-        return len(self._heap)
+        return self._queue.size()
 
     # -- scheduling ---------------------------------------------------------
 
     def _push(self, at: int, entry: _Entry) -> Handle:
-        seq = self._seq
-        self._seq = seq + 1
-        push(self._heap, entry, at, seq)
+        self._queue.push(entry, at)
         return Handle(entry, entry.stats)
 
     def schedule(self, at_ns: SupportsIndex, cb: Callback) -> Handle:
@@ -221,10 +208,9 @@ class HeapSimClock:
         kind = type(cb)  # the common callables first: callable() is a call when compiled
         if kind is not _METHOD and kind is not _FUNCTION and not callable(cb):
             check_callable(cb)
-        entry = _Entry(self, cb)
-        seq = self._seq  # _push() inlined for speed
-        self._seq = seq + 1
-        push(self._heap, entry, at, seq)
+        queue = self._queue  # _push() inlined for speed
+        entry = _Entry(queue, cb)
+        queue.push(entry, at)
         handle: Handle = _new_handle(Handle)  # inlined for speed (see _new_handle)
         _set_handle_cancel(handle, entry)
         _set_handle_stats(handle, entry.stats)
@@ -317,25 +303,8 @@ class HeapSimClock:
         else:
             kind = _RATE if quantum == 1 else _QUANTISED
             k0 = first_rate_index(now - phase, rate)
-        entry = _Entry(self, cb, kind)
+        entry = _Entry(self._queue, cb, kind)
         return self._push(entry.repeating(phase, k0, period, rate, quantum), entry)
-
-    # -- cancellation -----------------------------------------------------
-
-    def _tombstone_added(self) -> None:
-        """Count a new tombstone; compact when they outnumber live entries (C-CAN-4)."""
-        self._dead += 1
-        heap = self._heap
-        if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
-            self._compact()
-
-    def _compact(self) -> None:
-        heap = self._heap
-        # In place (rebuild): _fire() holds a local reference to this list.
-        rebuild(heap, [entry for entry in entries(heap) if entry.state == _PENDING])
-        self._dead = 0
-        # Invariant: right after compaction the heap holds live entries only.
-        assert all(entry.state == _PENDING for entry in entries(heap))
 
     # -- running ------------------------------------------------------------
 
@@ -361,17 +330,6 @@ class HeapSimClock:
         target = self._now + dt
         self._fire(target)
         self._now = target
-
-    def fire_until(self, limit_ns: SupportsIndex) -> None:
-        """Library API: fire every live entry with ``at_ns <= limit_ns``, in order.
-
-        Like :meth:`advance` but ``now`` stays at the last entry fired (it is
-        not moved to ``limit_ns``), so a composing clock can interleave its own
-        work (a recorded message at ``limit_ns + 1``). ``RuntimeError`` from
-        inside a callback. ``limit_ns`` below ``now`` fires nothing.
-        """
-        self._check_idle("fire_until")
-        self._fire(check_time_ns(limit_ns, "limit_ns"))
 
     def run_until(self, target_ns: SupportsIndex, source: TimedSource | None = None) -> None:
         """Library API: advance to ``target_ns``, interleaving ``source`` with the entries.
@@ -418,36 +376,50 @@ class HeapSimClock:
 
         One-shots due before ``t_ns`` are dropped (``stats().skipped == 1``);
         each repeating entry resumes at its first grid point ``>= t_ns`` and
-        counts the firings it missed as ``skipped``, re-pushed in the order
-        they were due. ``t_ns < now`` is a ``ValueError``; from inside a
-        callback a ``RuntimeError``. O(k log n) for k entries moved.
+        counts the firings it missed as ``skipped``; they are re-pushed in the
+        order in which their last skipped firings would have run, so at a shared
+        later instant they fire in the order a run without the skip gives
+        (C-PER-2, C-TIE-1). Messages published on ``bus`` for delivery before
+        ``t_ns`` are dropped with the entries that would have delivered them.
+        ``t_ns < now`` is a ``ValueError``; from inside a callback a
+        ``RuntimeError``. O(k log n) for k entries moved (never per skipped
+        firing of a periodic entry; two schedules of different periods or rates
+        sharing their last skipped instant compare in a few steps), plus
+        O(pending) bus messages.
         """
         self._check_idle("skip_to")
         t = check_time_ns(t_ns, "t_ns")
         if t < self._now:
             raise SimclockValueError(f"t_ns={t} is before now={self._now} ns; time never goes back")
-        heap = self._heap
-        moved: list[_Entry] = []
+        queue = self._queue
+        # (entry, index of its first skipped firing, of its last one)
+        moved: list[tuple[_Entry, int, int]] = []
         while True:
-            entry = pop_due(heap, t - 1)
+            entry = queue.pop_due(t - 1)
             if entry is None:
                 break
-            if entry.state != _PENDING:
-                self._dead -= 1
-            elif entry.kind == _ONESHOT:
+            if entry.kind == _ONESHOT:
                 entry.state = _SKIPPED
             else:
-                k = entry.first_k_at_or_after(t)
-                entry.skipped += k - entry.k
-                entry.k = k
-                moved.append(entry)
-        for entry in moved:
-            seq = self._seq
-            self._seq = seq + 1
-            push(heap, entry, entry.at_k(), seq)
+                moved.append((entry, entry.k, entry.first_k_at_or_after(t) - 1))
+
+        def before(a: tuple[_Entry, int, int], b: tuple[_Entry, int, int]) -> int:
+            # Re-push order = the order their last skipped firings would have run in.
+            at_a = a[0].at_index(a[2])
+            at_b = b[0].at_index(b[2])
+            if at_a != at_b:
+                return -1 if at_a < at_b else 1
+            return -1 if a[0].missed_last_before(a[1], a[2], b[0], b[1], b[2]) else 1
+
+        if len(moved) > 1:
+            moved.sort(key=cmp_to_key(before))
+        for entry, first, last in moved:
+            entry.skipped += last + 1 - first
+            entry.k = last + 1
+            queue.push(entry, entry.at_k())
         self._now = t
-        if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
-            self._compact()
+        queue.restore_bound()
+        self.bus._discard_before(t)
 
     def _check_idle(self, what: str) -> None:
         if self._running:
@@ -463,16 +435,13 @@ class HeapSimClock:
         repeating entry after its callback (C-PER-2), then re-establishes the
         C-CAN-4 bound. Callers check nesting and move ``now`` afterwards.
         """
-        heap = self._heap  # a local: this loop is the clock's hot path
+        queue = self._queue  # a local: this loop is the clock's hot path
         self._running = True
         try:
             while True:
-                entry = pop_due(heap, limit)
+                entry = queue.pop_due(limit)  # never a tombstone
                 if entry is None:
                     break
-                if entry.state:  # not _PENDING: a tombstone leaving at the root
-                    self._dead -= 1
-                    continue
                 at = entry.at
                 self._now = at
                 kind = entry.kind
@@ -503,36 +472,21 @@ class HeapSimClock:
                         k = entry.k = entry.k + 1
                         # inlined for speed: the plain periodic's grid, else at_k().
                         nxt = entry.phase + k * entry.period if kind == _PERIODIC else entry.at_k()
-                        seq = self._seq
-                        self._seq = seq + 1
-                        push(heap, entry, nxt, seq)
+                        queue.push(entry, nxt)
                     else:
                         entry.state = _CANCELLED
         finally:
             self._running = False
-            # Firing live entries lowers the live count while far-future tombstones
-            # stay, so the C-CAN-4 bound must be re-established here, not only in cancel.
-            if len(heap) > 2 * (len(heap) - self._dead) + self._threshold:
-                self._compact()
+            # Firing lowers the live count while far-future tombstones stay (C-CAN-4).
+            queue.restore_bound()
 
     # -- checking -------------------------------------------------------------
 
     def _check(self) -> None:
         """Assert every invariant; called by the state machine after each step."""
-        items = entries(self._heap)
-        keys = [(entry.at, entry.seq) for entry in items]
-        for i in range(1, len(keys)):
-            assert keys[(i - 1) // 2] < keys[i], "heap order violated"
-        seqs = [entry.seq for entry in items]
-        assert len(seqs) == len(set(seqs)), "duplicate seq in heap"
-        assert all(seq < self._seq for seq in seqs), "seq from the future"
-        dead = sum(1 for entry in items if entry.state != _PENDING)
-        assert dead == self._dead, f"tombstone count {self._dead} != {dead}"
-        live = len(items) - dead
-        assert len(items) <= 2 * live + self._threshold, "tombstones unbounded"
-        live_entries = [entry for entry in items if entry.state == _PENDING]
-        assert len({id(e) for e in live_entries}) == len(live_entries), "entry pushed twice"
-        for entry in live_entries:
+        queue = self._queue
+        queue._check()
+        for entry in queue.live_items():
             at = entry.at
             if not self._running:
                 assert at >= self._now, "live entry in the past"

@@ -21,6 +21,7 @@ __all__ = [
     "check_callable",
     "check_str_enum",
     "check_str_matching",
+    "describe_exception",
     "exact_str",
     "exception_message",
     "safe_repr",
@@ -69,6 +70,32 @@ def exception_message(exc: BaseException) -> str:
         # Any failure of __str__, even one raising KeyboardInterrupt or SystemExit,
         # is the callback's failure, not the clock's: report the placeholder.
         return f"<str() of {type_name(exc)} raised>"
+
+
+def describe_exception(exc: BaseException, *, limit: int | None = None) -> str:
+    """``Type: message`` of an exception, ``Type`` alone when the message is empty (C-ERR-1).
+
+    The one describer of the library: ``Type`` is :func:`type_name`
+    (``type(exc).__qualname__``, so a nested class reads ``Outer.Inner``) and
+    the message :func:`exception_message` (``<str() of Type raised>`` when
+    ``str`` fails). Never raises. ``limit`` (characters, ``>= 16``) cuts a long
+    description to one line: whitespace runs become one space and the end is
+    ``...(truncated)``; ``None`` keeps it whole. O(len(message)).
+    """
+    name = type_name(exc)
+    text = exception_message(exc)
+    described = f"{name}: {text}" if text else name
+    if limit is None:
+        return described
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise SimclockTypeError(f"limit must be an int or None, got {safe_repr(limit)}")
+    if limit < 16:
+        raise SimclockValueError(f"limit must be >= 16 characters, got {limit}")
+    # Cut first: a megabyte message is not split into words to keep 500 characters.
+    line = " ".join(described[: 2 * limit + 1].split())
+    if len(line) > limit or len(described) > 2 * limit + 1:
+        return line[: limit - len("...(truncated)")] + "...(truncated)"
+    return line
 
 
 def check_callable(cb: object, name: str = "cb") -> None:

@@ -111,10 +111,13 @@ _ROOT_NAMES: dict[str, tuple[str, ...]] = {
 
 LOWLEVEL_NAMES: tuple[str, ...] = (
     "Handle",
+    "SimclockChildError",
     "TimedSource",
     "callback_failure_event",
     "check_time_ns",
+    "describe_exception",
     "publish_callback_failure",
+    "run_in_child",
 )
 
 ROOT_NAMES: dict[str, str] = {

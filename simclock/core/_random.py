@@ -29,6 +29,11 @@ __all__ = [
     "DrawObserver",
     "LabelledStream",
     "SeededRandomSource",
+    "check_bounds",
+    "check_real",
+    "check_seed",
+    "check_sigma",
+    "check_size",
     "derive_spawn_key",
     "normalise_label",
 ]
@@ -70,7 +75,12 @@ def derive_spawn_key(path: str) -> tuple[int, ...]:
     return tuple(int.from_bytes(digest[i : i + 4], "big") for i in range(0, 16, 4))
 
 
-def _check_seed(seed: object) -> int:
+def check_seed(seed: object) -> int:
+    """``seed`` as an ``int >= 0`` (``int`` or numpy integer, never ``bool``), or refused (C-RNG-1).
+
+    The one seed check of the library: clocks, the recorder, sessions and
+    scenarios call it where a seed is handed over.
+    """
     if isinstance(seed, bool) or not (isinstance(seed, int) or is_numpy_integer(seed)):
         raise SimclockTypeError(f"seed must be an int, got {type(seed).__name__} {safe_repr(seed)}")
     value = operator.index(seed)
@@ -87,7 +97,7 @@ _INT64_MIN = -(1 << 63)
 _INT64_END = 1 << 63
 
 
-def _check_real(value: object, name: str) -> float:
+def check_real(value: object, name: str) -> float:
     """A finite real parameter of a distribution (``int``/``float``/numpy scalar), as float.
 
     Checked before the draw: numpy would broadcast an array-like (drawing
@@ -113,7 +123,7 @@ def _check_real(value: object, name: str) -> float:
     return result
 
 
-def _check_size(size: object) -> int | tuple[int, ...] | None:
+def check_size(size: object) -> int | tuple[int, ...] | None:
     if size is None:
         return None
     if type(size) is int:
@@ -138,13 +148,13 @@ def _check_size(size: object) -> int | tuple[int, ...] | None:
     return size
 
 
-def _check_sigma(sigma: object) -> None:
+def check_sigma(sigma: object) -> None:
     # numpy's own refusal ("scale < 0") names neither the argument nor the value.
-    if _check_real(sigma, "sigma") < 0:
+    if check_real(sigma, "sigma") < 0:
         raise SimclockValueError(f"sigma must be >= 0, got {safe_repr(sigma)}")
 
 
-def _check_bounds(low: object, high: object) -> None:
+def check_bounds(low: object, high: object) -> None:
     """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated."""
     for name, value in (("low", low), ("high", high)):
         if isinstance(value, bool) or not (isinstance(value, int) or is_numpy_integer(value)):
@@ -199,7 +209,7 @@ class SeededRandomSource(LabelledStream):
     def __init__(
         self, seed: int, label: str = "/", *, observer: DrawObserver | None = None
     ) -> None:
-        self._seed = _check_seed(seed)
+        self._seed = check_seed(seed)
         if observer is not None and not callable(observer):
             raise SimclockTypeError(
                 f"observer must be callable as observer(label, method, args, value) or None, "
@@ -233,7 +243,7 @@ class SeededRandomSource(LabelledStream):
         ``a``/``b`` are finite real scalars (``TypeError`` for an array-like,
         ``ValueError`` for NaN, infinities or 10**400); a refused call draws nothing.
         """
-        low, high = _check_real(a, "a"), _check_real(b, "b")
+        low, high = check_real(a, "a"), check_real(b, "b")
         # numpy refuses b < a (and an overflowing b - a) only inside the draw call.
         if not (low <= high and math.isfinite(high - low)):
             raise SimclockValueError(
@@ -249,9 +259,9 @@ class SeededRandomSource(LabelledStream):
         ``mu``/``sigma`` are finite real scalars, ``sigma < 0`` is a ``ValueError``;
         ``size`` holds at most ``MAX_DRAW_ELEMENTS``; a refused call draws nothing.
         """
-        _check_real(mu, "mu")
-        _check_sigma(sigma)
-        return self._draw("normal", float, (mu, sigma), _check_size(size))
+        check_real(mu, "mu")
+        check_sigma(sigma)
+        return self._draw("normal", float, (mu, sigma), check_size(size))
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray.
@@ -259,8 +269,8 @@ class SeededRandomSource(LabelledStream):
         ``low``/``high`` must be ints (``TypeError``; a float is not truncated)
         with ``low < high`` (``ValueError``); a refused call draws nothing.
         """
-        _check_bounds(low, high)
-        return self._draw("integers", int, (low, high), _check_size(size))
+        check_bounds(low, high)
+        return self._draw("integers", int, (low, high), check_size(size))
 
     def _draw(
         self,

@@ -46,7 +46,8 @@ from mcap.records import Message as McapMessage
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockValueError
-from simclock.recording._checks import describe, refuse
+from simclock.core._names import describe_exception
+from simclock.recording._checks import refuse
 from simclock.recording._fingerprint import Fingerprinter, RawPayload
 from simclock.recording._format import (
     CLOCK_TOPIC,
@@ -125,7 +126,7 @@ def read_metadata(directory: str) -> tuple[list[str], str]:
             "(ros2 bag record writes one) or an .mcap file",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _bag_error(meta_path, f"cannot be read ({describe(exc)})") from None
+        raise _bag_error(meta_path, f"cannot be read ({describe_exception(exc)})") from None
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -313,7 +314,7 @@ class BagSource:
                 self.parts[i].path,
                 where,
                 f"message at log_time {record.log_time} is not zstd-compressed as the bag's "
-                f"compression_mode: message says ({describe(exc)}); the file is damaged",
+                f"compression_mode: message says ({describe_exception(exc)}); the file is damaged",
             ) from None
 
     def messages(self, start: int | None) -> Iterator[Message]:

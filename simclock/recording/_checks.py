@@ -25,6 +25,7 @@ from mcap.records import Chunk
 from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 
 from simclock.core._errors import SimclockValueError
+from simclock.core._names import describe_exception
 
 __all__ = [
     "DAMAGE_ERRORS",
@@ -33,7 +34,6 @@ __all__ = [
     "ChunkRecords",
     "RecordingError",
     "check_footer",
-    "describe",
     "read_chunk",
     "records_in_file_order",
     "refuse",
@@ -74,12 +74,6 @@ def refuse(path: str, offset: int | None, text: str) -> RecordingError:
     """``RecordingError("<path>: offset <offset>: <text>")``; the one message layout."""
     where = "" if offset is None else f"offset {offset}: "
     return RecordingError(f"{path}: {where}{text}")
-
-
-def describe(exc: BaseException) -> str:
-    """``Type: message`` of an exception (``Type`` alone when it has no message)."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +187,8 @@ def read_chunk(
         compression = stream.read(name_len).decode()
         (data_len,) = struct.unpack("<Q", stream.read(8))
     except DAMAGE_ERRORS as exc:
-        raise refuse(path, offset, f"unreadable Chunk header ({describe(exc)})") from None
+        why = describe_exception(exc)
+        raise refuse(path, offset, f"unreadable Chunk header ({why})") from None
     if data_len > length or (limit is not None and offset + 9 + length > limit):
         raise refuse(path, offset, f"chunk data of {data_len} bytes does not fit its record")
     data = stream.read(data_len)
@@ -237,7 +232,9 @@ def split_chunk(path: str, chunk: Chunk, offset: int) -> list[Any]:
             except RuntimeError as exc:  # lz4.frame's only error type for a bad frame
                 raise _Lz4Error(str(exc)) from None
     except DAMAGE_ERRORS as exc:
-        raise refuse(path, offset, f"chunk does not decompress ({describe(exc)})") from None
+        raise refuse(
+            path, offset, f"chunk does not decompress ({describe_exception(exc)})"
+        ) from None
     if len(data) != size:
         raise refuse(
             path, offset, f"chunk decompresses to {len(data)} bytes, its header says {size}"
@@ -259,7 +256,9 @@ def split_chunk(path: str, chunk: Chunk, offset: int) -> list[Any]:
     try:
         return breakup_chunk(plain, validate_crc=False)
     except DAMAGE_ERRORS as exc:
-        raise refuse(path, offset, f"chunk records are malformed ({describe(exc)})") from None
+        raise refuse(
+            path, offset, f"chunk records are malformed ({describe_exception(exc)})"
+        ) from None
 
 
 def records_in_file_order(path: str, stream: IO[bytes]) -> Iterator[tuple[int, bool, Any]]:
@@ -278,7 +277,7 @@ def records_in_file_order(path: str, stream: IO[bytes]) -> Iterator[tuple[int, b
         try:
             record = next(records, None)
         except DAMAGE_ERRORS as exc:
-            raise refuse(path, where, f"{describe(exc)}; the file is damaged") from None
+            raise refuse(path, where, f"{describe_exception(exc)}; the file is damaged") from None
         if record is None:
             return
         if type(record) is Chunk:

@@ -1,59 +1,102 @@
 """``ReplayClock``: a recording as a clock, on the one scheduling core (SPEC §5, C-REP-1..4).
 
 The clock composes a :class:`~simclock.HeapSimClock` (as ``GridClock``
-does) for its control callbacks and the bus's deferred deliveries, and adds
-a message source: before delivering the recorded messages stamped ``s`` it
-advances the inner clock to ``s - 1``, so entries before ``s`` fire first
-and, at an instant shared with recorded messages, the recorded messages are
-delivered first. Ordering, re-arming, lazy cancellation and failure
-reporting are the inner clock's (C-TIE-1, C-PER-1..3, C-CAN-1..4, C-ERR-1/2).
+does) for its control callbacks and the bus's deferred deliveries, and hands
+it the recording as a :class:`~simclock.core.TimedSource`
+(:class:`RecordedMessages`): ``advance`` is the core's ``run_until``, so at an
+instant shared with entries the recorded messages are delivered first, and
+``seek`` is the core's ``skip_to``. Ordering, re-arming, lazy cancellation,
+skipping and failure reporting are the inner clock's (C-TIE-1, C-PER-1..3,
+C-CAN-1..4, C-ERR-1/2, C-X-STATS); this module only reads the file.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 
 from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._heapclock import HeapSimClock
-from simclock.core._names import callback_name, check_callable, safe_repr
-from simclock.core._protocols import Callback, Handle, PeriodicStats
+from simclock.core._names import check_callable, safe_repr
+from simclock.core._protocols import Callback, Handle
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
 from simclock.recording._draws import DrawLog, ReplayRandomSource
 from simclock.recording._reader import RecordingReader
 
-__all__ = ["ReplayClock"]
+__all__ = ["RecordedMessages", "ReplayClock"]
 
 
 def _noop() -> None:
     """Cancel of a callback that replay never runs (C-REP-2)."""
 
 
-class _Gate:
-    """A control callback that ``seek`` can step over (counted as skipped, not fired).
+class RecordedMessages:
+    """Recorded messages as a :class:`~simclock.core.TimedSource`: ``fire(s)`` delivers stamp ``s``.
 
-    It carries the callback's own name, so a failure is reported naming the
-    callback, never the gate (C-ERR-1).
+    ``RecordedMessages(messages, deliver)``: ``messages`` is any iterator of
+    :class:`~simclock.Message` in recorded total order ``(stamp, sequence)``
+    (the reader's job, which also refuses a file that breaks it); ``deliver``
+    hands one to the subscribers. The iterator is read one message ahead,
+    lazily: nothing is read before the first ``next_ns``.
+
+    An exception from the iterator (a damaged file) is kept in ``failure`` and
+    re-raised; the message being delivered when a subscriber raises a
+    ``BaseException`` counts as delivered (C-ERR-2), the rest stays pending.
+    O(1) per message.
     """
 
-    def __init__(self, clock: ReplayClock, cb: Callback) -> None:
-        self.clock = clock
-        self.cb = cb
-        self.skipped = 0
-        self.__qualname__ = callback_name(cb)
+    def __init__(self, messages: Iterator[Message], deliver: Callable[[Message], None]) -> None:
+        self.failure: BaseException | None = None
+        self._deliver = deliver
+        self._it = messages
+        self._next: Message | None = None
+        self._primed = False
 
-    def __call__(self) -> None:
-        if self.clock._seeking:
-            self.skipped += 1
-            return
-        self.cb()
+    def restart(self, messages: Iterator[Message]) -> None:
+        """Continue with ``messages`` instead (nothing of the old iterator is read again)."""
+        self._it = messages
+        self._next = None
+        self._primed = False
 
-    def stats(self, inner: Handle) -> PeriodicStats:
-        got = inner.stats()
-        return replace(got, fired=got.fired - self.skipped, skipped=got.skipped + self.skipped)
+    def _pull(self) -> None:
+        try:
+            self._next = next(self._it, None)
+        except BaseException as exc:
+            self.failure = exc
+            self._next = None
+            raise
+
+    def next_ns(self) -> int | None:
+        """Stamp of the next message, or ``None`` at the end of the recording."""
+        if not self._primed:
+            self._primed = True
+            self._pull()
+        nxt = self._next
+        return None if nxt is None else nxt.stamp_ns
+
+    def peeked_ns(self) -> int | None:
+        """Stamp of the message already read ahead, or ``None`` (none read, or the end)."""
+        nxt = self._next
+        return None if nxt is None else nxt.stamp_ns
+
+    def skip_before(self, t: int) -> None:
+        """Drop the messages stamped before ``t`` without delivering them. O(skipped)."""
+        while (at := self.next_ns()) is not None and at < t:
+            self._pull()
+
+    def fire(self, at_ns: int) -> None:
+        """Deliver every message stamped ``at_ns``, in recorded order."""
+        deliver = self._deliver  # a local: this loop runs once per recorded message
+        nxt = self._next
+        while nxt is not None and nxt.stamp_ns == at_ns:
+            try:
+                deliver(nxt)
+            finally:
+                # Also after a BaseException from a subscriber (C-ERR-2).
+                self._pull()
+            nxt = self._next
 
 
 class ReplayClock(Closing):
@@ -83,9 +126,13 @@ class ReplayClock(Closing):
       label (C-REP-3).
     * ``seek(t)`` jumps forward to ``t`` without delivering the messages
       before ``t`` (whole chunks are skipped unread); ``t < now`` is a
-      ``ValueError``. Control callbacks due before ``t`` do not run: one-shot
-      entries are dropped, periodic ones resume at their first grid point
-      ``>= t``; the dropped firings count as ``skipped``, not ``fired``.
+      ``ValueError``. Nothing due before ``t`` runs: it is the core's
+      ``skip_to`` (one-shot entries are dropped, periodic ones resume at
+      their first grid point ``>= t``, the dropped firings count as
+      ``skipped``, not ``fired``; messages published for delivery before
+      ``t`` are dropped). What follows a seek is what a replay from the start
+      shows from ``t`` on, except what the skipped callbacks and subscribers
+      would have caused.
     * ``topics`` restricts delivery to those topics (the rest is still read
       and checked).
 
@@ -95,7 +142,9 @@ class ReplayClock(Closing):
     ``next_event_ns`` raises the same error. Messages published on the
     replay bus during replay take sequences from that bus's own counter.
     Complexity: O(1) amortised per delivered message plus the inner clock's
-    O(log n) per firing; memory independent of the file's length.
+    O(log n) per firing; ``seek`` is O(log n) per scheduled entry moved, never
+    per skipped firing, plus the skipped part of one chunk (a foreign file:
+    every skipped message); memory independent of the file's length.
     """
 
     def __init__(
@@ -117,25 +166,18 @@ class ReplayClock(Closing):
         self._reader = RecordingReader(path, topics=topics)
         self.info = self._reader.info
         self._callbacks = callbacks
-        # Invariant: now = max(_floor, inner now); the inner clock never runs ahead of it.
-        self._floor = self.info.start_ns
-        self._it: Iterator[Message] = self._reader.messages()
-        self._next: Message | None = None
-        self._primed = False
-        self._failure: BaseException | None = None
         self._running = False
-        self._seeking = False
-        self._pushes = 0  # schedule calls so far: advance re-reads the inner clock on change
         self._random: ReplayRandomSource | None = None
-        # Bound last: a refused construction leaves the caller's bus free.
         self.bus = bus if bus is not None else Bus()
-        # The inner clock takes its own private bus (a bus binds one clock), then
-        # reports callback failures on the replay bus, where subscribers listen.
+        # The inner clock binds the bus (a refused construction above leaves the
+        # caller's bus free): stamps, deferred deliveries and failures are its.
         self._inner = HeapSimClock(
-            self.info.seed or 0, start_ns=self.info.start_ns, step_ns=max(1, self.info.step_ns)
+            self.info.seed or 0,
+            start_ns=self.info.start_ns,
+            step_ns=max(1, self.info.step_ns),
+            bus=self.bus,
         )
-        self._inner.bus = self.bus
-        self.bus.bind(self)
+        self._source = RecordedMessages(self._reader.messages(), self.bus.deliver)
 
     # -- reading ----------------------------------------------------------------
 
@@ -146,8 +188,7 @@ class ReplayClock(Closing):
 
     def now_ns(self) -> int:
         """Current replay time in ns; never decreases (C-TIME-1, C-TIME-2)."""
-        inner = self._inner.now_ns()
-        return inner if inner > self._floor else self._floor
+        return self._inner.now_ns()
 
     def step_ns(self) -> int:
         """The recorded clock's ``step_ns`` (1 for foreign files) (C-STEP-1)."""
@@ -161,13 +202,12 @@ class ReplayClock(Closing):
     def next_event_ns(self) -> int | None:
         """Stamp of the next recorded message or live callback, or ``None`` (C-X-PEEK)."""
         self._reader.check_open("next_event_ns()")
-        if self._failure is not None:
-            raise self._failure
-        self._prime()
-        times = [t for t in (self._inner.next_event_ns(),) if t is not None]
-        if self._next is not None:
-            times.append(self._next.stamp_ns)
-        return min(times) if times else None
+        self._raise_failure()
+        message = self._source.next_ns()
+        entry = self._inner.next_event_ns()
+        if message is None or (entry is not None and entry < message):
+            return entry
+        return message
 
     def random_source(self) -> ReplayRandomSource:
         """The replayed root stream (C-REP-3); refused unless draws were persisted."""
@@ -194,18 +234,10 @@ class ReplayClock(Closing):
 
     # -- scheduling -----------------------------------------------------------------
 
-    def _is_bus_delivery(self, cb: Callback) -> bool:
-        return getattr(cb, "__self__", None) is self.bus and getattr(cb, "__func__", None) is (
-            Bus.flush
-        )
-
-    def _gated(self, cb: Callback, schedule: Callable[[_Gate], Handle]) -> Handle:
-        gate = _Gate(self, cb)
-        inner = schedule(gate)
-        return Handle(cancel=inner.cancel, stats=lambda: gate.stats(inner))
-
     def schedule(self, at_ns: int, cb: Callback) -> Handle:
         """Run ``cb`` at ``at_ns`` if callbacks are enabled (C-SCH-1, C-REP-2)."""
+        if self._callbacks:
+            return self._inner.schedule(at_ns, cb)
         at = check_time_ns(at_ns, "at_ns")
         check_callable(cb)
         now = self.now_ns()
@@ -213,45 +245,26 @@ class ReplayClock(Closing):
             raise SimclockValueError(
                 f"at_ns={at} is in the past (now is {now} ns); schedule at or after now"
             )
-        self._pushes += 1
-        if self._is_bus_delivery(cb):
-            return self._inner.schedule(at, cb)
-        if not self._callbacks:
-            return Handle(cancel=_noop)
-        return self._gated(cb, lambda gate: self._inner.schedule(at, gate))
+        return Handle(cancel=_noop)
 
     def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
         """Run ``cb`` at ``phase + k*period`` if callbacks are enabled (C-PER-1..3, C-REP-2).
 
         The first firing is the first grid point at or after ``now_ns()``.
         """
-        period = check_positive_ns(period_ns, "period_ns")
-        phase = check_time_ns(phase_ns, "phase_ns")
+        if self._callbacks:
+            return self._inner.schedule_periodic(period_ns, cb, phase_ns)
+        check_positive_ns(period_ns, "period_ns")
+        check_time_ns(phase_ns, "phase_ns")
         check_callable(cb)
-        if not self._callbacks:
-            return Handle(cancel=_noop)
-        self._pushes += 1
-        now = self.now_ns()
-        # The inner clock may be behind now (while messages at now are delivered): start
-        # the grid at its first point >= now, which is the same grid.
-        k0 = 0 if phase >= now else -((phase - now) // period)
-        first = phase + k0 * period
-        return self._gated(cb, lambda gate: self._inner.schedule_periodic(period, gate, first))
+        return Handle(cancel=_noop)
 
     # -- running ----------------------------------------------------------------
 
-    def _prime(self) -> None:
-        if not self._primed:
-            self._primed = True
-            self._next = self._pull()
-
-    def _pull(self) -> Message | None:
-        try:
-            return next(self._it, None)
-        except BaseException as exc:
-            self._failure = exc
-            self._next = None
-            raise
+    def _raise_failure(self) -> None:
+        failure = self._source.failure
+        if failure is not None:
+            raise failure
 
     def _check_idle(self, what: str) -> None:
         self._reader.check_open(what)
@@ -260,58 +273,19 @@ class ReplayClock(Closing):
                 f"{what} called from inside a callback or subscriber at now={self.now_ns()} ns; "
                 "schedule the work with schedule() instead"
             )
-        if self._failure is not None:
-            raise self._failure
-
-    def _run_inner_to(self, t: int) -> None:
-        """Fire the inner clock's entries up to ``t`` (nothing when ``t`` is behind it)."""
-        inner = self._inner
-        now = inner.now_ns()
-        if t >= now:
-            inner.advance(t - now)
+        self._raise_failure()
 
     def advance(self, dt_ns: int) -> None:
         """Deliver recorded messages and run due callbacks up to ``now + dt`` (C-REP-1).
 
-        See the class docstring for the order; ``now`` is the target afterwards.
+        The core's ``run_until`` with the recording as its timed source: see the
+        class docstring for the order; ``now`` is the target afterwards.
         """
         dt = check_time_ns(dt_ns, "dt_ns")
         self._check_idle(f"advance(dt_ns={dt})")
-        target = self.now_ns() + dt
-        # Local bindings: this loop runs once per recorded message.
-        deliver = self.bus.deliver
-        peek = self._inner.next_event_ns
-        it = self._it
         self._running = True
         try:
-            self._prime()
-            nxt = self._next
-            # The inner clock's next entry, re-read only when something was scheduled
-            # (a subscriber, a deferred delivery) or the inner clock ran.
-            pushes = self._pushes
-            due = peek()
-            while nxt is not None and nxt.stamp_ns <= target:
-                stamp = nxt.stamp_ns
-                if self._pushes != pushes:
-                    pushes = self._pushes
-                    due = peek()
-                if due is not None and due < stamp:
-                    self._run_inner_to(stamp - 1)
-                    due = peek()
-                self._floor = stamp
-                try:
-                    deliver(nxt)
-                finally:
-                    # Also after a BaseException from a subscriber (C-ERR-2): that
-                    # message counts as delivered, the rest stays pending.
-                    try:
-                        nxt = self._next = next(it, None)
-                    except BaseException as exc:
-                        self._failure = exc
-                        self._next = None
-                        raise
-            self._run_inner_to(target)
-            self._floor = target
+            self._inner.run_until(self._inner.now_ns() + dt, self._source)
         finally:
             self._running = False
 
@@ -320,7 +294,8 @@ class ReplayClock(Closing):
 
         ``t_ns < now`` is a ``ValueError`` (time never goes back); the
         messages at ``t_ns`` are delivered by the next ``advance``. Control
-        callbacks due before ``t_ns`` are skipped (see the class docstring).
+        callbacks due before ``t_ns`` are skipped by the core's ``skip_to``
+        (see the class docstring).
         """
         t = check_time_ns(t_ns, "t_ns")
         self._check_idle(f"seek(t_ns={t})")
@@ -329,21 +304,14 @@ class ReplayClock(Closing):
                 f"t_ns={t} is before now={self.now_ns()} ns; replay time never goes back, open "
                 "a new ReplayClock to start over"
             )
-        self._prime()
-        if self._next is not None and self._next.stamp_ns < t:
-            if self.info.simclock:
-                # Sequences are stored: restart at the first chunk that reaches t.
-                self._it = self._reader.messages(start_ns=t)
-                self._primed = False
-                self._next = None
-            else:
-                # Foreign sequences are positions in replay order: keep counting.
-                while self._next is not None and self._next.stamp_ns < t:
-                    self._next = self._pull()
-        if t > self._inner.now_ns():
-            self._seeking = True
-            try:
-                self._run_inner_to(t - 1)
-            finally:
-                self._seeking = False
-        self._floor = t
+        source = self._source
+        if self.info.simclock:
+            # Sequences are stored: restart at the first chunk that reaches t, lazily
+            # (nothing is read before the next advance or peek).
+            at = source.peeked_ns()
+            if at is None or at < t:
+                source.restart(self._reader.messages(start_ns=t))
+        else:
+            # Foreign sequences are positions in replay order: keep counting.
+            source.skip_before(t)
+        self._inner.skip_to(t)

@@ -18,10 +18,10 @@ from simclock.core._errors import SimclockRuntimeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.core._random import (
     LabelledStream,
-    _check_bounds,
-    _check_real,
-    _check_sigma,
-    _check_size,
+    check_bounds,
+    check_real,
+    check_sigma,
+    check_size,
     normalise_label,
 )
 from simclock.recording._checks import RecordingError
@@ -109,7 +109,7 @@ class ReplayRandomSource(LabelledStream):
 
     def uniform(self, a: float, b: float) -> float:
         """The next recorded ``uniform(a, b)`` draw of this label."""
-        low, high = _check_real(a, "a"), _check_real(b, "b")
+        low, high = check_real(a, "a"), check_real(b, "b")
         if not (low <= high and math.isfinite(high - low)):
             raise SimclockValueError(
                 f"uniform needs a <= b with a finite b - a, got a={safe_repr(a)}, b={safe_repr(b)}"
@@ -118,15 +118,15 @@ class ReplayRandomSource(LabelledStream):
 
     def normal(self, mu: float, sigma: float, size: int | tuple[int, ...] | None = None) -> Any:
         """The next recorded ``normal`` draw of this label."""
-        _check_real(mu, "mu")
-        _check_sigma(sigma)
-        shape = _check_size(size)
+        check_real(mu, "mu")
+        check_sigma(sigma)
+        shape = check_size(size)
         return self._log.take(self._label, "normal", (mu, sigma, shape))
 
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """The next recorded ``integers`` draw of this label."""
-        _check_bounds(low, high)
-        shape = _check_size(size)
+        check_bounds(low, high)
+        shape = check_size(size)
         return self._log.take(self._label, "integers", (low, high, shape))
 
     def numpy_rng(self) -> np.random.Generator:

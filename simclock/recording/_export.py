@@ -42,8 +42,8 @@ from mcap.writer import CompressionType, Writer
 
 from simclock.core._bus import Event
 from simclock.core._errors import SimclockTypeError, SimclockValueError
-from simclock.core._names import safe_repr
-from simclock.recording._checks import DAMAGE_ERRORS, describe, refuse
+from simclock.core._names import describe_exception, safe_repr
+from simclock.recording._checks import DAMAGE_ERRORS, refuse
 from simclock.recording._fingerprint import RawPayload
 from simclock.recording._format import (
     CLOCK_SCHEMA_NAME,
@@ -115,7 +115,8 @@ def _records(path: str, stream: IO[bytes]) -> Iterator[Any]:
     try:
         yield from StreamReader(stream, validate_crcs=True).records
     except DAMAGE_ERRORS as exc:  # checked in the first pass: only a file changed meanwhile
-        raise refuse(path, stream.tell(), f"changed while exported ({describe(exc)})") from None
+        reason = f"changed while exported ({describe_exception(exc)})"
+        raise refuse(path, stream.tell(), reason) from None
 
 
 def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[str]) -> str:

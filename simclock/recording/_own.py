@@ -26,7 +26,8 @@ from mcap.summary import Summary
 
 from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockError, SimclockValueError
-from simclock.recording._checks import DAMAGE_ERRORS, describe, read_chunk, refuse
+from simclock.core._names import describe_exception
+from simclock.recording._checks import DAMAGE_ERRORS, read_chunk, refuse
 from simclock.recording._fingerprint import (
     FINGERPRINT_LINE,
     RawPayload,
@@ -136,7 +137,7 @@ class OwnSource:
                         group = []
         except DAMAGE_ERRORS as exc:
             raise refuse(
-                self.path, stream.tell(), f"unchunked data section: {describe(exc)}"
+                self.path, stream.tell(), f"unchunked data section: {describe_exception(exc)}"
             ) from None
         if group:
             yield stream.tell(), group
@@ -280,7 +281,7 @@ class OwnSource:
                         payload = decode(payload)
                     except (SimclockError, KeyError, TypeError, ValueError) as exc:
                         raise refuse(
-                            path, where, f"{kinds[cid]} sequence={seq}: {describe(exc)}"
+                            path, where, f"{kinds[cid]} sequence={seq}: {describe_exception(exc)}"
                         ) from None
                 out.append(Message(topic, stamp, seq, payload))
             count += len(batch)

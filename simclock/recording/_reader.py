@@ -34,7 +34,7 @@ from mcap.summary import Summary
 
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import exact_str, safe_repr, type_name, typed_repr
+from simclock.core._names import describe_exception, exact_str, safe_repr, type_name, typed_repr
 from simclock.core._timeint import check_time_ns
 from simclock.recording._bag import BagError, BagSource, SimclockRecord, read_metadata
 from simclock.recording._checks import (
@@ -42,7 +42,6 @@ from simclock.recording._checks import (
     MAGIC,
     RecordingError,
     check_footer,
-    describe,
     records_in_file_order,
     refuse,
 )
@@ -154,7 +153,9 @@ def _read_record(path: str, stream: IO[bytes], offset: int, what: str) -> Any:
     try:
         return next(StreamReader(stream, skip_magic=True).records)
     except (*DAMAGE_ERRORS, StopIteration) as exc:
-        raise refuse(path, offset, f"unreadable {what} record ({describe(exc)})") from None
+        raise refuse(
+            path, offset, f"unreadable {what} record ({describe_exception(exc)})"
+        ) from None
 
 
 def _read_summary(path: str, stream: IO[bytes], start: int) -> Summary | None:
@@ -164,7 +165,9 @@ def _read_summary(path: str, stream: IO[bytes], start: int) -> Summary | None:
         stream.seek(0)
         return SeekingReader(stream).get_summary()
     except DAMAGE_ERRORS as exc:
-        raise refuse(path, start, f"unreadable summary section ({describe(exc)})") from None
+        raise refuse(
+            path, start, f"unreadable summary section ({describe_exception(exc)})"
+        ) from None
 
 
 class RecordingReader(Closing):
@@ -206,7 +209,7 @@ class RecordingReader(Closing):
                 "rosbag2 directory"
             ) from None
         except OSError as exc:
-            raise refuse(self.path, None, f"cannot be read ({describe(exc)})") from None
+            raise refuse(self.path, None, f"cannot be read ({describe_exception(exc)})") from None
         try:
             _refuse_other_formats(self.path, stream)
             self._load(stream)

@@ -46,8 +46,8 @@ from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 from simclock.core._bus import Bus, Message
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._names import exact_str, safe_repr, typed_repr
-from simclock.core._random import DrawObserver, _check_seed
+from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
+from simclock.core._random import DrawObserver, check_seed
 from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._closing import Closing
@@ -135,7 +135,7 @@ class Recorder(Closing):
             raise SimclockTypeError(f"path must be a str or os.PathLike, got {safe_repr(path)}")
         if not isinstance(bus, Bus):
             raise SimclockTypeError(f"bus must be a simclock.Bus, got {safe_repr(bus)}")
-        self._seed = _check_seed(seed)
+        self._seed = check_seed(seed)
         self._user_metadata = check_user_metadata(metadata)
         if not isinstance(record_draws, bool):
             raise SimclockTypeError(f"record_draws must be a bool, got {safe_repr(record_draws)}")
@@ -204,7 +204,7 @@ class Recorder(Closing):
             self._stream: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise SimclockValueError(
-                f"path {self.path!r} cannot be written ({type(exc).__name__}: {exc}); pass a "
+                f"path {self.path!r} cannot be written ({describe_exception(exc)}); pass a "
                 "file path in an existing, writable directory"
             ) from None
         self._writer = Writer(
@@ -316,7 +316,7 @@ class Recorder(Closing):
                 try:
                     self._stream.close()
                 except OSError as exc:  # the buffered tail is written here (e.g. a full disk)
-                    self._fail(f"the file could not be written ({type(exc).__name__}: {exc})")
+                    self._fail(f"the file could not be written ({describe_exception(exc)})")
             if self._error is not None:
                 raise SimclockRuntimeError(f"recording {self.path!r} is incomplete: {self._error}")
 
@@ -346,7 +346,7 @@ class Recorder(Closing):
             raise self._write_failed(exc) from None
 
     def _write_failed(self, exc: OSError) -> SimclockRuntimeError:
-        text = f"the file could not be written ({type(exc).__name__}: {exc})"
+        text = f"the file could not be written ({describe_exception(exc)})"
         self._fail(text)
         return SimclockRuntimeError(f"recording {self.path!r} is incomplete: {text}")
 
@@ -526,7 +526,7 @@ class Recorder(Closing):
                 )
                 raise
             except Exception as exc:  # C-MCAP-4: a payload's conversion, however it fails
-                why = f"{type(exc).__name__}: {exc}"
+                why = describe_exception(exc)
                 self._fail(
                     f"message sequence={seq} on {topic!r} at {stamp} ns was not recorded: its "
                     f"payload could not be converted ({why})"

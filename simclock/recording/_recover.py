@@ -45,12 +45,11 @@ from mcap.writer import CompressionType, Writer
 
 from simclock.core._bus import Bus, Event, Message
 from simclock.core._errors import SimclockTypeError
-from simclock.core._names import safe_repr
+from simclock.core._names import describe_exception, safe_repr
 from simclock.recording._checks import (
     DAMAGE_ERRORS,
     MAGIC,
     RecordingError,
-    describe,
     refuse,
     split_chunk,
 )
@@ -169,7 +168,7 @@ def _parse(path: str, opcode: int, body: bytes, offset: int) -> Any:
         reader = StreamReader(io.BytesIO(record), skip_magic=True, emit_chunks=True)
         return next(reader.records, None)
     except DAMAGE_ERRORS as exc:
-        raise refuse(path, offset, f"unreadable record ({describe(exc)})") from None
+        raise refuse(path, offset, f"unreadable record ({describe_exception(exc)})") from None
 
 
 def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
@@ -247,7 +246,7 @@ def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> Rec
     try:
         stream = open(src, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise refuse(src, None, f"cannot be read ({describe(exc)})") from None
+        raise refuse(src, None, f"cannot be read ({describe_exception(exc)})") from None
     with stream:
         size = stream.seek(0, os.SEEK_END)
         found = _scan(src, stream, size)
@@ -352,7 +351,7 @@ def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> RecoveryRepor
     try:
         f = open(dst, "wb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise RecordingError(f"{dst}: cannot be written ({describe(exc)})") from None
+        raise RecordingError(f"{dst}: cannot be written ({describe_exception(exc)})") from None
     with f:
         writer = Writer(f, compression=CompressionType.ZSTD)
         writer.start(profile=found.header.profile, library=found.header.library)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock.core._bus import _check_topic, is_reserved_topic
+from simclock.core._bus import check_topic, is_reserved_topic
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import check_str_matching, exact_str, safe_repr
 from simclock.core._protocols import RandomSource
@@ -74,7 +74,7 @@ def _check_spec_topic(topic: object, default: str) -> str:
     """
     if isinstance(topic, str) and not topic:
         return default
-    checked = _check_topic(topic)
+    checked = check_topic(topic)
     if is_reserved_topic(checked):
         raise SimclockValueError(
             f"topic {checked!r} is reserved for the library (/clock and /simclock/...); "

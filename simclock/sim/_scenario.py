@@ -19,7 +19,7 @@ from simclock.core._bus import Bus
 from simclock.core._errors import SimclockTypeError
 from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats, RandomSource
-from simclock.core._random import DrawObserver, _check_seed
+from simclock.core._random import DrawObserver, check_seed
 from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
@@ -237,7 +237,7 @@ def run_scenario(
     # Every argument is checked before the Recorder creates ``out``: a refused call
     # leaves no file behind and runs nothing.
     _check_scenario(scenario)
-    run_seed = scenario.seed if seed is None else _check_seed(seed)
+    run_seed = scenario.seed if seed is None else check_seed(seed)
     run_mode = scenario.mode if mode is None else choice(mode, "mode", MODES)
     check_positive_ns(chunk_ns, "chunk_ns")
     for label, fn in (("source", source), ("sleep", sleep)):

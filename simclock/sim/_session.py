@@ -34,14 +34,14 @@ from simclock.core._bus import (
     Event,
     EventKind,
     Message,
-    _check_topic,
+    check_topic,
     is_reserved_topic,
 )
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._names import exact_str, safe_repr
 from simclock.core._protocols import PeriodicStats
-from simclock.core._random import DrawObserver, SeededRandomSource, _check_seed
+from simclock.core._random import DrawObserver, SeededRandomSource, check_seed
 from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._fingerprint import canonical_json
@@ -82,7 +82,7 @@ def component_stream(
     :class:`~simclock.Recorder`'s ``draw_observer`` persists them, C-REP-3).
     O(len(path)).
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if not isinstance(component_id, str):
         raise SimclockTypeError(
             f"component_id must be a str, got {type(component_id).__name__} "
@@ -105,7 +105,7 @@ def episode_seed(session_seed: int, episode: int) -> int:
     ``blake2b(DOMAIN + "<session_seed>:<episode>")``: stable across processes,
     and independent of which other episodes were given explicit seeds.
     """
-    seed = _check_seed(session_seed)
+    seed = check_seed(session_seed)
     if isinstance(episode, bool) or not isinstance(episode, int):
         raise SimclockTypeError(
             f"episode must be an int, got {type(episode).__name__} {safe_repr(episode)}; "
@@ -228,7 +228,7 @@ class Session:
         if not isinstance(clock, GridClock):
             raise SimclockTypeError(f"clock must be a simclock.GridClock, got {safe_repr(clock)}")
         self._clock = clock
-        self._seed = clock.random_source().seed if seed is None else _check_seed(seed)
+        self._seed = clock.random_source().seed if seed is None else check_seed(seed)
         period = clock.step_ns() if clock_period_ns is None else clock_period_ns
         self._clock_period = check_positive_ns(period, "clock_period_ns")
         if self._clock_period % clock.step_ns():
@@ -243,7 +243,7 @@ class Session:
                 f"draw_observer must be callable or None, got {safe_repr(draw_observer)}"
             )
         # Checked here: a bad topic would otherwise fail the first tick inside the run.
-        topic = None if clock_topic is None else _check_topic(clock_topic)
+        topic = None if clock_topic is None else check_topic(clock_topic)
         if topic is not None and topic != CLOCK_TOPIC and is_reserved_topic(topic):
             # C-BUS-5: /clock is the session's to publish; /simclock/... is not.
             raise SimclockValueError(
@@ -401,7 +401,7 @@ class Session:
         ``RuntimeError`` rather than silently ignored: another seed needs
         :meth:`reset_episode`.
         """
-        chosen = self._seed if seed is None else _check_seed(seed)
+        chosen = self._seed if seed is None else check_seed(seed)
         if self._started:
             if seed is not None:
                 raise SimclockRuntimeError(
@@ -430,7 +430,7 @@ class Session:
         episode's boundary-0 firings run on the next ``advance`` (even
         ``advance(0)``).
         """
-        chosen = None if seed is None else _check_seed(seed)
+        chosen = None if seed is None else check_seed(seed)
         self._check_can_begin()
         self.start()
         index = self._episode + 1

@@ -12,8 +12,6 @@ import dataclasses
 import hashlib
 import os
 import pickle
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simclock.core import describe_exception, run_in_child
 from simclock.core._errors import SimclockRuntimeError
 from simclock.sim._metrics import metric_violation
 from simclock.sim._scenario import RunResult, run_scenario
@@ -49,6 +48,9 @@ Runner = Callable[..., RunResult]
 
 AUDIT_HASH_SEEDS = (1, 2, 3)
 """``PYTHONHASHSEED`` values an audit run tries, first one whose salt differs from the sweep's."""
+
+AUDIT_TIMEOUT_S = 600.0
+"""Seconds an audit run may take in its child process before it is killed and reported."""
 
 _PROBE = "simclock.sweeps.hash-probe"
 
@@ -142,14 +144,6 @@ class Outcome:
     trace: list[bytes] | None = field(default=None)
 
 
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except Exception:  # a hostile __str__ must not lose the row
-        text = f"<unprintable {type(exc).__qualname__}>"
-    return f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__
-
-
 def _row(scenario: Scenario, seed: int, runner: Runner, out: Path | None) -> dict[str, Any]:
     """Run ``seed`` and make its row; a run that raises is an ``error`` row (C-SWEEP-3)."""
     row: dict[str, Any] = {
@@ -170,7 +164,7 @@ def _row(scenario: Scenario, seed: int, runner: Runner, out: Path | None) -> dic
             )
     except Exception as exc:
         row["status"] = "error"
-        row["message"] = _describe(exc)
+        row["message"] = describe_exception(exc)
         return row
     row["fingerprint"] = result.fingerprint
     row["messages"] = result.messages
@@ -281,33 +275,26 @@ def audit_seed(
     Runs on a worker of the sweep's cluster, so the audit happens on the same
     fleet. The child gets the first of :data:`AUDIT_HASH_SEEDS` whose hash salt
     (:func:`hash_probe`) is neither this worker's nor in ``avoid`` (the salts of
-    the processes that ran the seed before). ``RuntimeError`` if the child fails.
+    the processes that ran the seed before). :class:`~simclock.lowlevel.SimclockChildError`
+    (a ``RuntimeError``) with the child's exit status and stderr tail if it fails
+    or runs longer than :data:`AUDIT_TIMEOUT_S`.
     """
     import cloudpickle
 
     avoid = avoid | {hash_probe()}
     payload = cloudpickle.dumps((seed, job, runner, trace))
-    env = dict(os.environ)
-    # The child must import what the worker imports (the runner's module).
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     outcome: Outcome | None = None
     with tempfile.TemporaryDirectory(prefix="simclock-audit-") as tmp:
         for value in AUDIT_HASH_SEEDS:
-            env["PYTHONHASHSEED"] = str(value)
             result = Path(tmp) / "outcome.pickle"
-            proc = subprocess.run(
-                [sys.executable, "-m", "simclock.sweeps._child", str(result)],
-                input=payload,
-                env=env,
-                capture_output=True,
-                check=False,
+            run_in_child(
+                "simclock.sweeps._child",
+                [str(result)],
+                hash_seed=value,
+                what=f"audit run of seed {seed}",
+                stdin=payload,
+                timeout_s=AUDIT_TIMEOUT_S,
             )
-            if proc.returncode != 0:
-                tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-                raise SimclockRuntimeError(
-                    f"audit run of seed {seed} failed in its child process "
-                    f"(exit {proc.returncode}): {' / '.join(tail)}"
-                )
             outcome = pickle.loads(result.read_bytes())
             assert isinstance(outcome, Outcome)  # Invariant: _child writes an Outcome
             if outcome.probe not in avoid:

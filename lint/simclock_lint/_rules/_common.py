@@ -4,36 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+
+from simclock_lint._callinfo import CallInfo
 
 __all__ = ["CallInfo", "import_statements", "imports_module"]
-
-
-@dataclass(frozen=True, slots=True)
-class CallInfo:
-    """What the reference rules need of a call, built from a libcst or an ``ast`` call.
-
-    ``keywords`` maps each keyword to whether its value is the literal None;
-    ``reads`` holds the dotted names the first positional argument (or the
-    ``seed``/``entropy``/``x`` keyword) refers to, e.g. ``time.time``.
-    """
-
-    positional: int
-    first_is_none: bool
-    keywords: dict[str, bool]
-    star_kwargs: bool
-    reads: frozenset[str] = frozenset()
-
-    def seed_given(self, keyword: str) -> bool | None:
-        """Whether a seed (first positional or ``keyword``) is passed and is not None.
-
-        None when ``**kwargs`` may carry it: cannot tell.
-        """
-        if self.positional:
-            return not self.first_is_none
-        if keyword in self.keywords:
-            return not self.keywords[keyword]
-        return None if self.star_kwargs else False
 
 
 _IMPORT = re.compile(rb"\bimport\b")
