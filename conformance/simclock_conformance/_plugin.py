@@ -13,6 +13,15 @@ Options:
 - ``--simclock-timeout SECONDS``: the time limit of each suite test
   (C-CONF-2; default 30 s for ``ci``, 300 s for ``thorough``; 0 turns it off).
 
+Beside other plugins: every plugin installed in the environment is loaded
+into this pytest too (``python -m simclock_conformance`` loads none of them).
+When another plugin's code fails a suite test's setup or teardown, the run
+stops as a usage error (exit 4) naming the plugin; leave it out with
+``-p no:NAME`` (the name the message gives, e.g. ``-p no:looptime_plugin``), or
+load only what the suite needs: ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 pytest -p
+simclock_conformance._plugin -p _hypothesis_pytestplugin --simclock-backend
+MODULE:FACTORY``.
+
 Suite modules are the files ``conformance/simclock_conformance/_suite_*.py``; each groups its tests
 in a ``Test*`` class derived from a suite base (``ClockConformance``). With
 ``--simclock-backend`` all results form one report; otherwise (in-repo
@@ -124,6 +133,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args[:] = suite_paths()
     if spec or json_path or config.getoption("simclock_report"):
         config.pluginmanager.register(ResultCollector(config), "simclock-conformance-results")
+    if spec:
+        from simclock_conformance._isolation import ForeignPluginGuard
+
+        config.pluginmanager.register(ForeignPluginGuard(config), "simclock-conformance-guard")
 
 
 def _suite_base(cls: type | None) -> type | None:

@@ -32,6 +32,7 @@ from simclock_conformance._args import (
     typed,
 )
 from simclock_conformance._clauses import CLAUSES
+from simclock_conformance._isolation import HYPOTHESIS_PLUGIN, SetupProblems, isolated_environ
 from simclock_conformance._harness import (
     BackendError,
     BackendTypeError,
@@ -79,6 +80,11 @@ def _pytest_args(
         str(Path(_plugin.__file__).resolve().parent),
         "-p",
         "no:cacheprovider",
+        # No conftest.py of the folders around the suite (or the caller's) either.
+        "--noconftest",
+        # Plugin autoloading is off (see _isolation): Hypothesis's plugin by name.
+        "-p",
+        HYPOTHESIS_PLUGIN,
         # The plugin is passed as an object below; block its entry point so it
         # is not registered twice.
         "-p",
@@ -165,12 +171,21 @@ def run(
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")
-        code = pytest.main(
-            _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
-            plugins=[_plugin],
-        )
-        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            raise BackendError(f"pytest could not run the conformance suite (exit code {code})")
+        problems = SetupProblems()
+        try:
+            with isolated_environ(), problems.watching_stderr():
+                code = pytest.main(
+                    _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
+                    plugins=[_plugin, problems],
+                )
+        except Exception as exc:  # a plugin that does not load: pytest lets it through
+            raise BackendError(
+                f"pytest could not run the conformance suite: {type(exc).__qualname__}: {exc}"
+            ) from None
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or problems.problems:
+            raise BackendError(
+                f"pytest could not run the conformance suite: {problems.cause(code)}"
+            )
         report: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
     return _EXIT[report["verdict"]], report
 
