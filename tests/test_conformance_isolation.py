@@ -25,9 +25,7 @@ ROOT = TESTS.parent
 
 
 def _looptime_plugin_installed() -> bool:
-    return any(
-        ep.name == "looptime_plugin" for ep in metadata.entry_points(group="pytest11")
-    )
+    return any(ep.name == "looptime_plugin" for ep in metadata.entry_points(group="pytest11"))
 
 
 needs_looptime = pytest.mark.skipif(

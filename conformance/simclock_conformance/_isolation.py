@@ -110,7 +110,9 @@ class SetupProblems:
             where = report.nodeid or "the suite"
             self.problems.append(f"collecting {where} failed: {_last_line(report.longreprtext)}")
 
-    def pytest_internalerror(self, excrepr: Any, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    def pytest_internalerror(
+        self, excrepr: Any, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> None:
         """A plugin hook that crashed."""
         self.problems.append(f"pytest internal error: {excinfo.typename}: {excinfo.value}")
 

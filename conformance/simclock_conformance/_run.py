@@ -32,7 +32,6 @@ from simclock_conformance._args import (
     typed,
 )
 from simclock_conformance._clauses import CLAUSES
-from simclock_conformance._isolation import HYPOTHESIS_PLUGIN, SetupProblems, isolated_environ
 from simclock_conformance._harness import (
     BackendError,
     BackendTypeError,
@@ -41,6 +40,7 @@ from simclock_conformance._harness import (
     check_report_path,
     load_factory,
 )
+from simclock_conformance._isolation import HYPOTHESIS_PLUGIN, SetupProblems, isolated_environ
 
 __all__ = ["main", "run"]
 
