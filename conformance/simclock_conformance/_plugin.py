@@ -225,7 +225,6 @@ class ResultCollector:
         profile = str(config.getoption("simclock_profile") or "ci")
         option = config.getoption("simclock_timeout")
         self.timeout = default_timeout(profile) if option is None else float(option)
-        self.timed_out = False
 
     def _report_for(self, group: str) -> BackendReport:
         if group not in self.reports:
@@ -270,13 +269,10 @@ class ResultCollector:
     def _limit(self, item: pytest.Item) -> Any:
         from simclock_conformance._watchdog import watchdog
 
-        limit = self.timeout
-        if self.timed_out and limit > 0:
-            # The backend hung once; its other clauses get a short limit so the
-            # report comes soon (C-CONF-2). It is not conforming already.
-            limit = min(limit, 3.0)
+        # Invariant: every test gets the same limit (C-CONF-2); a test that hung
+        # before never shortens another's, whose own failure would read as a hang.
         clause = _clause_of_item(item) if item.nodeid in self.groups else None
-        return watchdog(limit if clause else 0.0, clause or "")
+        return watchdog(self.timeout if clause else 0.0, clause or "")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -304,8 +300,6 @@ class ResultCollector:
                 extra = explain(call.excinfo.value, clause)
             except Exception as exc:
                 extra = {"message": f"{clause}: (could not describe the failure: {exc!r})"}
-            if extra.get("timeout"):
-                self.timed_out = True
             report.user_properties = [*report.user_properties, ("simclock", extra)]
         return report
 
