@@ -35,6 +35,7 @@ it INCOMPLETE; a run restricted by ``-k``/``--clause``/``-x`` is PARTIAL.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,9 +102,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
     spec = config.getoption("simclock_backend")
+    if (
+        spec
+        and config.getoption("simclock_profile") == "thorough"
+        and getattr(config.option, "hypothesis_seed", "") is None
+    ):
+        # One seed for the whole run (read by Hypothesis's plugin, configured after
+        # this one): a failed test re-run by _rerun searches the same examples again.
+        config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**32))
     json_path = config.getoption("simclock_json")
     timeout = config.getoption("simclock_timeout")
     # One check with the CLI and run(): past about 10**8 s the watchdog's timers overflow.
@@ -132,7 +142,12 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             config.args[:] = suite_paths()
     if spec or json_path or config.getoption("simclock_report"):
-        config.pluginmanager.register(ResultCollector(config), "simclock-conformance-results")
+        collector = ResultCollector(config)
+        config.pluginmanager.register(collector, "simclock-conformance-results")
+        from simclock_conformance._rerun import Rerun
+
+        rerun = Rerun(collector.groups.__contains__, collector.record_nondeterminism)
+        config.pluginmanager.register(rerun, "simclock-conformance-rerun")
     if spec:
         from simclock_conformance._isolation import ForeignPluginGuard
 
@@ -266,6 +281,12 @@ class ResultCollector:
                     why = f"{cls.__qualname__} overrides {base.__qualname__}.{name}"
                     report.add(clause, Outcome(name, OVERRIDDEN, message=why))
 
+    def record_nondeterminism(self, nodeid: str, first: str, second: str) -> None:
+        """A failed test whose second run differed (see ``_rerun``): shown at the report's top."""
+        name = nodeid.rsplit("::", 1)[-1]
+        entry = {"clause": _clause_of_name(name), "test": name, "first": first, "second": second}
+        self._report_for(self.groups[nodeid]).nondeterministic.append(entry)
+
     def _limit(self, item: pytest.Item) -> Any:
         from simclock_conformance._watchdog import watchdog
 
@@ -333,6 +354,12 @@ class ResultCollector:
         reports = [r.to_json() for r in self.reports.values()]
         data: Any = reports[0] if len(reports) == 1 else reports
         Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _clause_of_name(name: str) -> str:
+    from simclock_conformance._clauses import clause_of_test
+
+    return clause_of_test(name.split("[", 1)[0]) or ""
 
 
 def _clause_of_item(item: pytest.Item) -> str | None:
