@@ -17,7 +17,8 @@ what an asyncio user would write on top of it:
 - ``now_ns()`` is ``round(loop.time() * 1e9)``: asyncio's time is float
   seconds (``looptime`` keeps whole nanoseconds internally with
   ``resolution=1e-9`` and hands out ``ticks / 1e9``); ``round`` recovers the
-  integer below 2**53 ns, where ``int()`` would truncate ``2.9999...``.
+  integer below 2**51 ns, where ``int()`` would make ``15 / 1e9 * 1e9``
+  (``14.999999999999998``) one nanosecond early.
 - A callback's ``Exception`` is reported with
   ``simclock.publish_callback_failure``. asyncio lets only ``SystemExit`` and
   ``KeyboardInterrupt`` out of a callback and logs any other
@@ -214,37 +215,38 @@ factory.horizon_ns = 2**46  # type: ignore[attr-defined]
 """One loop wait (asyncio's cap is a day): the most one conformance test advances the clock."""
 
 
-_EARLY = (
-    "asyncio runs a timer once `when < loop.time() + clock_resolution` (1 ns on Linux): an "
-    "entry 1 ns ahead of now fires early"
+_SKEW = (
+    "nanoseconds as float seconds are off by 1 ns: asyncio runs a timer once "
+    "`when < loop.time() + clock_resolution` (1e-9 s on Linux) and looptime rounds each wait to "
+    "whole nanoseconds (a wait of 0.99999 ns becomes 2), so entries fire 1 ns early or late"
 )
 _FLOAT = (
-    "float seconds: past 2**53 ns neighbouring nanoseconds share one float, and at 2**63 ns "
+    "past 2**53 ns neighbouring nanoseconds share one float, and at 2**63 ns "
     "`time() + 1e-9 == time()`, so a timer due exactly now never counts as due and the loop "
     "spins without moving time (the test times out)"
 )
 
 WHY: dict[str, str] = {
-    "C-TIME-3": f"numpy-int times are accepted, but {_EARLY}",
+    "C-TIME-3": f"numpy-int times are accepted, but {_SKEW}",
     "C-TIME-4": f"{_FLOAT}; a clock started at 2**64 - 3 ns reads 2**64",
     "C-ADV-1": "entries due together fire in the timer heap's order, not push order "
-    f"(C-TIE-1), and {_EARLY}: one 1 ns past the target fires in this advance",
-    "C-ADV-3": f"{_EARLY}, also for entries callbacks push",
-    "C-ADV-4": f"the nested advance is refused, but {_EARLY}",
-    "C-ADV-5": f"{_EARLY}: the stop timer at the target is due 1 ns before it, so "
+    f"(C-TIE-1), and {_SKEW}: one 1 ns past the target fires in this advance",
+    "C-ADV-3": f"{_SKEW}, also for entries callbacks push",
+    "C-ADV-4": f"the nested advance is refused, but {_SKEW}",
+    "C-ADV-5": f"{_SKEW}: the stop timer at the target counts as due 1 ns before it, so "
     "`advance(1)` after `advance(2)` ends at 2",
     "C-TIE-1": "the timer heap (`heapq` of `TimerHandle`s ordered by time alone) keeps no "
     "push order for equal times; the far ties hang as in C-TIME-4",
-    "C-PER-1": f"{_EARLY}: grid points fire 1 ns before their time",
-    "C-PER-2": f"{_EARLY}: a periodic's next firing comes 1 ns early",
-    "C-CAN-2": f"{_EARLY}, before the callback that cancels it",
+    "C-PER-1": f"{_SKEW}: grid points fire off their time",
+    "C-PER-2": f"{_SKEW}: a periodic's next firing comes off its time",
+    "C-CAN-2": f"{_SKEW}, on the wrong side of the callback that cancels it",
     "C-CAN-4": "cancelled `TimerHandle`s stay in the heap until the loop runs an iteration "
     "(`_run_once` drops them): schedule/cancel churn between advances grows memory",
-    "C-ERR-1": f"{_EARLY}, so the trace and the failure times differ",
-    "C-ERR-2": f"{_EARLY}: `now_ns()` after the exception is 1 ns before the entry's time",
+    "C-ERR-1": f"{_SKEW}, so the trace and the failure times differ",
+    "C-ERR-2": f"{_SKEW}: `now_ns()` after the exception is 1 ns before the entry's time",
     "C-BUS-3": "a message stamped at an instant and the callbacks there fire in the timer "
     "heap's order, not push order",
-    "SM-ORACLE": "the differences above (resolution, ties, float times), found by the state "
-    "machine",
+    "SM-ORACLE": "the differences above (nanosecond skew, ties, float times), found by the "
+    "state machine",
 }
 """Clause -> why asyncio does not keep it (docs/conformance.md)."""

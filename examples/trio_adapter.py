@@ -19,8 +19,8 @@ would write to drive trio from the outside:
   trio cannot, since no trio run is active.
 - ``now_ns()`` is ``round(clock.current_time() * 1e9)``: trio's time is
   float seconds; ``round`` gives back the integer a time was made from
-  while it is below 2**53 ns, where ``int()`` would truncate ``2.9999...``
-  to one nanosecond early.
+  while it is below 2**51 ns, where ``int()`` would make ``15 / 1e9 * 1e9``
+  (``14.999999999999998``) one nanosecond early.
 - A callback's ``Exception`` is reported with
   ``simclock.publish_callback_failure``; a ``BaseException`` ends the run,
   and since trio wraps what escapes a nursery in an exception group, the
