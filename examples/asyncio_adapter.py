@@ -215,11 +215,12 @@ factory.horizon_ns = 2**46  # type: ignore[attr-defined]
 """One loop wait (asyncio's cap is a day): the most one conformance test advances the clock."""
 
 
-_SKEW = (
+_SKEW_WHY = (
     "nanoseconds as float seconds are off by 1 ns: asyncio runs a timer once "
     "`when < loop.time() + clock_resolution` (1e-9 s on Linux) and looptime rounds each wait to "
     "whole nanoseconds (a wait of 0.99999 ns becomes 2), so entries fire 1 ns early or late"
 )
+_SKEW = "entries fire 1 ns early or late (float seconds, see C-TIME-3)"
 _FLOAT = (
     "past 2**53 ns neighbouring nanoseconds share one float, and at 2**63 ns "
     "`time() + 1e-9 == time()`, so a timer due exactly now never counts as due and the loop "
@@ -227,7 +228,7 @@ _FLOAT = (
 )
 
 WHY: dict[str, str] = {
-    "C-TIME-3": f"numpy-int times are accepted, but {_SKEW}",
+    "C-TIME-3": f"numpy-int times are accepted, but {_SKEW_WHY}",
     "C-TIME-4": f"{_FLOAT}; a clock started at 2**64 - 3 ns reads 2**64",
     "C-ADV-1": "entries due together fire in the timer heap's order, not push order "
     f"(C-TIE-1), and {_SKEW}: one 1 ns past the target fires in this advance",
