@@ -213,6 +213,7 @@ def factory(seed: int, bus: Bus) -> TrioClock:
 _TIES = "trio's tie order (C-TIE-1); fails on the runs where it is not push order"
 
 WHY: dict[str, str] = {
+    "C-TIME-3": f"numpy-int times are accepted, but two entries at one instant follow {_TIES}",
     "C-TIME-4": "trio's time is float seconds: past 2**53 ns (104 days) neighbouring "
     "nanoseconds share one float, so entries at 2**53 + 1 and beyond fire at a neighbouring "
     "time and `now_ns()` ends beside the target",
@@ -228,9 +229,11 @@ WHY: dict[str, str] = {
     "C-CAN-2": f"a callback cancelling an entry due at its own instant follows {_TIES}: "
     "the victim may fire first",
     "C-ERR-1": f"the failure events of callbacks raising at one instant follow {_TIES}",
-    "C-BUS-3": f"a message stamped at an instant and the callbacks there follow {_TIES}",
+    "C-ERR-2": "the BaseException escapes alone (the adapter unwraps trio's exception "
+    f"group), but an entry due with the raising callback follows {_TIES}: it may fire first",
     "C-DET-1": "trio's scheduler reverses batches of woken tasks at random (a module-level "
     "`random.Random()`), so the same seed and calls give different runs",
+    "C-BUS-3": f"a message stamped at an instant and the callbacks there follow {_TIES}",
     "SM-ORACLE": "the differences above (ties, float times), found by the state machine",
 }
 """Clause -> why trio does not keep it (docs/conformance.md).
