@@ -1,7 +1,11 @@
 """Running the suite: ``simclock_conformance.run`` and ``python -m simclock_conformance``.
 
 The suite is run by ``pytest.main`` on the suite modules with the plugin; the
-per-clause report comes back through ``--simclock-json``. Exit codes of the
+per-clause report comes back through ``--simclock-json``. That pytest is
+isolated (``_isolation``): plugin autoloading off, only the suite's plugin and
+Hypothesis's, no caller's ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS``, configuration,
+``conftest.py`` or cache; what still keeps it from running the suite is a usage
+error naming the cause. Exit codes of the
 command, one per verdict (C-CONF-1): 0 CONFORMING, 1 NOT CONFORMING, 2 usage
 error (bad ``MODULE:FACTORY``, import failure, factory raising or returning
 something that is not a clock), 3 PARTIAL (``--clause`` or ``-x`` left
