@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from simclock_conformance._watchdog import ConformanceTimeout, backend_frame, is_suite_file
+from simclock_conformance._watchdog import (
+    ConformanceTimeout,
+    backend_frame,
+    is_standard_library,
+    is_suite_file,
+)
 
 __all__ = ["explain"]
 
@@ -69,8 +74,14 @@ def _root(exc: BaseException) -> str:
         return f"the backend hung (C-CONF-2 time limit) in {place.rsplit(':', 1)[0]} ({func})"
     tb = current.__traceback__
     frame = None
+    # The innermost frame of the backend or its library; of the standard library only if none.
     while tb is not None:
-        if not is_suite_file(tb.tb_frame.f_code.co_filename):
+        filename = tb.tb_frame.f_code.co_filename
+        if not is_suite_file(filename) and (
+            frame is None
+            or is_standard_library(frame.f_code.co_filename)
+            or not is_standard_library(filename)
+        ):
             frame = tb.tb_frame
             line = tb.tb_lineno
         tb = tb.tb_next

@@ -13,6 +13,15 @@ Options:
 - ``--simclock-timeout SECONDS``: the time limit of each suite test
   (C-CONF-2; default 30 s for ``ci``, 300 s for ``thorough``; 0 turns it off).
 
+Beside other plugins: every plugin installed in the environment is loaded
+into this pytest too (``python -m simclock_conformance`` loads none of them).
+When another plugin's code fails a suite test's setup or teardown, the run
+stops as a usage error (exit 4) naming the plugin; leave it out with
+``-p no:NAME`` (the name the message gives, e.g. ``-p no:looptime_plugin``), or
+load only what the suite needs: ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 pytest -p
+simclock_conformance._plugin -p _hypothesis_pytestplugin --simclock-backend
+MODULE:FACTORY``.
+
 Suite modules are the files ``conformance/simclock_conformance/_suite_*.py``; each groups its tests
 in a ``Test*`` class derived from a suite base (``ClockConformance``). With
 ``--simclock-backend`` all results form one report; otherwise (in-repo
@@ -26,6 +35,7 @@ it INCOMPLETE; a run restricted by ``-k``/``--clause``/``-x`` is PARTIAL.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,9 +102,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
     spec = config.getoption("simclock_backend")
+    if (
+        spec
+        and config.getoption("simclock_profile") == "thorough"
+        and getattr(config.option, "hypothesis_seed", "") is None
+    ):
+        # One seed for the whole run (read by Hypothesis's plugin, configured after
+        # this one): a failed test re-run by _rerun searches the same examples again.
+        config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**32))
     json_path = config.getoption("simclock_json")
     timeout = config.getoption("simclock_timeout")
     # One check with the CLI and run(): past about 10**8 s the watchdog's timers overflow.
@@ -123,7 +142,16 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             config.args[:] = suite_paths()
     if spec or json_path or config.getoption("simclock_report"):
-        config.pluginmanager.register(ResultCollector(config), "simclock-conformance-results")
+        collector = ResultCollector(config)
+        config.pluginmanager.register(collector, "simclock-conformance-results")
+        from simclock_conformance._rerun import Rerun
+
+        rerun = Rerun(collector.groups.__contains__, collector.record_nondeterminism)
+        config.pluginmanager.register(rerun, "simclock-conformance-rerun")
+    if spec:
+        from simclock_conformance._isolation import ForeignPluginGuard
+
+        config.pluginmanager.register(ForeignPluginGuard(config), "simclock-conformance-guard")
 
 
 def _suite_base(cls: type | None) -> type | None:
@@ -212,7 +240,6 @@ class ResultCollector:
         profile = str(config.getoption("simclock_profile") or "ci")
         option = config.getoption("simclock_timeout")
         self.timeout = default_timeout(profile) if option is None else float(option)
-        self.timed_out = False
 
     def _report_for(self, group: str) -> BackendReport:
         if group not in self.reports:
@@ -254,16 +281,19 @@ class ResultCollector:
                     why = f"{cls.__qualname__} overrides {base.__qualname__}.{name}"
                     report.add(clause, Outcome(name, OVERRIDDEN, message=why))
 
+    def record_nondeterminism(self, nodeid: str, first: str, second: str) -> None:
+        """A failed test whose second run differed (see ``_rerun``): shown at the report's top."""
+        name = nodeid.rsplit("::", 1)[-1]
+        entry = {"clause": _clause_of_name(name), "test": name, "first": first, "second": second}
+        self._report_for(self.groups[nodeid]).nondeterministic.append(entry)
+
     def _limit(self, item: pytest.Item) -> Any:
         from simclock_conformance._watchdog import watchdog
 
-        limit = self.timeout
-        if self.timed_out and limit > 0:
-            # The backend hung once; its other clauses get a short limit so the
-            # report comes soon (C-CONF-2). It is not conforming already.
-            limit = min(limit, 3.0)
+        # Invariant: every test gets the same limit (C-CONF-2); a test that hung
+        # before never shortens another's, whose own failure would read as a hang.
         clause = _clause_of_item(item) if item.nodeid in self.groups else None
-        return watchdog(limit if clause else 0.0, clause or "")
+        return watchdog(self.timeout if clause else 0.0, clause or "")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -291,8 +321,6 @@ class ResultCollector:
                 extra = explain(call.excinfo.value, clause)
             except Exception as exc:
                 extra = {"message": f"{clause}: (could not describe the failure: {exc!r})"}
-            if extra.get("timeout"):
-                self.timed_out = True
             report.user_properties = [*report.user_properties, ("simclock", extra)]
         return report
 
@@ -326,6 +354,12 @@ class ResultCollector:
         reports = [r.to_json() for r in self.reports.values()]
         data: Any = reports[0] if len(reports) == 1 else reports
         Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _clause_of_name(name: str) -> str:
+    from simclock_conformance._clauses import clause_of_test
+
+    return clause_of_test(name.split("[", 1)[0]) or ""
 
 
 def _clause_of_item(item: pytest.Item) -> str | None:

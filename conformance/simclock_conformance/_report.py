@@ -113,6 +113,8 @@ class BackendReport:
     profile: str = "ci"
     tests: dict[str, list[Outcome]] = field(default_factory=dict)
     expected: dict[str, list[str]] = field(default_factory=dict)
+    nondeterministic: list[dict[str, str]] = field(default_factory=list)
+    """Failed tests whose second run gave another outcome: clause, test, first, second."""
 
     def add(self, clause_id: str, outcome: Outcome) -> None:
         """Record ``outcome`` under ``clause_id`` (a failure is never replaced by a later phase)."""
@@ -232,6 +234,8 @@ class BackendReport:
             "profile": self.profile,
             "verdict": self.verdict,
             "conforming": self.conforming,
+            "deterministic": not self.nondeterministic,
+            "nondeterministic": self.nondeterministic,
             "counts": self.counts(),
             "failed": self.failed(),
             "incomplete": self.incomplete_tests(),
@@ -252,7 +256,10 @@ class BackendReport:
     def table(self) -> str:
         """The per-clause table printed at the end of a run, then the failures in detail."""
         width = max(len(c) for c in self.clause_ids())
+        from simclock_conformance._rerun import describe
+
         lines = [f"simclock conformance: {self.backend} (profile {self.profile})", ""]
+        lines.extend(describe(self.nondeterministic))
         lines.append(f"{'clause':<{width}}  {'status':<14}  summary")
         lines.append(f"{'-' * width}  {'-' * 14}  {'-' * 40}")
         for c in self.clause_ids():

@@ -1,7 +1,11 @@
 """Running the suite: ``simclock_conformance.run`` and ``python -m simclock_conformance``.
 
 The suite is run by ``pytest.main`` on the suite modules with the plugin; the
-per-clause report comes back through ``--simclock-json``. Exit codes of the
+per-clause report comes back through ``--simclock-json``. That pytest is
+isolated (``_isolation``): plugin autoloading off, only the suite's plugin and
+Hypothesis's, no caller's ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS``, configuration,
+``conftest.py`` or cache; what still keeps it from running the suite is a usage
+error naming the cause. Exit codes of the
 command, one per verdict (C-CONF-1): 0 CONFORMING, 1 NOT CONFORMING, 2 usage
 error (bad ``MODULE:FACTORY``, import failure, factory raising or returning
 something that is not a clock), 3 PARTIAL (``--clause`` or ``-x`` left
@@ -40,6 +44,7 @@ from simclock_conformance._harness import (
     check_report_path,
     load_factory,
 )
+from simclock_conformance._isolation import HYPOTHESIS_PLUGIN, SetupProblems, isolated_environ
 
 __all__ = ["main", "run"]
 
@@ -79,6 +84,11 @@ def _pytest_args(
         str(Path(_plugin.__file__).resolve().parent),
         "-p",
         "no:cacheprovider",
+        # No conftest.py of the folders around the suite (or the caller's) either.
+        "--noconftest",
+        # Plugin autoloading is off (see _isolation): Hypothesis's plugin by name.
+        "-p",
+        HYPOTHESIS_PLUGIN,
         # The plugin is passed as an object below; block its entry point so it
         # is not registered twice.
         "-p",
@@ -165,12 +175,21 @@ def run(
     check_factory(load_factory(spec), spec)
     with tempfile.TemporaryDirectory(prefix="simclock-conformance-") as tmp:
         path = json_path or str(Path(tmp) / "report.json")
-        code = pytest.main(
-            _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
-            plugins=[_plugin],
-        )
-        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            raise BackendError(f"pytest could not run the conformance suite (exit code {code})")
+        problems = SetupProblems()
+        try:
+            with isolated_environ(), problems.watching_stderr():
+                code = pytest.main(
+                    _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
+                    plugins=[_plugin, problems],
+                )
+        except Exception as exc:  # a plugin that does not load: pytest lets it through
+            raise BackendError(
+                f"pytest could not run the conformance suite: {type(exc).__qualname__}: {exc}"
+            ) from None
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or problems.problems:
+            raise BackendError(
+                f"pytest could not run the conformance suite: {problems.cause(code)}"
+            )
         report: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
     return _EXIT[report["verdict"]], report
 

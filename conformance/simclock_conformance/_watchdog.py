@@ -7,7 +7,10 @@ computing (a sleep, a lock), ten times as much wall-clock time, at least a
 minute more (``ITIMER_REAL``: on a machine shared by many processes a busy
 test gets a small share of a core). When one expires, :class:`ConformanceTimeout` is raised in
 the main thread wherever the backend is running, so a hung backend fails the
-clause it hung in and the run goes on to its report. The timeout is a
+clause it hung in and the run goes on to its report; the message names the
+nearest frame of the backend or its library (not the standard library's, nor
+the suite's). Every test gets the same limit: one that hung never shortens
+another's. The timeout is a
 ``BaseException`` (not an ``Exception``), so a backend that catches callback
 ``Exception``\\ s (C-ERR-1) lets it through; it fires again every second
 until the test ends, so one swallowed timeout is not enough to hang the run.
@@ -18,13 +21,22 @@ no limit.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import site
+import sysconfig
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["ConformanceTimeout", "backend_frame", "watchdog"]
+__all__ = [
+    "ConformanceTimeout",
+    "backend_frame",
+    "is_standard_library",
+    "is_suite_file",
+    "watchdog",
+]
 
 _SUITE_DIR = str(Path(__file__).resolve().parent)
 _FOREIGN = ("/_pytest/", "/pluggy/", "/hypothesis/", "/contextlib.py", "/threading.py")
@@ -39,14 +51,50 @@ def is_suite_file(filename: str) -> bool:
     return filename.startswith(_SUITE_DIR) or any(part in filename for part in _FOREIGN)
 
 
+def _dirs(*paths: str | None) -> tuple[str, ...]:
+    out = []
+    for path in paths:
+        if path:
+            resolved = str(Path(path).resolve())
+            out.append(resolved.rstrip(os.sep) + os.sep)
+    return tuple(out)
+
+
+_STDLIB = _dirs(*(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")))
+# Installed packages may live under the standard library's folder (a Python
+# installed without a venv): those are libraries, not the standard library.
+_SITE = _dirs(
+    *(sysconfig.get_paths().get(k) for k in ("purelib", "platlib")),
+    *site.getsitepackages(),
+    site.getusersitepackages(),
+)
+
+
+def is_standard_library(filename: str) -> bool:
+    """True for a frame of the standard library (``selectors.py``, ``<frozen ...>``)."""
+    if filename.startswith("<"):
+        return True
+    path = str(Path(filename).resolve())
+    return path.startswith(_STDLIB) and not path.startswith(_SITE)
+
+
 def backend_frame(frame: FrameType | None) -> str:
-    """``file:line in function`` of the innermost frame that is not the suite's, or ``""``."""
+    """``file:line in function`` of the frame of the backend (or its library) nearest ``frame``.
+
+    Walks outwards from ``frame`` past the standard library (a backend waiting
+    in ``selectors.py`` is reported where it called it) and the suite; when
+    every frame is one of those, the innermost one outside the suite, or ``""``.
+    """
+    fallback = ""
     while frame is not None:
         code = frame.f_code
         if not is_suite_file(code.co_filename):
-            return f"{_short(code.co_filename)}:{frame.f_lineno} in {code.co_name}"
+            where = f"{_short(code.co_filename)}:{frame.f_lineno} in {code.co_name}"
+            if not is_standard_library(code.co_filename):
+                return where
+            fallback = fallback or where
         frame = frame.f_back
-    return ""
+    return fallback
 
 
 def _short(filename: str) -> str:

@@ -1,0 +1,131 @@
+"""Per-test time limits of the conformance suite (C-CONF-2): where a hang is, and no shrinking.
+
+The hanging backends of ``tests/backends/hang.py`` spin inside the standard
+library (``heapq.merge``); the report must name the backend's line, or its
+library's, with the exact report lines. Every test keeps its own limit after
+another one timed out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from simclock_conformance import _plugin, _watchdog
+from simclock_conformance._watchdog import ConformanceTimeout
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+def _line_of(path: Path, marker: str) -> int:
+    (number,) = [
+        i for i, line in enumerate(path.read_text().splitlines(), 1) if line.endswith(marker)
+    ]
+    return number
+
+
+def _cli(tmp_path: Path, spec: str, *clauses: str) -> tuple[str, dict[str, Any]]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(ROOT), env.get("PYTHONPATH", "")])
+    out = tmp_path / "report.json"
+    args = [sys.executable, "-m", "simclock_conformance", spec, "--timeout", "1", "-q"]
+    for clause in clauses:
+        args += ["--clause", clause]
+    proc = subprocess.run(
+        [*args, "--json", str(out)], capture_output=True, text=True, env=env, cwd=ROOT,
+        check=False, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return proc.stdout, json.loads(out.read_text())
+
+
+def _messages(report: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        row["id"]: [t["message"] for t in row["tests"] if t["outcome"] == "failed"]
+        for row in report["clauses"]
+        if row["status"] == "failed"
+    }
+
+
+def test_C_CONF_2_a_hang_in_the_standard_library_names_the_backends_line(tmp_path: Path) -> None:
+    line = _line_of(TESTS / "backends" / "hang.py", "# hang: stdlib")
+    stdout, report = _cli(tmp_path, "backends.hang:in_stdlib", "C-ADV-2", "C-RNG-1")
+    message = (
+        "C-ADV-2: timed out after 1 s of CPU time (C-CONF-2 time limit per test); "
+        f"the backend was running tests/backends/hang.py:{line} in advance"
+    )
+    assert _messages(report) == {"C-ADV-2": [message]}
+    assert [r["status"] for r in report["clauses"] if r["id"] == "C-RNG-1"] == ["passed"]
+    assert report["root_causes"] == [
+        {
+            "cause": "the backend hung (C-CONF-2 time limit) in tests/backends/hang.py (advance)",
+            "clauses": ["C-ADV-2"],
+            "tests": ["test_C_ADV_2_now_during_callback_is_entry_time"],
+        }
+    ]
+    lines = stdout.splitlines()
+    at = lines.index("FAILED C-ADV-2: test_C_ADV_2_now_during_callback_is_entry_time")
+    assert lines[at + 1] == f"  {message}"
+    table = stdout[stdout.index("simclock conformance: backends.hang:in_stdlib") :]
+    assert "heapq" not in table.split("short test summary info")[0]
+
+
+def test_C_CONF_2_a_hang_in_the_backends_library_names_the_library_and_keeps_each_limit(
+    tmp_path: Path,
+) -> None:
+    line = _line_of(TESTS / "backends" / "spinlib.py", "# hang: library")
+    stdout, report = _cli(tmp_path, "backends.hang:in_library", "C-ADV-2", "C-ADV-3")
+    where = f"the backend was running tests/backends/spinlib.py:{line} in wait_forever"
+    # Both tests had the full limit: the second hang is not cut short by the first.
+    assert _messages(report) == {
+        clause: [
+            f"{clause}: timed out after 1 s of CPU time (C-CONF-2 time limit per test); {where}"
+        ]
+        for clause in ("C-ADV-2", "C-ADV-3")
+    }
+    tests = [
+        "test_C_ADV_2_now_during_callback_is_entry_time",
+        "test_C_ADV_3_entries_pushed_by_callbacks_fire_in_same_advance",
+    ]
+    lines = stdout.splitlines()
+    at = lines.index("ROOT CAUSE in 2 tests of C-ADV-2, C-ADV-3:")
+    assert lines[at + 1 : at + 3] == [
+        "  the backend hung (C-CONF-2 time limit) in tests/backends/spinlib.py (wait_forever)",
+        f"  tests: {', '.join(tests)}",
+    ]
+
+
+def test_C_CONF_2_a_timeout_never_shrinks_the_next_tests_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    options = {"simclock_profile": "ci", "simclock_timeout": None, "simclock_backend": "b:f"}
+    config = SimpleNamespace(getoption=options.__getitem__)
+    collector = _plugin.ResultCollector(config)  # type: ignore[arg-type]
+    items = [
+        SimpleNamespace(nodeid=f"suite.py::T::{name}", name=name)
+        for name in ("test_C_ADV_2_a", "test_C_ADV_3_b")
+    ]
+    for item in items:
+        collector.groups[item.nodeid] = "b:f"
+    limits: list[tuple[float, str]] = []
+    monkeypatch.setattr(_watchdog, "watchdog", lambda s, c: limits.append((s, c)))
+
+    collector._limit(items[0])  # type: ignore[arg-type]
+    # The first test times out: its report goes through the collector.
+    hung = ConformanceTimeout("C-ADV-2: timed out after 30 s of CPU time")
+    call = SimpleNamespace(when="call", excinfo=SimpleNamespace(value=hung))
+    wrapper = collector.pytest_runtest_makereport(items[0], call)  # type: ignore[arg-type]
+    next(wrapper)
+    with pytest.raises(StopIteration) as done:
+        wrapper.send(SimpleNamespace(user_properties=[]))  # type: ignore[arg-type]
+    assert done.value.value.user_properties[0][1]["timeout"] is True
+    collector._limit(items[1])  # type: ignore[arg-type]
+    assert limits == [(30.0, "C-ADV-2"), (30.0, "C-ADV-3")]
