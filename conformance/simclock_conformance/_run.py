@@ -31,15 +31,16 @@ from simclock_conformance._args import (
     read_iterable,
     typed,
 )
+from simclock_conformance._check import check_factory
 from simclock_conformance._clauses import CLAUSES
 from simclock_conformance._harness import (
     BackendError,
     BackendTypeError,
     BackendValueError,
-    check_factory,
     check_report_path,
     load_factory,
 )
+from simclock_conformance._options import PROFILES
 
 __all__ = ["main", "run"]
 
@@ -187,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
     parser.add_argument(
         "--profile",
-        choices=_plugin.PROFILES,
+        choices=PROFILES,
         default="ci",
         help="Hypothesis budget: ci (default, derandomised, fast) or thorough",
     )
