@@ -178,6 +178,12 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simclock_conformance MODULE:FACTORY [--json REPORT] [--profile ci|thorough]``."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if (args_list and args_list[0] in ("serve", "vectors")) or "--driver" in args_list:
+        # The wire profile (SPEC §18): drivers, serve and the golden vectors.
+        from simclock_conformance._wire_cli import wire_main
+
+        return wire_main(args_list)
     parser = argparse.ArgumentParser(
         prog="python -m simclock_conformance",
         description="Run the simclock conformance suite (SPEC §14) on a clock backend. "
