@@ -22,9 +22,11 @@ import subprocess
 import threading
 from typing import IO, Any
 
-__all__ = ["DEFAULT_DEADLINE_S", "Driver", "DriverFailure", "protocol_line"]
+__all__ = ["DEFAULT_DEADLINE_S", "STARTUP_S", "Driver", "DriverFailure", "protocol_line"]
 
 DEFAULT_DEADLINE_S = 10.0
+STARTUP_S = 30.0
+"""The least time ``hello``, the first request, gets: it includes starting the process."""
 _STDERR_LINES = 20
 _QUOTE = 300
 
@@ -97,8 +99,9 @@ class Driver:
             return self._fail(f"the driver was killed by signal {-code} {what}")
         return self._fail(f"the driver exited with status {code} {what}")
 
-    def request(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def request(self, obj: dict[str, Any], deadline_s: float | None = None) -> dict[str, Any]:
         """Send one request; return its reply (a JSON object) or raise :class:`DriverFailure`."""
+        deadline = self.deadline_s if deadline_s is None else deadline_s
         line = protocol_line(obj)
         try:
             extra = self._lines.get_nowait()
@@ -118,10 +121,10 @@ class Driver:
         except OSError:
             raise self._ended(f"(its stdin is closed) before the request {line}") from None
         try:
-            reply = self._lines.get(timeout=self.deadline_s)
+            reply = self._lines.get(timeout=deadline)
         except queue.Empty:
             raise self._fail(
-                f"the driver gave no reply within {self.deadline_s:g} s to the request {line}"
+                f"the driver gave no reply within {deadline:g} s to the request {line}"
             ) from None
         if reply is None:
             raise self._ended(f"while answering the request {line}")
@@ -136,6 +139,23 @@ class Driver:
                 f"object: {_quote(text)}"
             )
         return data
+
+    def drain(self, grace_s: float = 0.02) -> None:
+        """Raise :class:`DriverFailure` if a line arrives within ``grace_s`` unasked (C-WIRE-1).
+
+        Called at the end of each test: a reply to nothing written just after
+        a reply would otherwise shift every later reply by one.
+        """
+        try:
+            extra = self._lines.get(timeout=grace_s)
+        except queue.Empty:
+            return
+        if extra is None:
+            raise self._ended("after its last reply")
+        raise self._fail(
+            "the driver wrote a line no request asked for (a reply to nothing or stdout "
+            f"noise): {_quote(extra.rstrip(chr(10)))}"
+        )
 
     def close(self) -> None:
         """Send ``quit`` politely, then make sure the process is gone."""

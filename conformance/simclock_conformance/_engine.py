@@ -219,8 +219,13 @@ class PythonBackend:
                 params = {}  # type: ignore[assignment]
             if "start_ns" in params:
                 found.append("start_ns")
-            gen = clock.random_source().numpy_rng().bit_generator
-            if type(gen).__name__ == "PCG64":
+            # C-X-BITS is claimed only when it holds: a probe stream's first outputs are
+            # the reference derivation's (a PCG64 seeded otherwise is not enough).
+            probe = clock.random_source().child("simclock-probe").numpy_rng().bit_generator
+            random_raw = getattr(probe, "random_raw", None)
+            if callable(random_raw) and [int(v) for v in random_raw(2)] == reference_raw(
+                0, "/simclock-probe", 2
+            ):
                 found.append("bits")
             self._features = tuple(found)
         return self._features

@@ -46,10 +46,14 @@ VECTORS_DIR = Path(__file__).resolve().parent / "vectors" / "v1"
 Json = dict[str, Any]
 
 
-def _heap_engine() -> Engine:
-    from simclock_conformance._harness import heap_factory
+def _heap_clock(seed: int, bus: Any, start_ns: int = 0) -> Any:
+    from simclock import HeapSimClock
 
-    return Engine(PythonBackend(heap_factory, "simclock.HeapSimClock"))
+    return HeapSimClock(seed, bus=bus, start_ns=start_ns)
+
+
+def _heap_engine() -> Engine:
+    return Engine(PythonBackend(_heap_clock, "simclock.HeapSimClock"))
 
 
 def _agreed(case: Case) -> Json | None:

@@ -52,6 +52,7 @@ def machine_settings(profile: str) -> settings:
         database=None,
         deadline=None,
         print_blob=False,
+        report_multiple_bugs=False,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
 
@@ -207,6 +208,7 @@ def run_wire_machine(session: _Session, profile: str) -> tuple[str, str] | None:
             if not self.dead:
                 try:
                     session.send({"op": "drop", "clock": self.clock})
+                    session.drain()
                 except DriverFailure as failure:
                     failures.append(failure)
                     session.failed()

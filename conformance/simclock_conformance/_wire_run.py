@@ -21,7 +21,13 @@ from typing import Any
 
 from simclock_conformance._clauses import CLAUSES
 from simclock_conformance._compare import first_difference, value_patterns
-from simclock_conformance._driver import DEFAULT_DEADLINE_S, Driver, DriverFailure, protocol_line
+from simclock_conformance._driver import (
+    DEFAULT_DEADLINE_S,
+    STARTUP_S,
+    Driver,
+    DriverFailure,
+    protocol_line,
+)
 from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
 from simclock_conformance._programs import CASES, Case
 from simclock_conformance._report import FAILED, NOT_APPLICABLE, PASSED, BackendReport, Outcome
@@ -111,19 +117,25 @@ def run_case(
 class _Session:
     """The running driver of a run, started again after each failure (C-WIRE-5)."""
 
-    def __init__(self, command: list[str], deadline_s: float) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        deadline_s: float,
+        make_driver: Callable[[], Any] | None = None,
+    ) -> None:
         self.command = command
         self.deadline_s = deadline_s
-        self.driver: Driver | None = None
+        self.make_driver = make_driver or (lambda: Driver(self.command, self.deadline_s))
+        self.driver: Any = None
         self.features: tuple[str, ...] = ()
         self.backend = ""
         self.hello_error = ""
 
     def start(self) -> Driver:
         if self.driver is None:
-            driver = Driver(self.command, self.deadline_s)
+            driver = self.make_driver()
             self.driver = driver
-            reply = driver.request({"op": "hello", "protocol": "1"})
+            reply = self._hello(driver)
             if reply.get("ok") is not True or reply.get("protocol") != "1":
                 driver.kill()
                 self.driver = None
@@ -140,8 +152,20 @@ class _Session:
             self.backend = str(reply.get("backend", ""))
         return self.driver
 
+    def _hello(self, driver: Any) -> Json:
+        hello = {"op": "hello", "protocol": "1"}
+        if isinstance(driver, Driver):
+            return driver.request(hello, max(self.deadline_s, STARTUP_S))
+        reply: Json = driver.request(hello)
+        return reply
+
     def send(self, request: Json) -> Json:
         return self.start().request(request)
+
+    def drain(self) -> None:
+        drain = getattr(self.driver, "drain", None)
+        if callable(drain):
+            drain()
 
     def failed(self) -> None:
         if self.driver is not None:
@@ -167,10 +191,16 @@ def run_driver(
     deadline_s: float = DEFAULT_DEADLINE_S,
     vectors: bool = True,
     expected_failures: Sequence[str] = (),
+    make_driver: Callable[[], Any] | None = None,
 ) -> BackendReport:
-    """Run the wire profile on the driver ``command``; the report (verdict: C-CONF-1)."""
+    """Run the wire profile on the driver ``command``; the report (verdict: C-CONF-1).
+
+    ``make_driver`` replaces the process by any object with ``request``,
+    ``kill``, ``close`` and ``stderr_tail`` (:class:`LocalDriver`: a Python
+    backend through the protocol without a pipe, what ``serve`` does).
+    """
     selected = set(clauses)
-    session = _Session(command, deadline_s)
+    session = _Session(command, deadline_s, make_driver)
     report = BackendReport(
         " ".join(command), profile, clause_set=list(WIRE_CLAUSES), label=WIRE_PROFILE
     )
@@ -217,6 +247,7 @@ def _run_one(session: _Session, report: BackendReport, case: Case) -> None:
     program = program_text(case.requests)
     try:
         problem, replies = run_case(session.send, case, session.features)
+        session.drain()
         if problem is None and any(c in _CROSS_PROCESS for c in case.clauses):
             problem = _second_process(session, case, replies)
     except DriverFailure as failure:
@@ -235,9 +266,9 @@ def _run_one(session: _Session, report: BackendReport, case: Case) -> None:
 
 def _second_process(session: _Session, case: Case, first: list[Json]) -> str | None:
     """C-DET-1, C-RNG-2: the same program in a second driver process gives the same replies."""
-    other = Driver(session.command, session.deadline_s)
+    other = session.make_driver()
     try:
-        other.request({"op": "hello", "protocol": "1"})
+        session._hello(other)
         replies = [other.request(r) for r in case.requests]
     finally:
         other.close()
@@ -274,3 +305,30 @@ def write_json(report: BackendReport, path: str) -> None:
 def max_ns() -> int:
     """``2**64 - 1``."""
     return MAX_NS
+
+
+class LocalDriver:
+    """The protocol on a Python factory in this process: ``serve`` without the pipe (C-WIRE-8).
+
+    Every request and reply goes through ``json`` as on the wire, so what the
+    runner sees is exactly what ``serve`` would write.
+    """
+
+    def __init__(self, factory: Callable[..., Any], name: str) -> None:
+        from simclock_conformance._engine import PythonBackend
+
+        self.engine = Engine(PythonBackend(factory, name))
+
+    def request(self, obj: Json) -> Json:
+        reply = self.engine.handle(json.loads(protocol_line(obj)))
+        data: Json = json.loads(protocol_line(reply))
+        return data
+
+    def stderr_tail(self) -> list[str]:
+        return []
+
+    def kill(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
