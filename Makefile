@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure check bench lint typecheck native clean
+.PHONY: demo test test-pure check bench lint typecheck native dist clean
 
 # The compiled core (C-NATIVE-1): rebuilt in place when one of its sources is newer
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "simclock needs Python >= 3.11; run: make PYTHON=python3.11 ...")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mujoco]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@$(BIN)/python -m simclock.core
 	touch $(STAMP)
 
@@ -61,6 +61,12 @@ test-pure: $(STAMP)
 bench: $(STAMP) $(NATIVE_MANIFEST)
 	@for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# A release: the sdist and the wheel in dist/, checked by twine (docs/packaging.md).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist
 	rm -f simclock/core/*.so $(NATIVE_MANIFEST)

@@ -154,6 +154,25 @@ def _pure(out: Path, reason: str) -> NativeBuild:
     return NativeBuild(False, f"simclock: pure-Python core ({reason})", (MANIFEST,))
 
 
+# What the compile needs in the build environment (hatch_build.py asks for it).
+COMPILE_REQUIRES = ("mypy>=1.10", "setuptools>=68")
+
+
+def pure_reason() -> str | None:
+    """Why this build is pure Python by request, or ``None`` when it should compile.
+
+    ``SIMCLOCK_PURE`` (anything but empty or ``0``, the run-time rule of
+    ``simclock.core._native``) asks for pure; so does ``PRE_COMMIT=1``, which
+    pre-commit sets while it installs a hook's environment: the linter's hook
+    never runs the core, so it should not wait for a C compile.
+    """
+    if os.environ.get("SIMCLOCK_PURE", "") not in ("", "0"):
+        return "SIMCLOCK_PURE is set at build time"
+    if os.environ.get("PRE_COMMIT", "") == "1":
+        return "installed by pre-commit (PRE_COMMIT=1), which runs only the linter"
+    return None
+
+
 def build(root: Path, out: Path, log: Path | None = None) -> NativeBuild:
     """Compile the native modules of ``root`` into ``out`` (``out == root``: in place).
 
@@ -161,9 +180,9 @@ def build(root: Path, out: Path, log: Path | None = None) -> NativeBuild:
     ``compiled=False`` and its ``line`` gives the reason in one line.
     """
     modules = native_modules(root)
-    # The run-time rule of simclock.core._native: anything but empty or "0" asks for pure.
-    if os.environ.get("SIMCLOCK_PURE", "") not in ("", "0"):
-        return _pure(out, "SIMCLOCK_PURE is set at build time")
+    reason = pure_reason()
+    if reason is not None:
+        return _pure(out, reason)
     log = log if log is not None else root / "build" / "native.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     probe = subprocess.run(

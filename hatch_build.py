@@ -31,6 +31,15 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[misc]
 
     PLUGIN_NAME = "custom"
 
+    def dependencies(self) -> list[str]:
+        """The build requirements of the compile, only when this build will compile.
+
+        ``[build-system] requires`` holds hatchling alone, so a pure build
+        (pre-commit's, ``SIMCLOCK_PURE=1``) installs neither mypy nor setuptools.
+        """
+        native = _build_native(Path(self.root))
+        return [] if native.pure_reason() is not None else list(native.COMPILE_REQUIRES)
+
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         root = Path(self.root)
         native = _build_native(root)

@@ -8,7 +8,7 @@ queued: the adapter ignores that), a periodic timer re-enters itself after
 its callback, and ``advance`` lets ``run(blocking=False)`` execute what is
 due at each pending time up to the target. ``sched`` has no random streams
 and no event bus: the adapter uses ``SeededRandomSource`` and
-``simclock.publish_callback_failure``. The suite measures the rest
+``simclock.lowlevel.publish_callback_failure``. The suite measures the rest
 (``docs/conformance.md`` lists the clauses it keeps and why).
 
 Run: ``PYTHONPATH=examples python -m simclock_conformance sched_adapter:factory``.
@@ -21,16 +21,8 @@ import sched
 from functools import partial
 from typing import cast
 
-from simclock import (
-    Bus,
-    Callback,
-    Handle,
-    PeriodicStats,
-    SeededRandomSource,
-    SimclockValueError,
-    check_time_ns,
-    publish_callback_failure,
-)
+from simclock import Bus, Callback, PeriodicStats, SeededRandomSource, SimclockValueError
+from simclock.lowlevel import Handle, check_time_ns, publish_callback_failure
 
 __all__ = ["WHY", "SchedClock", "factory"]
 

@@ -6,7 +6,7 @@ timer is a SimPy process looping over ``Timeout``\\ s, ``advance`` is
 ``env.run(until=now + dt)``, ``next_event_ns`` is ``env.peek()``. SimPy has
 no random streams and no event bus, so the adapter uses simclock's
 (``SeededRandomSource``) and reports raising callbacks with
-``simclock.publish_callback_failure``; everything else is SimPy's own
+``simclock.lowlevel.publish_callback_failure``; everything else is SimPy's own
 behaviour, which the conformance suite measures against the contract
 (``docs/conformance.md`` lists the clauses it keeps and why).
 
@@ -21,16 +21,8 @@ from typing import Any, cast
 
 import simpy
 
-from simclock import (
-    Bus,
-    Callback,
-    Handle,
-    PeriodicStats,
-    SeededRandomSource,
-    SimclockValueError,
-    check_time_ns,
-    publish_callback_failure,
-)
+from simclock import Bus, Callback, PeriodicStats, SeededRandomSource, SimclockValueError
+from simclock.lowlevel import Handle, check_time_ns, publish_callback_failure
 
 __all__ = ["WHY", "WHY_STEPPED", "SimPyClock", "SteppedSimPyClock", "factory", "stepped_factory"]
 

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 import simclock
+import simclock.lowlevel
 import simclock.records
 import simclock_conformance
 import simclock_oracles
@@ -930,7 +931,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "Handle",
-            simclock.Handle,
+            simclock.lowlevel.Handle,
             plain_ctx,
             plain_state,
             lambda c: {"cancel": noop, "stats": simclock.PeriodicStats},
@@ -966,7 +967,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "callback_failure_event",
-            simclock.callback_failure_event,
+            simclock.lowlevel.callback_failure_event,
             plain_ctx,
             plain_state,
             lambda c: {"at_ns": 1, "cb": noop, "exc": ValueError("x"), "extra": None},
@@ -974,7 +975,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "publish_callback_failure",
-            simclock.publish_callback_failure,
+            simclock.lowlevel.publish_callback_failure,
             plain_ctx,
             plain_state,
             lambda c: {"bus": c.bus, "at_ns": 1, "cb": noop, "exc": ValueError("x"), "extra": None},
@@ -989,7 +990,7 @@ def _cases() -> list[Case]:
         ),
         _f(
             "check_time_ns",
-            simclock.check_time_ns,
+            simclock.lowlevel.check_time_ns,
             plain_ctx,
             plain_state,
             lambda c: {"value": 1, "name": "x"},

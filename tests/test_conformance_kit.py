@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import simclock
+import simclock.lowlevel
 from simclock import Bus, EventKind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +80,7 @@ def _cb() -> None:
 def test_C_ERR_1_kit_failure_event_is_the_exact_event(
     exc: BaseException, error_type: str, message: str
 ) -> None:
-    event = simclock.callback_failure_event(7, _cb, exc)
+    event = simclock.lowlevel.callback_failure_event(7, _cb, exc)
     assert (event.kind, event.at_ns) == (EventKind.SCHEDULER_CALLBACK_FAILED, 7)
     assert dict(event.details) == {
         "callback": "_cb",
@@ -90,5 +91,5 @@ def test_C_ERR_1_kit_failure_event_is_the_exact_event(
     simclock.HeapSimClock(0, bus=bus).advance(7)  # the event is stamped with the clock's now
     seen: list[tuple[int, object]] = []
     bus.subscribe(simclock.EVENTS_TOPIC, lambda m: seen.append((m.stamp_ns, m.payload)))
-    simclock.publish_callback_failure(bus, 7, _cb, exc)
+    simclock.lowlevel.publish_callback_failure(bus, 7, _cb, exc)
     assert seen == [(7, event)]

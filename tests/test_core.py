@@ -2,7 +2,7 @@
 
 Part 1: ``HeapSimClock``'s library API that GridClock, Session and ReplayClock
 compose (``schedule_repeating`` with a quantum, ``fire_until``, ``run_until``
-with a :class:`~simclock.core.TimedSource`, ``skip_to``). Part 2: an exception
+with a :class:`~simclock.lowlevel.TimedSource`, ``skip_to``). Part 2: an exception
 whose ``__str__`` raises must not escape ``advance`` on any clock, nor the
 oracle, nor a ``Bus`` delivery, nor a periodic thread (C-ERR-1, C-BUS-4,
 C-SYS-2). Part 3: ``handle.stats().fired`` read inside a periodic's own
@@ -24,7 +24,6 @@ from simclock import (
     Event,
     EventKind,
     GridClock,
-    Handle,
     HeapSimClock,
     Message,
     MonotonicClock,
@@ -36,6 +35,7 @@ from simclock import (
     schedule_periodic_thread,
 )
 from simclock.core._names import exception_message
+from simclock.lowlevel import Handle
 from simclock_oracles import ReferenceClock
 
 Trace = list[tuple[int, str]]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import simclock
-from simclock import EVENTS_TOPIC, Handle, HeapSimClock, Message
+from simclock import EVENTS_TOPIC, HeapSimClock, Message
+from simclock.lowlevel import Handle
 
 SEED = 20240611
 OTHER_SEED = SEED + 1

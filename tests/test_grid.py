@@ -12,15 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simclock import (
-    EVENTS_TOPIC,
-    Event,
-    EventKind,
-    Handle,
-    HeapSimClock,
-    Message,
-    seconds_to_ns,
-)
+from simclock import EVENTS_TOPIC, Event, EventKind, HeapSimClock, Message, seconds_to_ns
+from simclock.lowlevel import Handle
 from simclock.sim._grid import GridClock, Policy, format_ns, quantise
 
 MS = 1_000_000

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simclock import Handle
+from simclock.lowlevel import Handle
 from simclock_oracles import FailureRecord, ReferenceClock
 
 

@@ -72,7 +72,6 @@ from simclock import (
     EventKind,
     Fingerprinter,
     GridClock,
-    Handle,
     HeapSimClock,
     LatenessHistogram,
     Message,
@@ -86,6 +85,7 @@ from simclock import (
     SimclockValueError,
     trace_fingerprint,
 )
+from simclock.lowlevel import Handle
 
 # -- the table is the public API ------------------------------------------------------
 

@@ -26,7 +26,6 @@ from simclock import (
     EVENTS_TOPIC,
     Event,
     EventKind,
-    Handle,
     HeapSimClock,
     Message,
     PeriodicStats,
@@ -34,6 +33,7 @@ from simclock import (
     SimclockTypeError,
     SimclockValueError,
 )
+from simclock.lowlevel import Handle
 
 Trace = list[tuple[int, str]]
 

@@ -24,13 +24,13 @@ from simclock import (
     Event,
     EventKind,
     GridClock,
-    Handle,
     HeapSimClock,
     Message,
     SimclockRuntimeError,
     SimclockTypeError,
     SimclockValueError,
 )
+from simclock.lowlevel import Handle
 
 Record = tuple[int, str, int]
 

@@ -49,12 +49,12 @@ from simclock import (
     ControllerSpec,
     EventKind,
     GridClock,
-    Handle,
     HeapSimClock,
     Message,
     SensorSpec,
     Session,
 )
+from simclock.lowlevel import Handle
 from simclock_oracles import ReferenceClock
 
 

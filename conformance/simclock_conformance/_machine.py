@@ -45,7 +45,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from simclock import Handle
+from simclock.lowlevel import Handle
 from simclock_conformance._harness import Factory, Rig, make_rig
 from simclock_oracles import ReferenceClock
 

@@ -26,13 +26,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from simclock import (
-    EVENTS_TOPIC,
-    EventKind,
-    Handle,
-    Message,
-    callback_name,
-)
+from simclock import EVENTS_TOPIC, EventKind, Message, callback_name
+from simclock.lowlevel import Handle
 from simclock_conformance._args import check_bool, check_profile
 from simclock_conformance._harness import (
     Factory,

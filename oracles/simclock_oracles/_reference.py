@@ -18,13 +18,8 @@ from functools import partial
 
 import numpy as np
 
-from simclock import (
-    Handle,
-    PeriodicStats,
-    SimclockRuntimeError,
-    SimclockTypeError,
-    SimclockValueError,
-)
+from simclock import PeriodicStats, SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.lowlevel import Handle
 
 __all__ = ["FailureRecord", "ReferenceClock"]
 

@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 from simclock.core._errors import SimclockError
+from simclock.core._extras import require_extra
 
 __all__ = ["register"]
 
@@ -153,6 +154,8 @@ def _handler(args: argparse.Namespace) -> int:
 
     out = args.out
     try:
+        # The sweep's own extra first: a user without it learns that before the model.
+        require_extra("sweep", "simclock sweep")
         scenario = load_scenario(args.scenario)
         if out is None:
             out = default_out(scenario)

@@ -67,3 +67,8 @@ __all__ = [
     "publish_callback_failure",
     "seconds_to_ns",
 ]
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.core", globals(), __all__)

@@ -1,7 +1,7 @@
 """The one place a callback failure becomes an event (C-ERR-1).
 
 Every scheduler in simclock (and any third-party backend, through the public
-``simclock.callback_failure_event`` / ``simclock.publish_callback_failure``)
+``simclock.lowlevel.callback_failure_event`` / ``simclock.lowlevel.publish_callback_failure``)
 reports a raising callback with these two functions, so the event's details
 are the same everywhere and no exception object, however hostile, escapes.
 """

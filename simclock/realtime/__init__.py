@@ -23,3 +23,8 @@ __all__ = [
     "run_paced",
     "schedule_periodic_thread",
 ]
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.realtime", globals(), __all__)

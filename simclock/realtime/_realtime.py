@@ -68,7 +68,7 @@ _MAX_WAIT_NS = int(threading.TIMEOUT_MAX) * 1_000_000_000
 
 @dataclass(frozen=True, slots=True)
 class PeriodicThreadHandle(Handle):
-    """The :class:`~simclock.Handle` of a periodic thread, with ``jitter()`` (C-SYS-3).
+    """The :class:`~simclock.lowlevel.Handle` of a periodic thread, with ``jitter()`` (C-SYS-3).
 
     ``cancel()`` stops the thread and, unless called from the thread itself,
     joins it (C-SYS-2, C-CAN-1..2); ``stats()`` gives the

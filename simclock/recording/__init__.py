@@ -22,3 +22,8 @@ __all__ = [
     "recover",
     "trace_fingerprint",
 ]
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.recording", globals(), __all__)

@@ -14,3 +14,8 @@ from simclock.records._sampling import SamplingEvents as SamplingEvents
 from simclock.records._sampling import SamplingRecord as SamplingRecord
 
 __all__ = list(_sampling.__all__)
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.records", globals(), __all__)

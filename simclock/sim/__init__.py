@@ -43,3 +43,8 @@ __all__ = [
     "load_scenario",
     "run_scenario",
 ]
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.sim", globals(), __all__)

@@ -137,7 +137,7 @@ class GridClock:
     C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
     ``s == 1`` the clock behaves exactly like ``HeapSimClock``. A
     :class:`~simclock.Session` attaches its phases as the clock's one
-    :class:`~simclock.core.TimedSource` (:meth:`attach_source`).
+    :class:`~simclock.lowlevel.TimedSource` (:meth:`attach_source`).
 
     Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
     quantised firing is late, never dropped) and ``overrun`` (a firing whose

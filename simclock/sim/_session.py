@@ -174,7 +174,7 @@ class Session:
     :meth:`run_until`, :meth:`start` or :meth:`reset_episode`.
 
     Phase order at every boundary ``b`` where the session has work (the
-    phases are a :class:`~simclock.core.TimedSource` of the grid clock, run by
+    phases are a :class:`~simclock.lowlevel.TimedSource` of the grid clock, run by
     the scheduling core before the clock's entries at ``b``; they are not heap
     entries, so the order never depends on push history, ``next_event_ns``
     shows the user's entries only, and an idle stretch costs nothing):
@@ -564,7 +564,7 @@ class Session:
 
 
 class _Phases:
-    """A session's phases as the :class:`~simclock.core.TimedSource` of its grid clock.
+    """A session's phases as the :class:`~simclock.lowlevel.TimedSource` of its grid clock.
 
     The clock runs them at every boundary where the session has work, before
     the entries due there, so the session adds no heap entry (the clock's

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from simclock.core._errors import SimclockValueError
+from simclock.core._extras import require_extra
 from simclock.sim._devices import Sample
 from simclock.sim._grid import format_ns
 
@@ -127,6 +128,7 @@ def plot_timeline(
     drawn only when the window holds at most 1 000 of them (the title says so
     otherwise).
     """
+    require_extra("plot", "plotting a timeline")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -22,3 +22,8 @@ __all__ = [
     "write_csv",
     "write_parquet",
 ]
+
+# Each public name reports its public namespace (simclock, simclock.lowlevel, ...).
+from simclock.core._public import fixup_module_metadata
+
+fixup_module_metadata("simclock.sweeps", globals(), __all__)

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from simclock.core._extras import require_extra
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -66,6 +68,7 @@ def summarise(table: pa.Table) -> str:
 
 def plot_metrics(table: pa.Table, directory: str | os.PathLike[str]) -> list[Path]:
     """One PNG per metric, ``<name>.png`` in ``directory``: value over seed, failing seeds red."""
+    require_extra("plot", "plotting sweep metrics")
     import matplotlib
 
     matplotlib.use("Agg")

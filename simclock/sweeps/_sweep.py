@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._extras import require_extra
 from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
 from simclock.sweeps._feed import outcomes
@@ -238,6 +239,7 @@ def sweep(
     The returned table holds every row of ``out`` (earlier ones too), sorted
     by seed. Worker crashes (not a run raising) propagate as Dask's error.
     """
+    require_extra("sweep", "simclock sweep")
     record, scheduler = _check_args(out, workers, scheduler, record, audit, runner)
     if progress is not None and not callable(progress):
         raise SimclockTypeError(

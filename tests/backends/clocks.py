@@ -36,11 +36,11 @@ from simclock import (
     ControllerSpec,
     Event,
     GridClock,
-    Handle,
     Message,
     SeededRandomSource,
     Session,
 )
+from simclock.lowlevel import Handle
 
 __all__ = [
     "CLOCKS",

@@ -8,7 +8,8 @@ to hide ``heap_size``).
 
 from __future__ import annotations
 
-from simclock import Bus, Callback, Handle, RandomSource, SimClock
+from simclock import Bus, Callback, RandomSource, SimClock
+from simclock.lowlevel import Handle
 
 from .sorted_list import SortedListClock
 

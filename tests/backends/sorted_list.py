@@ -23,13 +23,12 @@ import numpy as np
 from simclock import (
     Bus,
     Callback,
-    Handle,
     PeriodicStats,
     SimclockRuntimeError,
     SimclockTypeError,
     SimclockValueError,
-    publish_callback_failure,
 )
+from simclock.lowlevel import Handle, publish_callback_failure
 
 from .streams import PathStream
 

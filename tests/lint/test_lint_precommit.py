@@ -19,7 +19,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-import yaml  # type: ignore[import-untyped]
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"

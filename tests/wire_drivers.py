@@ -1,0 +1,201 @@
+"""The wire-protocol drivers of ``conformance/drivers/`` as commands for tests (SPEC §18).
+
+* :func:`cpp_driver` builds the C++17 driver (or one of its broken variants) with the
+  system ``g++``/``c++`` once per source, compiler and variant, in a cache directory
+  (``$SIMCLOCK_DRIVER_CACHE``, else ``$XDG_CACHE_HOME/simclock-drivers``, else
+  ``~/.cache/simclock-drivers``), and returns its command line.
+* :func:`sinon_driver` installs the pinned ``@sinonjs/fake-timers`` with ``npm ci`` into
+  the same cache (never into the worktree) and returns the adapter's command line.
+* :func:`node_test_driver` returns the command line of the ``node:test`` mock-timers
+  adapter (no npm needed).
+
+Each skips the calling test with one clear reason when its tool is missing, and fails it
+(with the tool's output) when the tool is there but the build or install breaks.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+__all__ = [
+    "BROKEN_VARIANTS",
+    "CPP_SOURCE",
+    "JS_DIR",
+    "cpp_driver",
+    "node_test_driver",
+    "sinon_driver",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVERS = ROOT / "conformance" / "drivers"
+CPP_SOURCE = DRIVERS / "cpp" / "simclock_driver.cpp"
+JS_DIR = DRIVERS / "js"
+
+BROKEN_VARIANTS: dict[str, str] = {
+    "BROKEN_FLOAT64": "C-TIME-4",
+    "BROKEN_LIFO_TIES": "C-TIE-1",
+    "BROKEN_NUMBER_TIMES": "C-TIME-3",
+    "BROKEN_NESTED_ADVANCE": "C-ADV-4",
+    "BROKEN_NO_COMPACT": "C-CAN-4",
+    "BROKEN_BITS": "C-X-BITS",
+    "BROKEN_CRASH": "C-WIRE-5: exit",
+    "BROKEN_HANG": "C-WIRE-5: no reply",
+}
+"""Broken variant macro -> what the suite must catch it on.
+
+A clause id, or for the two process failures ``"C-WIRE-5: exit"`` (the driver aborts
+on its 4th advance) and ``"C-WIRE-5: no reply"`` (it stops answering on an advance whose
+target is at or beyond 2**62 ns), which fail whatever clause was running.
+"""
+
+_BUILD_TIMEOUT_S = 300
+_NPM_TIMEOUT_S = 300
+
+
+def _cache_dir() -> Path:
+    """The drivers' build/install cache; created on first use."""
+    explicit = os.environ.get("SIMCLOCK_DRIVER_CACHE")
+    if explicit:
+        base = Path(explicit)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".cache") / "simclock-drivers"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=base):
+            pass  # the directory is writable
+    except OSError:
+        base = Path(tempfile.gettempdir()) / f"simclock-drivers-{os.getuid()}"
+        base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def _compiler() -> str | None:
+    for name in (os.environ.get("CXX"), "g++", "c++"):
+        if name and (path := shutil.which(name)):
+            return path
+    return None
+
+
+@functools.cache
+def _build(variant: str | None) -> str:
+    compiler = _compiler()
+    if compiler is None:
+        pytest.skip("no C++ compiler (g++ or c++) on PATH")
+    source = CPP_SOURCE.read_bytes()
+    key = hashlib.sha256(source + b"\0" + compiler.encode() + b"\0" + str(variant).encode())
+    binary = _cache_dir() / f"simclock_driver-{variant or 'good'}-{key.hexdigest()[:16]}"
+    if binary.exists():
+        return str(binary)
+    flags = ["-std=c++17", "-O2"]
+    if variant is not None:
+        flags += [f"-D{variant}", f'-DBROKEN_VARIANT_NAME="{variant}"']
+    fd, tmp = tempfile.mkstemp(dir=binary.parent, prefix=binary.name + ".")
+    os.close(fd)
+    try:
+        done = subprocess.run(
+            [compiler, *flags, "-o", tmp, str(CPP_SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=_BUILD_TIMEOUT_S,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.fail(
+                f"{compiler} failed to build {CPP_SOURCE.name} ({variant or 'conforming'}), "
+                f"exit {done.returncode}:\n{done.stderr[-4000:]}",
+                pytrace=False,
+            )
+        os.replace(tmp, binary)  # atomic: a concurrent session sees a whole binary or none
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return str(binary)
+
+
+def cpp_driver(variant: str | None = None) -> list[str]:
+    """The command line of the C++ driver, built if needed; ``variant`` a key of BROKEN_VARIANTS."""
+    if variant is not None and variant not in BROKEN_VARIANTS:
+        raise ValueError(
+            f"variant must be None or one of {sorted(BROKEN_VARIANTS)}, got {variant!r}"
+        )
+    return [_build(variant)]
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not on PATH (the JavaScript drivers need Node.js >= 20)")
+    return node
+
+
+@functools.cache
+def _node_modules() -> str:
+    """``npm ci`` of conformance/drivers/js into the cache; the path of its node_modules."""
+    _node()
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not on PATH (needed to install @sinonjs/fake-timers)")
+    manifest = (JS_DIR / "package.json").read_bytes()
+    lock = (JS_DIR / "package-lock.json").read_bytes()
+    key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
+    target = _cache_dir() / f"js-{key}"
+    marker = target / "node_modules" / "@sinonjs" / "fake-timers" / "package.json"
+    if marker.exists():
+        return str(target / "node_modules")
+    work = Path(tempfile.mkdtemp(dir=target.parent, prefix=target.name + "."))
+    try:
+        (work / "package.json").write_bytes(manifest)
+        (work / "package-lock.json").write_bytes(lock)
+        try:
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=_NPM_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"npm ci of @sinonjs/fake-timers took over {_NPM_TIMEOUT_S} s (offline?)")
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            pytest.skip(
+                "npm ci of @sinonjs/fake-timers failed (offline or no registry?): "
+                + " | ".join(tail)
+            )
+        try:
+            work.rename(target)
+        except OSError:
+            if not marker.exists():  # not a concurrent install that won the race
+                raise
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return str(target / "node_modules")
+
+
+def sinon_driver() -> list[str]:
+    """The command line of the ``@sinonjs/fake-timers`` adapter (installing it if needed)."""
+    modules = _node_modules()
+    return [_node(), str(JS_DIR / "sinon_driver.mjs"), "--node-modules", modules]
+
+
+def node_test_driver() -> list[str]:
+    """The command line of the ``node:test`` mock-timers adapter."""
+    node = _node()
+    version = subprocess.run(
+        [node, "-p", "process.versions.node"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    major, minor = (int(part) for part in [*version.split("."), "0", "0"][:2])
+    if (major, minor) < (20, 4):
+        pytest.skip(f"node {version} has no node:test mock.timers (needs >= 20.4)")
+    return [node, "--no-warnings", str(JS_DIR / "node_test_driver.mjs")]
