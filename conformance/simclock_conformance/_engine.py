@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from simclock import EVENTS_TOPIC, Bus, EventKind, Handle, Message
+from simclock import EVENTS_TOPIC, Bus, EventKind, Message
+from simclock.lowlevel import Handle
 from simclock_conformance._args import exception_text
 
 __all__ = [

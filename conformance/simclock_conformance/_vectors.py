@@ -36,9 +36,10 @@ from simclock_conformance._engine import (
 )
 from simclock_conformance._programs import CASES, Case
 from simclock_conformance._report import FAILED, PASSED, Outcome
+from simclock_conformance._wire_core import run_case
 
 if TYPE_CHECKING:
-    from simclock_conformance._wire_run import _Session
+    from simclock_conformance._wire_core import Session
 
 __all__ = ["VECTORS_DIR", "generate", "load", "replay", "replay_outcome"]
 
@@ -260,10 +261,8 @@ def _as_case(line: Json) -> tuple[Case, list[Json]]:
     return case, [s["reply"] for s in line["steps"]]
 
 
-def replay(session: _Session, lines: Sequence[Json]) -> tuple[list[str], dict[str, str]]:
+def replay(session: Session, lines: Sequence[Json]) -> tuple[list[str], dict[str, str]]:
     """Replay ``lines`` on the driver: ``(passed ids, {failed id: why})``; skips unmet features."""
-    from simclock_conformance._wire_run import run_case
-
     passed: list[str] = []
     failed: dict[str, str] = {}
     for line in lines:
@@ -282,7 +281,7 @@ def replay(session: _Session, lines: Sequence[Json]) -> tuple[list[str], dict[st
     return passed, failed
 
 
-def replay_outcome(session: _Session, expected_failures: Sequence[str] = ()) -> Outcome:
+def replay_outcome(session: Session, expected_failures: Sequence[str] = ()) -> Outcome:
     """C-WIRE-7 in a profile run: every vector the driver can run must pass."""
     passed, failed = replay(session, load())
     if not failed:

@@ -131,9 +131,9 @@ def _vectors(argv: list[str]) -> int:
     expected = set(_read_expected(args.expected_failures))
     from simclock_conformance._driver import DriverFailure
     from simclock_conformance._vectors import load, replay
-    from simclock_conformance._wire_run import _Session
+    from simclock_conformance._wire_core import Session
 
-    session = _Session(command, args.request_timeout)
+    session = Session(command, args.request_timeout)
     try:
         session.start()
     except DriverFailure as failure:

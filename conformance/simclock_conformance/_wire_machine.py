@@ -32,7 +32,7 @@ from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
 from simclock_conformance._machine import ANCHORS, private_hypothesis_home
 
 if TYPE_CHECKING:
-    from simclock_conformance._wire_run import _Session
+    from simclock_conformance._wire_core import Session
 
 __all__ = ["machine_settings", "run_wire_machine"]
 
@@ -61,7 +61,7 @@ class _Stop(Exception):
     """The driver failed: the machine stops without shrinking."""
 
 
-def run_wire_machine(session: _Session, profile: str) -> tuple[str, str] | None:
+def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
     """Run the machine; ``None`` or ``(message, minimal program as protocol lines)``."""
     failures: list[DriverFailure] = []
     counter = [0]
