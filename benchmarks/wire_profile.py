@@ -30,9 +30,9 @@ print(r.verdict)
 
 def main() -> None:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-    from wire_drivers import cpp_driver  # type: ignore[import-not-found]
-
     import resource
+
+    from wire_drivers import cpp_driver
 
     command = cpp_driver()
     rows = []

@@ -18,7 +18,7 @@ import pytest
 from backends.broken import BROKEN
 from backends.wire_faults import MODES
 
-from simclock_conformance._driver import Driver, DriverFailure
+from simclock_conformance._driver import Driver, DriverError
 from simclock_conformance._engine import Engine, OracleBackend, reference_raw
 from simclock_conformance._harness import heap_factory, load_factory
 from simclock_conformance._programs import CASES
@@ -210,7 +210,7 @@ def test_C_WIRE_1_driver_client_quotes_evidence() -> None:
     driver = Driver(
         [sys.executable, "-c", "import sys; print('hi', file=sys.stderr); print('[1]')"]
     )
-    with pytest.raises(DriverFailure, match=r"with a line that is not one JSON object: '\[1\]'"):
+    with pytest.raises(DriverError, match=r"with a line that is not one JSON object: '\[1\]'"):
         driver.request({"op": "hello", "protocol": "1"})
     driver.kill()
 
@@ -255,3 +255,17 @@ def test_C_WIRE_8_every_broken_backend_through_the_protocol(name: str) -> None:
     clause = BROKEN[name][0]
     if clause in WIRE_CLAUSES:
         assert clause in report.failed(), report.table()
+
+
+def test_C_WIRE_7_regressions_still_hold_where_oracle_and_heap_agree() -> None:
+    from simclock_conformance._vectors import _agreed, _as_case
+
+    lines = [
+        json.loads(line)
+        for path in sorted((VECTORS_DIR / "regressions").glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    assert lines, "the regression folder holds the minimal programs of failing runs"
+    for line in lines:
+        case, _ = _as_case(line)
+        assert _agreed(case) == {k: v for k, v in line.items() if k != "stages"}, line["id"]

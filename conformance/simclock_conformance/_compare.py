@@ -12,6 +12,7 @@ which (the pattern of first occurrences), not the numbers (C-RNG-1..4).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["first_difference", "value_patterns"]
@@ -27,10 +28,10 @@ def value_patterns(replies: list[Json]) -> list[Json]:
     out: list[Json] = []
     for reply in replies:
         values = reply.get("values")
+        copy = dict(reply)
         if isinstance(values, list):
-            reply = dict(reply)
-            reply["values"] = [f"#{seen.setdefault(str(v), len(seen))}" for v in values]
-        out.append(reply)
+            copy["values"] = [f"#{seen.setdefault(str(v), len(seen))}" for v in values]
+        out.append(copy)
     return out
 
 
@@ -65,9 +66,7 @@ def _fired_difference(name: str, observed: object, expected: list[Any]) -> str |
     return None
 
 
-def first_difference(
-    observed: Json, expected: Json, features: tuple[str, ...] | list[str]
-) -> str | None:
+def first_difference(observed: Json, expected: Json, features: Sequence[str]) -> str | None:
     """How ``observed`` differs from ``expected`` (``field: expected X, observed Y``), or None."""
     for key, want in expected.items():
         if key == "message":

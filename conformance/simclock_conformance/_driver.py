@@ -2,7 +2,7 @@
 
 :class:`Driver` starts ``CMD ARG...``, sends one JSON request per line and
 waits for its one reply. Every way a driver can misbehave becomes a
-:class:`DriverFailure` carrying the evidence (the exit status, the line
+:class:`DriverError` carrying the evidence (the exit status, the line
 quoted, the request it was answering) and the last lines of its stderr; the
 caller fails the clause it was in and starts a new process for the next
 test. Nothing here raises anything else for what a driver does.
@@ -16,13 +16,14 @@ noticed before the next request is sent.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import queue
 import subprocess
 import threading
 from typing import IO, Any
 
-__all__ = ["DEFAULT_DEADLINE_S", "STARTUP_S", "Driver", "DriverFailure", "protocol_line"]
+__all__ = ["DEFAULT_DEADLINE_S", "STARTUP_S", "Driver", "DriverError", "protocol_line"]
 
 DEFAULT_DEADLINE_S = 10.0
 STARTUP_S = 30.0
@@ -40,7 +41,7 @@ def _quote(line: str) -> str:
     return repr(line if len(line) <= _QUOTE else line[:_QUOTE] + "...(truncated)")
 
 
-class DriverFailure(Exception):
+class DriverError(Exception):
     """The driver broke the transport (C-WIRE-5): ``evidence`` says how, ``stderr`` its tail."""
 
     def __init__(self, evidence: str, stderr: list[str]) -> None:
@@ -66,7 +67,7 @@ class Driver:
                 stderr=subprocess.PIPE,
             )
         except OSError as exc:
-            raise DriverFailure(
+            raise DriverError(
                 f"could not start {' '.join(command)!r}: {exc.strerror or exc}", []
             ) from None
         assert self._proc.stdout is not None and self._proc.stderr is not None
@@ -86,11 +87,11 @@ class Driver:
         """The last lines the driver wrote on stderr."""
         return list(self._stderr)
 
-    def _fail(self, evidence: str) -> DriverFailure:
+    def _fail(self, evidence: str) -> DriverError:
         self.kill()
-        return DriverFailure(evidence, self.stderr_tail())
+        return DriverError(evidence, self.stderr_tail())
 
-    def _ended(self, what: str) -> DriverFailure:
+    def _ended(self, what: str) -> DriverError:
         try:
             code = self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
@@ -100,7 +101,7 @@ class Driver:
         return self._fail(f"the driver exited with status {code} {what}")
 
     def request(self, obj: dict[str, Any], deadline_s: float | None = None) -> dict[str, Any]:
-        """Send one request; return its reply (a JSON object) or raise :class:`DriverFailure`."""
+        """Send one request; return its reply (a JSON object) or raise :class:`DriverError`."""
         deadline = self.deadline_s if deadline_s is None else deadline_s
         line = protocol_line(obj)
         try:
@@ -141,7 +142,7 @@ class Driver:
         return data
 
     def drain(self, grace_s: float = 0.02) -> None:
-        """Raise :class:`DriverFailure` if a line arrives within ``grace_s`` unasked (C-WIRE-1).
+        """Raise :class:`DriverError` if a line arrives within ``grace_s`` unasked (C-WIRE-1).
 
         Called at the end of each test: a reply to nothing written just after
         a reply would otherwise shift every later reply by one.
@@ -173,10 +174,8 @@ class Driver:
         """End the process now (a driver that failed is never asked anything again)."""
         if self._proc.poll() is None:
             self._proc.kill()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                pass
         # Only stdin: the reader threads end at the end of stdout and stderr.
         try:
             if self._proc.stdin is not None:

@@ -69,7 +69,7 @@ class WireCallbackError(Exception):
     """What a ``raise`` action raises (C-ERR-1): an ordinary error the clock isolates."""
 
 
-class _Refusal(Exception):
+class _RefusalError(Exception):
     """The engine's own refusal of a request: ``bad_request``, ``unsupported``, ``TypeError``."""
 
     def __init__(self, error: str, message: str) -> None:
@@ -82,7 +82,7 @@ def _digits(value: object, name: str) -> int:
     """A protocol integer (C-WIRE-2): a ``str`` of decimal digits; else the engine's TypeError."""
     if type(value) is str and _DIGITS.fullmatch(value):
         return int(value)
-    raise _Refusal("TypeError", f"{name} must be a string of decimal digits, got {value!r}")
+    raise _RefusalError("TypeError", f"{name} must be a string of decimal digits, got {value!r}")
 
 
 def _time_arg(value: object) -> object:
@@ -106,10 +106,10 @@ def _time_arg(value: object) -> object:
 def _check_actions(actions: object, where: str) -> list[Json]:
     """Validate an ``on_fire`` list with its request (C-WIRE-4): bad times refuse it all."""
     if not isinstance(actions, list):
-        raise _Refusal("bad_request", f"{where} must be a list of actions, got {actions!r}")
+        raise _RefusalError("bad_request", f"{where} must be a list of actions, got {actions!r}")
     for action in actions:
         if not isinstance(action, dict):
-            raise _Refusal("bad_request", f"{where} must hold action objects, got {action!r}")
+            raise _RefusalError("bad_request", f"{where} must hold action objects, got {action!r}")
         do = action.get("do")
         if do == "schedule":
             _digits(action.get("delay_ns"), "delay_ns")
@@ -118,22 +118,24 @@ def _check_actions(actions: object, where: str) -> list[Json]:
             _digits(action.get("dt_ns"), "dt_ns")
         elif do == "cancel":
             if not isinstance(action.get("entry"), str):
-                raise _Refusal("bad_request", f"cancel action needs an entry id, got {action!r}")
+                raise _RefusalError(
+                    "bad_request", f"cancel action needs an entry id, got {action!r}"
+                )
         elif do not in ("raise", "halt"):
-            raise _Refusal("bad_request", f"unknown action {do!r}")
+            raise _RefusalError("bad_request", f"unknown action {do!r}")
     return actions
 
 
 def normalise_path(labels: object) -> str:
-    """The stream path of ``labels`` (C-RNG-3): ``["a","b"]``, ``["a/b"]``, ``["/a/b"]`` -> ``/a/b``."""
+    """The stream path of ``labels`` (C-RNG-3): ``["a","b"]`` and ``["/a/b"]`` are ``/a/b``."""
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise _Refusal("TypeError", f"labels must be a list of strings, got {labels!r}")
+        raise _RefusalError("TypeError", f"labels must be a list of strings, got {labels!r}")
     segments: list[str] = []
     for label in labels:
         body = label[1:] if label.startswith("/") else label
         for segment in body.split("/"):
             if not _SEGMENT.fullmatch(segment):
-                raise _Refusal("ValueError", f"label {label!r} is malformed")
+                raise _RefusalError("ValueError", f"label {label!r} is malformed")
             segments.append(segment)
     return "/" + "/".join(segments)
 
@@ -304,7 +306,7 @@ class Engine:
         try:
             if op == "hello":
                 if request.get("protocol") != PROTOCOL:
-                    raise _Refusal("unsupported", f"protocol {request.get('protocol')!r}")
+                    raise _RefusalError("unsupported", f"protocol {request.get('protocol')!r}")
                 return {
                     "ok": True,
                     "protocol": PROTOCOL,
@@ -315,18 +317,18 @@ class Engine:
                 return {"ok": True}
             name = request.get("clock")
             if not isinstance(name, str):
-                raise _Refusal("bad_request", f"{op!r} needs a clock id (a string)")
+                raise _RefusalError("bad_request", f"{op!r} needs a clock id (a string)")
             if op == "create":
                 return self._create(name, request)
             st = self.clocks.get(name)
             if st is None:
-                raise _Refusal("bad_request", f"no clock {name!r}")
+                raise _RefusalError("bad_request", f"no clock {name!r}")
             method = getattr(self, f"_op_{op}", None) if isinstance(op, str) else None
             if method is None:
-                raise _Refusal("bad_request", f"unknown op {op!r}")
+                raise _RefusalError("bad_request", f"unknown op {op!r}")
             reply: Json = method(st, name, request)
             return self._observe(st, reply)
-        except _Refusal as refusal:
+        except _RefusalError as refusal:
             reply = {"ok": False, "error": refusal.error, "message": refusal.message}
         except Exception as exc:  # the clock refused the call (C-WIRE-5)
             reply = {"ok": False, "error": _error_name(exc), "message": exception_text(exc)}
@@ -341,12 +343,12 @@ class Engine:
 
     def _create(self, name: str, request: Json) -> Json:
         if name in self.clocks:
-            raise _Refusal("bad_request", f"clock id {name!r} is in use")
+            raise _RefusalError("bad_request", f"clock id {name!r} is in use")
         seed = _digits(request.get("seed"), "seed")
         start: int | None = None
         if "start_ns" in request:
             if "start_ns" not in self.features:
-                raise _Refusal("unsupported", "feature start_ns is not offered")
+                raise _RefusalError("unsupported", "feature start_ns is not offered")
             start = _digits(request["start_ns"], "start_ns")
         clock, failures = self.backend.make(seed, start)
         st = _Clock(clock, failures, seed)
@@ -360,9 +362,11 @@ class Engine:
     def _new_entry(self, st: _Clock, request: Json) -> tuple[str, list[Json]]:
         entry = request.get("entry")
         if not isinstance(entry, str) or not entry or "." in entry:
-            raise _Refusal("bad_request", f"entry id must be a string without '.', got {entry!r}")
+            raise _RefusalError(
+                "bad_request", f"entry id must be a string without '.', got {entry!r}"
+            )
         if entry in st.known:
-            raise _Refusal("bad_request", f"entry id {entry!r} was used before on this clock")
+            raise _RefusalError("bad_request", f"entry id {entry!r} was used before on this clock")
         return entry, _check_actions(request.get("on_fire", []), "on_fire")
 
     def _register(
@@ -388,14 +392,14 @@ class Engine:
 
     def _op_schedule_rate(self, st: _Clock, name: str, request: Json) -> Json:
         if "rate" not in self.features:
-            raise _Refusal("unsupported", "feature rate is not offered")
+            raise _RefusalError("unsupported", "feature rate is not offered")
         entry, on_fire = self._new_entry(st, request)
         parts = request.get("rate_hz")
         if not isinstance(parts, list) or len(parts) != 2:
-            raise _Refusal("TypeError", f"rate_hz must be [NUM, DEN], got {parts!r}")
+            raise _RefusalError("TypeError", f"rate_hz must be [NUM, DEN], got {parts!r}")
         num, den = (_digits(p, "rate_hz") for p in parts)
         if den == 0:
-            raise _Refusal("ValueError", "rate_hz denominator must be > 0")
+            raise _RefusalError("ValueError", "rate_hz denominator must be > 0")
         rate = Fraction(num, den)
         hz: int | Fraction = rate.numerator if rate.denominator == 1 else rate
         phase = _time_arg(request.get("phase_ns", "0"))
@@ -404,7 +408,7 @@ class Engine:
     def _op_cancel(self, st: _Clock, name: str, request: Json) -> Json:
         entry = request.get("entry")
         if not isinstance(entry, str) or entry not in st.known:
-            raise _Refusal("bad_request", f"no entry {entry!r}")
+            raise _RefusalError("bad_request", f"no entry {entry!r}")
         st.handles[entry].cancel()
         return {"ok": True}
 
@@ -453,10 +457,10 @@ class Engine:
 
     def _op_stats(self, st: _Clock, name: str, request: Json) -> Json:
         if "stats" not in self.features:
-            raise _Refusal("unsupported", "feature stats is not offered")
+            raise _RefusalError("unsupported", "feature stats is not offered")
         entry = request.get("entry")
         if not isinstance(entry, str) or entry not in st.known:
-            raise _Refusal("bad_request", f"no entry {entry!r}")
+            raise _RefusalError("bad_request", f"no entry {entry!r}")
         stats = st.handles[entry].stats()
         return {
             "ok": True,

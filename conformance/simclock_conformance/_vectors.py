@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simclock_conformance._compare import first_difference
-from simclock_conformance._driver import DriverFailure, protocol_line
+from simclock_conformance._driver import DriverError, protocol_line
 from simclock_conformance._engine import (
     MAX_NS,
     Engine,
@@ -122,7 +122,9 @@ def _machine_cases(count: int) -> list[Case]:
         case = Case(f"machine/{i:03d}", ["SM-ORACLE"])
         steps = case.steps
         steps.append(({"op": "create", "clock": "c", "seed": "0"}, []))
-        now, entries, pending = 0, [], []
+        now = 0
+        entries: list[str] = []
+        pending: list[int] = []
         for _ in range(rng.randrange(5, 30)):
             pick = rng.random()
             entry = f"e{len(entries)}"
@@ -271,7 +273,7 @@ def replay(session: Session, lines: Sequence[Json]) -> tuple[list[str], dict[str
             continue
         try:
             problem, _ = run_case(session.send, case, session.features, replies)
-        except DriverFailure as failure:
+        except DriverError as failure:
             session.failed()
             problem = str(failure)
         if problem is None:
@@ -288,7 +290,8 @@ def replay_outcome(session: Session, expected_failures: Sequence[str] = ()) -> O
         return Outcome("vectors", PASSED)
     first = next(iter(failed))
     program = "\n".join(
-        protocol_line(r) for r in _as_case(next(l for l in load() if l["id"] == first))[0].requests
+        protocol_line(r)
+        for r in _as_case(next(line for line in load() if line["id"] == first))[0].requests
     )
     return Outcome(
         "vectors",

@@ -129,14 +129,14 @@ def _vectors(argv: list[str]) -> int:
     args = parser.parse_args(mine)
     command = _command(rest)
     expected = set(_read_expected(args.expected_failures))
-    from simclock_conformance._driver import DriverFailure
+    from simclock_conformance._driver import DriverError
     from simclock_conformance._vectors import load, replay
     from simclock_conformance._wire_core import Session
 
     session = Session(command, args.request_timeout)
     try:
         session.start()
-    except DriverFailure as failure:
+    except DriverError as failure:
         print(f"golden vectors: the driver failed at hello: {failure}")
         return 1
     lines = load()

@@ -16,7 +16,7 @@ from simclock_conformance._driver import (
     DEFAULT_DEADLINE_S,
     STARTUP_S,
     Driver,
-    DriverFailure,
+    DriverError,
     protocol_line,
 )
 from simclock_conformance._engine import Engine, OracleBackend
@@ -53,7 +53,7 @@ def run_case(
 ) -> tuple[str | None, list[Json]]:
     """Run ``case`` through ``send``; ``(None, replies)`` or ``(description of the failure, ...)``.
 
-    :class:`DriverFailure` propagates: the caller owns the process.
+    :class:`DriverError` propagates: the caller owns the process.
     """
     want = expected if expected is not None else expected_replies(case)
     got: list[Json] = []
@@ -101,7 +101,7 @@ class Session:
         self.backend = ""
         self.hello_error = ""
 
-    def start(self) -> Driver:
+    def start(self) -> Any:
         if self.driver is None:
             driver = self.make_driver()
             self.driver = driver
@@ -109,7 +109,7 @@ class Session:
             if reply.get("ok") is not True or reply.get("protocol") != "1":
                 driver.kill()
                 self.driver = None
-                raise DriverFailure(
+                raise DriverError(
                     f"hello was answered with {protocol_line(reply)}", driver.stderr_tail()
                 )
             features = reply.get("features")
@@ -130,7 +130,8 @@ class Session:
         return reply
 
     def send(self, request: Json) -> Json:
-        return self.start().request(request)
+        reply: Json = self.start().request(request)
+        return reply
 
     def drain(self) -> None:
         drain = getattr(self.driver, "drain", None)

@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 )
 
 from simclock_conformance._compare import first_difference
-from simclock_conformance._driver import DriverFailure, protocol_line
+from simclock_conformance._driver import DriverError, protocol_line
 from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
 from simclock_conformance._machine import ANCHORS, private_hypothesis_home
 
@@ -57,13 +57,9 @@ def machine_settings(profile: str) -> settings:
     )
 
 
-class _Stop(Exception):
-    """The driver failed: the machine stops without shrinking."""
-
-
 def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
     """Run the machine; ``None`` or ``(message, minimal program as protocol lines)``."""
-    failures: list[DriverFailure] = []
+    failures: list[DriverError] = []
     counter = [0]
 
     class WireMachine(RuleBasedStateMachine):
@@ -85,7 +81,7 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
             self.sent.append(request)
             try:
                 got = session.send(request)
-            except DriverFailure as failure:
+            except DriverError as failure:
                 failures.append(failure)
                 session.failed()
                 self.dead = True
@@ -209,7 +205,7 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
                 try:
                     session.send({"op": "drop", "clock": self.clock})
                     session.drain()
-                except DriverFailure as failure:
+                except DriverError as failure:
                     failures.append(failure)
                     session.failed()
 

@@ -23,7 +23,7 @@ from simclock_conformance._clauses import CLAUSES
 from simclock_conformance._compare import first_difference
 from simclock_conformance._driver import (
     DEFAULT_DEADLINE_S,
-    DriverFailure,
+    DriverError,
     protocol_line,
 )
 from simclock_conformance._engine import MAX_NS
@@ -92,7 +92,7 @@ def run_driver(
     )
     try:
         session.start()
-    except DriverFailure as failure:
+    except DriverError as failure:
         session.failed()
         for clause in WIRE_CLAUSES:
             report.expect(clause, "hello")
@@ -134,7 +134,7 @@ def _run_one(session: Session, report: BackendReport, case: Case) -> None:
         session.drain()
         if problem is None and any(c in _CROSS_PROCESS for c in case.clauses):
             problem = _second_process(session, case, replies)
-    except DriverFailure as failure:
+    except DriverError as failure:
         session.failed()
         for clause in case.clauses:
             report.add(
@@ -170,7 +170,7 @@ def _second_process(session: Session, case: Case, first: list[Json]) -> str | No
 def _run_machine(session: Session, profile: str) -> Outcome:
     try:
         problem = run_wire_machine(session, profile)
-    except DriverFailure as failure:
+    except DriverError as failure:
         session.failed()
         return _failure_outcome("state-machine", "SM-ORACLE", str(failure))
     if problem is None:
