@@ -394,3 +394,18 @@ def test_C_CONF_4_a_start_instead_of_an_advance_is_checked() -> None:
         Reach(lying, 2**16, True).rig_at(100_000)
     rig = Reach(_sorted_list_at).rig_at(100_000)  # unlimited: made at 0, advanced there
     assert rig.clock.now_ns() == 100_000
+
+
+def test_C_ERR_2_report_names_what_escaped_and_each_member_of_a_group() -> None:
+    from simclock_conformance._suite_clock import _refused
+
+    class Halt(BaseException):
+        pass
+
+    with pytest.raises(pytest.fail.Exception) as info:  # noqa: PT012
+        with _refused(Halt, "C-ERR-2", "advance(10)"):
+            raise BaseExceptionGroup("halted", [ValueError("x"), KeyboardInterrupt()])
+    assert str(info.value) == (
+        "C-ERR-2: advance(10) raised BaseExceptionGroup of [ValueError: x, "
+        "KeyboardInterrupt]; expected Halt"
+    )
