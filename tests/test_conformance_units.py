@@ -402,9 +402,8 @@ def test_C_ERR_2_report_names_what_escaped_and_each_member_of_a_group() -> None:
     class Halt(BaseException):
         pass
 
-    with pytest.raises(pytest.fail.Exception) as info:  # noqa: PT012
-        with _refused(Halt, "C-ERR-2", "advance(10)"):
-            raise BaseExceptionGroup("halted", [ValueError("x"), KeyboardInterrupt()])
+    with pytest.raises(pytest.fail.Exception) as info, _refused(Halt, "C-ERR-2", "advance(10)"):
+        raise BaseExceptionGroup("halted", [ValueError("x"), KeyboardInterrupt()])
     assert str(info.value) == (
         "C-ERR-2: advance(10) raised BaseExceptionGroup of [ValueError: x, "
         "KeyboardInterrupt]; expected Halt"
