@@ -188,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m simclock_conformance",
         description="Run the simclock conformance suite (SPEC §14) on a clock backend. "
         "Exit 0: CONFORMING; 1: NOT CONFORMING; 2: usage error; 3: PARTIAL (some "
-        "clauses not run); 4: INCOMPLETE (a mandatory test skipped).",
+        "clauses not run); 4: INCOMPLETE (a mandatory test skipped). Backends in other "
+        "languages: --driver [options] -- CMD ARG... (the wire profile); also "
+        "'serve MODULE:FACTORY' and 'vectors --driver -- CMD'.",
     )
     parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
