@@ -23,6 +23,7 @@ from simclock_conformance import (
     register_clauses,
     run,
 )
+from simclock_conformance._clauses import WIRE_ONLY
 from simclock_conformance._harness import factory_spec
 from simclock_conformance._plugin import suite_paths
 from simclock_conformance._reach import Every, Push, Reach, reach_of
@@ -47,9 +48,16 @@ def test_every_registered_clause_has_a_test_in_the_suite() -> None:
 
     names = [n for n in dir(ClockConformance) if n.startswith("test_")]
     covered = {clause_of_test(n) for n in names}
-    builtin = [c for c in CLAUSES if not c.startswith("C-REP-")]
+    builtin = [c for c in CLAUSES if not c.startswith("C-REP-") and c not in WIRE_ONLY]
     assert [c for c in builtin if c not in covered] == []
     assert None not in covered
+    # The wire-only clauses have their programs in the wire profile instead (SPEC §18).
+    from simclock_conformance._programs import CASES
+    from simclock_conformance._wire_run import WIRE_CLAUSES
+
+    programs = {clause for case in CASES for clause in case.clauses}
+    assert [c for c in WIRE_ONLY if c not in programs and c != "C-WIRE-7"] == []
+    assert set(WIRE_ONLY) <= set(WIRE_CLAUSES)
 
 
 def test_clause_of_test_uses_the_whole_id() -> None:
@@ -386,3 +394,17 @@ def test_C_CONF_4_a_start_instead_of_an_advance_is_checked() -> None:
         Reach(lying, 2**16, True).rig_at(100_000)
     rig = Reach(_sorted_list_at).rig_at(100_000)  # unlimited: made at 0, advanced there
     assert rig.clock.now_ns() == 100_000
+
+
+def test_C_ERR_2_report_names_what_escaped_and_each_member_of_a_group() -> None:
+    from simclock_conformance._suite_clock import _refused
+
+    class Halt(BaseException):
+        pass
+
+    with pytest.raises(pytest.fail.Exception) as info, _refused(Halt, "C-ERR-2", "advance(10)"):
+        raise BaseExceptionGroup("halted", [ValueError("x"), KeyboardInterrupt()])
+    assert str(info.value) == (
+        "C-ERR-2: advance(10) raised BaseExceptionGroup of [ValueError: x, "
+        "KeyboardInterrupt]; expected Halt"
+    )

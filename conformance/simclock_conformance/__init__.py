@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from simclock_conformance._check import check_factory
     from simclock_conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
     from simclock_conformance._harness import (
         BackendError,
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
         BackendValueError,
         Factory,
         Rig,
-        check_factory,
         heap_factory,
         load_factory,
         make_rig,
@@ -63,7 +63,6 @@ _HOME = {
             "BackendValueError",
             "Factory",
             "Rig",
-            "check_factory",
             "heap_factory",
             "load_factory",
             "make_rig",
@@ -72,6 +71,7 @@ _HOME = {
         "_harness",
     ),
     **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
+    "check_factory": "_check",
     "run": "_run",
     **dict.fromkeys(["ClockConformance", "hypothesis_settings"], "_suite_clock"),
 }

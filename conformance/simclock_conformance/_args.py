@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from simclock import SimclockTypeError, SimclockValueError
 from simclock.lowlevel import describe_exception
-from simclock_conformance._plugin import MAX_TIMEOUT_S, PROFILES
+from simclock_conformance._options import MAX_TIMEOUT_S, PROFILES
 
 __all__ = [
     "MAX_TIMEOUT_S",

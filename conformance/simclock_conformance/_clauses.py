@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from simclock import SimclockTypeError, SimclockValueError
 from simclock_conformance._args import check_str, plain_str, quote, read_iterable, typed
 
-__all__ = ["CLAUSES", "ORACLE_CLAUSE", "Clause", "clause_of_test", "register_clauses"]
+__all__ = [
+    "CLAUSES",
+    "ORACLE_CLAUSE",
+    "WIRE_ONLY",
+    "Clause",
+    "clause_of_test",
+    "register_clauses",
+]
 
 # A registry of more rows than this is a mistake; an endless iterable is never read
 # to its end.
@@ -152,6 +159,18 @@ def register_clauses(
 
 
 register_clauses(_BUILTIN)
+
+WIRE_ONLY = ("C-X-STATS", "C-X-BITS", "C-WIRE-2", "C-WIRE-7")
+"""Clauses only a driver run reports (SPEC §18); an in-process report leaves them out."""
+
+register_clauses(
+    [
+        ("C-X-STATS", "§15", "periodic schedules report fired, skipped and overrun counts"),
+        ("C-X-BITS", "§18", "draw returns simclock's raw PCG64 streams, bit for bit"),
+        ("C-WIRE-2", "§18", "every protocol integer is a string of digits; others refused"),
+        ("C-WIRE-7", "§18", "the golden vectors replay with the recorded replies"),
+    ]
+)
 
 
 def clause_of_test(test_name: str) -> str | None:

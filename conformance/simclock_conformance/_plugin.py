@@ -42,22 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from simclock_conformance._options import MAX_TIMEOUT_S, PROFILES, default_timeout
+
 if TYPE_CHECKING:
     from simclock_conformance._report import BackendReport, Outcome
 
 __all__ = ["MAX_TIMEOUT_S", "PROFILES", "ResultCollector", "default_timeout", "suite_paths"]
-
-PROFILES = ("ci", "thorough")
-"""The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
-
-_TIMEOUTS = {"ci": 30.0, "thorough": 300.0}
-MAX_TIMEOUT_S = 1_000_000
-"""The largest per-test time limit in seconds (about 11.6 days); the timers take no more."""
-
-
-def default_timeout(profile: str) -> float:
-    """The per-test time limit in seconds of ``profile`` (C-CONF-2)."""
-    return _TIMEOUTS.get(profile, _TIMEOUTS["ci"])
 
 
 def suite_paths() -> list[str]:
@@ -117,17 +107,13 @@ def pytest_configure(config: pytest.Config) -> None:
     json_path = config.getoption("simclock_json")
     timeout = config.getoption("simclock_timeout")
     # One check with the CLI and run(): past about 10**8 s the watchdog's timers overflow.
-    from simclock_conformance._args import check_timeout  # _args imports this module
+    from simclock_conformance._args import check_timeout
 
     check_timeout(timeout, pytest.UsageError, pytest.UsageError)
     if spec or json_path:
         # Imported here: this module is loaded into every pytest run.
-        from simclock_conformance._harness import (
-            BackendError,
-            check_factory,
-            check_report_path,
-            load_factory,
-        )
+        from simclock_conformance._check import check_factory
+        from simclock_conformance._harness import BackendError, check_report_path, load_factory
 
         try:
             if json_path:

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock_conformance._clauses import CLAUSES
+from simclock_conformance._clauses import CLAUSES, WIRE_ONLY
 
 __all__ = [
     "CONFORMING",
@@ -115,6 +115,10 @@ class BackendReport:
     expected: dict[str, list[str]] = field(default_factory=dict)
     nondeterministic: list[dict[str, str]] = field(default_factory=list)
     """Failed tests whose second run gave another outcome: clause, test, first, second."""
+    clause_set: list[str] | None = None
+    """The clauses this report covers; by default every registered one but the wire-only ones."""
+    label: str = ""
+    """The profile a CONFORMING verdict names (``wire profile 1`` for a driver, C-CONF-1)."""
 
     def add(self, clause_id: str, outcome: Outcome) -> None:
         """Record ``outcome`` under ``clause_id`` (a failure is never replaced by a later phase)."""
@@ -155,7 +159,10 @@ class BackendReport:
 
     def clause_ids(self) -> list[str]:
         """Registered clauses in report order, then any unregistered ids seen."""
-        return [*CLAUSES, *(c for c in self.tests if c not in CLAUSES)]
+        base = self.clause_set
+        if base is None:
+            base = [c for c in CLAUSES if c not in WIRE_ONLY]
+        return [*base, *(c for c in self.tests if c not in base)]
 
     def failed(self) -> list[str]:
         """Ids of the failed clauses."""
@@ -188,12 +195,12 @@ class BackendReport:
             return INCOMPLETE
         if NOT_RUN in statuses or PASSED not in statuses:
             return PARTIAL
-        return CONFORMING
+        return f"{CONFORMING} ({self.label})" if self.label else CONFORMING
 
     @property
     def conforming(self) -> bool:
         """True only for the verdict CONFORMING: every mandatory clause ran and passed."""
-        return self.verdict == CONFORMING
+        return self.verdict.startswith(CONFORMING)
 
     def counts(self) -> dict[str, int]:
         """How many clauses have each status."""

@@ -35,16 +35,17 @@ from simclock_conformance._args import (
     read_iterable,
     typed,
 )
+from simclock_conformance._check import check_factory
 from simclock_conformance._clauses import CLAUSES
 from simclock_conformance._harness import (
     BackendError,
     BackendTypeError,
     BackendValueError,
-    check_factory,
     check_report_path,
     load_factory,
 )
 from simclock_conformance._isolation import HYPOTHESIS_PLUGIN, SetupProblems, isolated_environ
+from simclock_conformance._options import PROFILES
 
 __all__ = ["main", "run"]
 
@@ -196,17 +197,25 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simclock_conformance MODULE:FACTORY [--json REPORT] [--profile ci|thorough]``."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if (args_list and args_list[0] in ("serve", "vectors")) or "--driver" in args_list:
+        # The wire profile (SPEC §18): drivers, serve and the golden vectors.
+        from simclock_conformance._wire_cli import wire_main
+
+        return wire_main(args_list)
     parser = argparse.ArgumentParser(
         prog="python -m simclock_conformance",
         description="Run the simclock conformance suite (SPEC §14) on a clock backend. "
         "Exit 0: CONFORMING; 1: NOT CONFORMING; 2: usage error; 3: PARTIAL (some "
-        "clauses not run); 4: INCOMPLETE (a mandatory test skipped).",
+        "clauses not run); 4: INCOMPLETE (a mandatory test skipped). Backends in other "
+        "languages: --driver [options] -- CMD ARG... (the wire profile); also "
+        "'serve MODULE:FACTORY' and 'vectors --driver -- CMD'.",
     )
     parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")
     parser.add_argument(
         "--profile",
-        choices=_plugin.PROFILES,
+        choices=PROFILES,
         default="ci",
         help="Hypothesis budget: ci (default, derandomised, fast) or thorough",
     )

@@ -1,0 +1,22 @@
+"""The suite's option values: Hypothesis profiles and per-test time limits (C-CONF-2).
+
+A leaf module: every other module of the package may import it, it imports
+none of them, so the plugin, the argument checks and the CLI share one table.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_TIMEOUT_S", "PROFILES", "default_timeout"]
+
+PROFILES = ("ci", "thorough")
+"""The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
+
+_TIMEOUTS = {"ci": 30.0, "thorough": 300.0}
+
+MAX_TIMEOUT_S = 1_000_000
+"""The largest per-test time limit in seconds (about 11.6 days); the timers take no more."""
+
+
+def default_timeout(profile: str) -> float:
+    """The per-test time limit in seconds of ``profile`` (C-CONF-2)."""
+    return _TIMEOUTS.get(profile, _TIMEOUTS["ci"])

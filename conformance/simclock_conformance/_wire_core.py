@@ -1,0 +1,176 @@
+"""The pieces of a wire run that the runner, the state machine and the vectors share (§18).
+
+:func:`run_case` runs one program and compares every reply with the
+expected one; :class:`Session` is the driver of a run, started again after
+each failure (C-WIRE-5); :class:`LocalDriver` is ``serve`` without the pipe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from simclock_conformance._compare import first_difference, value_patterns
+from simclock_conformance._driver import (
+    DEFAULT_DEADLINE_S,
+    STARTUP_S,
+    Driver,
+    DriverError,
+    protocol_line,
+)
+from simclock_conformance._engine import Engine, OracleBackend
+from simclock_conformance._programs import Case
+
+__all__ = ["LocalDriver", "Session", "expected_replies", "program_text", "run_case"]
+
+Json = dict[str, Any]
+Send = Callable[[Json], Json]
+_RNG = ("C-RNG-1", "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-DET-1")
+DEADLINE_S = DEFAULT_DEADLINE_S
+
+_EXPECTED: dict[str, list[Json]] = {}
+
+
+def expected_replies(case: Case) -> list[Json]:
+    """The oracle's reply to every request of ``case`` (cached by id)."""
+    if case.id not in _EXPECTED:
+        engine = Engine(OracleBackend())
+        _EXPECTED[case.id] = [engine.handle(r) for r in case.requests]
+    return _EXPECTED[case.id]
+
+
+def program_text(requests: Sequence[Json]) -> str:
+    """Requests as protocol lines, ready to paste into the driver's stdin."""
+    return "\n".join(protocol_line(r) for r in requests)
+
+
+def run_case(
+    send: Send,
+    case: Case,
+    features: Sequence[str],
+    expected: list[Json] | None = None,
+) -> tuple[str | None, list[Json]]:
+    """Run ``case`` through ``send``; ``(None, replies)`` or ``(description of the failure, ...)``.
+
+    :class:`DriverError` propagates: the caller owns the process.
+    """
+    want = expected if expected is not None else expected_replies(case)
+    got: list[Json] = []
+    for (request, accept), _ in zip(case.steps, want, strict=True):
+        got.append(send(request))
+        reply = got[-1]
+        if accept and reply.get("ok") is False and reply.get("error") in accept:
+            # A clean refusal past 2**64 - 1 (C-TIME-4): the case ends here, but its
+            # clocks are still dropped so the next case can use their ids.
+            for later, _ in case.steps[len(got) :]:
+                if later.get("op") == "drop":
+                    send(later)
+            return None, got
+    rng = any(c in _RNG for c in case.clauses)
+    compare_got, compare_want = got, want
+    if rng and "bits" not in features:
+        compare_got, compare_want = value_patterns(got), value_patterns(want)
+    for k, (o, e) in enumerate(zip(compare_got, compare_want, strict=True)):
+        diff = first_difference(o, e, features)
+        if diff:
+            return (
+                f"case {case.id}, request {k + 1} of {len(case.steps)}: "
+                f"{protocol_line(case.steps[k][0])}\n"
+                f"  first difference: {diff}\n"
+                f"  expected reply: {protocol_line(e)}\n"
+                f"  observed reply: {protocol_line(o)}"
+            ), got
+    return None, got
+
+
+class Session:
+    """The running driver of a run, started again after each failure (C-WIRE-5)."""
+
+    def __init__(
+        self,
+        command: list[str],
+        deadline_s: float,
+        make_driver: Callable[[], Any] | None = None,
+    ) -> None:
+        self.command = command
+        self.deadline_s = deadline_s
+        self.make_driver = make_driver or (lambda: Driver(self.command, self.deadline_s))
+        self.driver: Any = None
+        self.features: tuple[str, ...] = ()
+        self.backend = ""
+        self.hello_error = ""
+
+    def start(self) -> Any:
+        if self.driver is None:
+            driver = self.make_driver()
+            self.driver = driver
+            reply = self._hello(driver)
+            if reply.get("ok") is not True or reply.get("protocol") != "1":
+                driver.kill()
+                self.driver = None
+                raise DriverError(
+                    f"hello was answered with {protocol_line(reply)}", driver.stderr_tail()
+                )
+            features = reply.get("features")
+            names = (
+                [f for f in features if isinstance(f, str)] if isinstance(features, list) else []
+            )
+            self.features = tuple(
+                f for f in ("peek", "rate", "stats", "start_ns", "bits") if f in names
+            )
+            self.backend = str(reply.get("backend", ""))
+        return self.driver
+
+    def _hello(self, driver: Any) -> Json:
+        hello = {"op": "hello", "protocol": "1"}
+        if isinstance(driver, Driver):
+            return driver.request(hello, max(self.deadline_s, STARTUP_S))
+        reply: Json = driver.request(hello)
+        return reply
+
+    def send(self, request: Json) -> Json:
+        reply: Json = self.start().request(request)
+        return reply
+
+    def drain(self) -> None:
+        drain = getattr(self.driver, "drain", None)
+        if callable(drain):
+            drain()
+
+    def failed(self) -> None:
+        if self.driver is not None:
+            self.driver.kill()
+        self.driver = None
+
+    def close(self) -> None:
+        if self.driver is not None:
+            self.driver.close()
+        self.driver = None
+
+
+class LocalDriver:
+    """The protocol on a Python factory in this process: ``serve`` without the pipe (C-WIRE-8).
+
+    Every request and reply goes through ``json`` as on the wire, so what the
+    runner sees is exactly what ``serve`` would write.
+    """
+
+    def __init__(self, factory: Callable[..., Any], name: str) -> None:
+        from simclock_conformance._engine import PythonBackend
+
+        self.engine = Engine(PythonBackend(factory, name))
+
+    def request(self, obj: Json) -> Json:
+        reply = self.engine.handle(json.loads(protocol_line(obj)))
+        data: Json = json.loads(protocol_line(reply))
+        return data
+
+    def stderr_tail(self) -> list[str]:
+        return []
+
+    def kill(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None

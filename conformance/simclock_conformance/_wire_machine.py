@@ -1,0 +1,221 @@
+"""The state machine over the wire: generated request programs, every reply against the oracle.
+
+The programs are data (C-WIRE-4): Hypothesis draws requests (schedules with
+action-list callbacks, periodics, rates, cancels, advances, leaps to the
+next entry, entries at far anchors and bursts of ties, C-CONF-4), each is
+sent to the driver and to an :class:`~simclock_conformance._engine.Engine`
+over the oracle, and the two replies must agree (the rules of
+:mod:`~simclock_conformance._compare`). A divergence is shrunk by Hypothesis
+to a minimal program, reported as the protocol lines that reproduce it.
+A request past ``2**64 - 1`` that the driver refuses with ``ValueError`` is
+not sent to the oracle (C-TIME-4: exact or refused). A driver failure stops
+the machine: it is reported once, with its evidence, not shrunk.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from simclock_conformance._compare import first_difference
+from simclock_conformance._driver import DriverError, protocol_line
+from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
+from simclock_conformance._machine import ANCHORS, private_hypothesis_home
+
+if TYPE_CHECKING:
+    from simclock_conformance._wire_core import Session
+
+__all__ = ["machine_settings", "run_wire_machine"]
+
+Json = dict[str, Any]
+
+_DELAYS = st.one_of(st.integers(0, 40), st.integers(41, 70_000), st.integers(0, MAX_NS))
+_KINDS = ("plain", "raise", "cancel_self", "spawn", "cancel_other", "nested", "halt")
+
+
+def machine_settings(profile: str) -> settings:
+    """Hypothesis budget of the wire machine: ``ci`` (derandomised) or ``thorough``."""
+    ci = profile == "ci"
+    return settings(
+        max_examples=40 if ci else 1000,
+        stateful_step_count=25 if ci else 60,
+        derandomize=ci,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
+    """Run the machine; ``None`` or ``(message, minimal program as protocol lines)``."""
+    failures: list[DriverError] = []
+    counter = [0]
+
+    class WireMachine(RuleBasedStateMachine):
+        """One clock on the driver, one on the oracle; every reply must agree."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            counter[0] += 1
+            self.clock = f"sm{counter[0]}"
+            self.oracle = Engine(OracleBackend())
+            self.sent: list[Json] = []
+            self.entries: list[str] = []
+            self.dead = bool(failures)
+            self._send({"op": "create", "clock": self.clock, "seed": "0"})
+
+        def _send(self, request: Json, far: int = 0) -> Json | None:
+            if self.dead:
+                return None
+            self.sent.append(request)
+            try:
+                got = session.send(request)
+            except DriverError as failure:
+                failures.append(failure)
+                session.failed()
+                self.dead = True
+                return None
+            if far > MAX_NS and got.get("ok") is False and got.get("error") == "ValueError":
+                return got  # refused past 2**64 - 1: allowed, and the oracle is not asked
+            want = self.oracle.handle(request)
+            diff = first_difference(got, want, session.features)
+            if diff:
+                lines = "\n".join(protocol_line(r) for r in self.sent)
+                raise AssertionError(
+                    f"SM-ORACLE: the driver and the oracle disagree on request "
+                    f"{len(self.sent)}: {protocol_line(request)}\n  first difference: {diff}\n"
+                    f"  expected reply: {protocol_line(want)}\n  observed reply: "
+                    f"{protocol_line(got)}\nminimal failing program (protocol lines):\n{lines}"
+                )
+            return want
+
+        def _now(self) -> int:
+            return (
+                int(self.oracle.clocks[self.clock].clock.now_ns())
+                if self.clock in self.oracle.clocks
+                else 0
+            )
+
+        def _actions(self, kind: str, arg: int, at: int | None) -> list[Json]:
+            if kind == "raise":
+                return [{"do": "raise", "message": "boom"}]
+            if kind == "halt":
+                return [{"do": "halt"}]
+            if kind == "nested":
+                return [{"do": "advance", "dt_ns": str(arg % 6)}]
+            if kind == "spawn":
+                # A child past 2**64 - 1 may be refused: near there it goes at now.
+                delay = arg if at is not None and at + arg <= MAX_NS else 0
+                return [{"do": "schedule", "delay_ns": str(delay)}]
+            if kind == "cancel_other" and self.entries:
+                return [{"do": "cancel", "entry": self.entries[arg % len(self.entries)]}]
+            return []
+
+        def _entry(
+            self, op: str, fields: Json, kind: str, arg: int, at: int | None, far: int = 0
+        ) -> None:
+            entry = f"e{len(self.entries)}"
+            actions = self._actions(kind, arg, at)
+            if kind == "cancel_self":
+                actions = [{"do": "cancel", "entry": entry}]
+            request = {"op": op, "clock": self.clock, "entry": entry, **fields, "on_fire": actions}
+            self.entries.append(entry)
+            self._send(request, far)
+
+        @rule(delay=_DELAYS, kind=st.sampled_from(_KINDS), arg=st.integers(0, 70_000))
+        def schedule(self, delay: int, kind: str, arg: int) -> None:
+            at = self._now() + delay
+            self._entry("schedule", {"at_ns": str(at)}, kind, arg, at, at)
+
+        @rule(
+            anchor=st.sampled_from(ANCHORS), offset=st.integers(-2, 3), kind=st.sampled_from(_KINDS)
+        )
+        def schedule_far(self, anchor: int, offset: int, kind: str) -> None:
+            at = max(self._now(), anchor + offset)
+            self._entry("schedule", {"at_ns": str(at)}, kind, 3, at, at)
+
+        @rule(k=st.integers(-1, 2))
+        def schedule_beyond(self, k: int) -> None:
+            at = max(self._now(), MAX_NS + k)
+            self._entry("schedule", {"at_ns": str(at)}, "plain", 0, at, at)
+
+        @rule(
+            delay=st.one_of(st.integers(0, 40), st.integers(1025, 2**20)), count=st.integers(2, 8)
+        )
+        def burst(self, delay: int, count: int) -> None:
+            at = self._now() + delay
+            for _ in range(count):
+                self._entry("schedule", {"at_ns": str(at)}, "plain", 0, at, at)
+
+        @rule(
+            period=st.one_of(st.integers(1, 25), st.integers(26, 5000), st.integers(2**20, 2**62)),
+            phase=st.one_of(st.integers(0, 60), st.sampled_from(ANCHORS[:4])),
+            kind=st.sampled_from(_KINDS),
+        )
+        def schedule_periodic(self, period: int, phase: int, kind: str) -> None:
+            fields = {"period_ns": str(period), "phase_ns": str(phase)}
+            self._entry("schedule_periodic", fields, "plain" if kind == "halt" else kind, 0, None)
+
+        @precondition(lambda self: "rate" in session.features)
+        @rule(num=st.integers(3, 40), den=st.integers(1, 3), phase=st.integers(0, 60))
+        def schedule_rate(self, num: int, den: int, phase: int) -> None:
+            # A period of num/den ns: often not a whole number of ns.
+            fields = {"rate_hz": [str(1_000_000_000 * den), str(num)], "phase_ns": str(phase)}
+            self._entry("schedule_rate", fields, "plain", 0, None)
+
+        @precondition(lambda self: bool(self.entries))
+        @rule(i=st.integers(0, 10**6))
+        def cancel(self, i: int) -> None:
+            self._send(
+                {"op": "cancel", "clock": self.clock, "entry": self.entries[i % len(self.entries)]}
+            )
+
+        @rule(dt=st.one_of(st.just(0), st.integers(1, 10), st.integers(11, 120)))
+        def advance(self, dt: int) -> None:
+            target = self._now() + dt
+            self._send({"op": "advance", "clock": self.clock, "dt_ns": str(dt)}, target)
+
+        @rule(offset=st.integers(-1, 1), quiet=st.integers(0, 2**62))
+        def leap(self, offset: int, quiet: int) -> None:
+            """A long advance to just before, at or after the next entry (C-CONF-4)."""
+            if self.clock not in self.oracle.clocks:
+                return
+            now = self._now()
+            upcoming = self.oracle.clocks[self.clock].clock.next_event_ns()
+            dt = quiet if upcoming is None else max(0, upcoming - now + offset)
+            self._send({"op": "advance", "clock": self.clock, "dt_ns": str(dt)}, now + dt)
+
+        @invariant()
+        def observe(self) -> None:
+            self._send({"op": "observe", "clock": self.clock})
+
+        def teardown(self) -> None:
+            if not self.dead:
+                try:
+                    session.send({"op": "drop", "clock": self.clock})
+                    session.drain()
+                except DriverError as failure:
+                    failures.append(failure)
+                    session.failed()
+
+    try:
+        with private_hypothesis_home():
+            run_state_machine_as_test(WireMachine, settings=machine_settings(profile))
+    except AssertionError as exc:
+        text = str(exc)
+        message, _, program = text.partition("\nminimal failing program (protocol lines):\n")
+        return message, program
+    if failures:
+        raise failures[0]
+    return None
