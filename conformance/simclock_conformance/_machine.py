@@ -45,7 +45,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from simclock.lowlevel import Handle
+from simclock.lowlevel import Handle, describe_exception
 from simclock_conformance._harness import Factory, Rig, make_rig
 from simclock_oracles import ReferenceClock
 
@@ -155,7 +155,7 @@ def _refused_beyond(clock: Any, what: str, value: int, call: Callable[[], object
         if value <= MAX_NS:
             raise AssertionError(
                 f"C-TIME-4: {what} {value} (<= 2**64-1) was refused with "
-                f"{type(exc).__name__}: {exc}; keep every time up to 2**64-1 exactly"
+                f"{describe_exception(exc)}; keep every time up to 2**64-1 exactly"
             ) from exc
         return True
     return False

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from simclock import EVENTS_TOPIC, EventKind, Message, callback_name
-from simclock.lowlevel import Handle
+from simclock.lowlevel import Handle, describe_exception
 from simclock_conformance._args import check_bool, check_profile, exception_text
 from simclock_conformance._harness import (
     Factory,
@@ -696,7 +696,7 @@ class ClockConformance:
                 try:
                     cast(Callable[[], object], handles[name].cancel)()
                 except Exception as exc:
-                    results.append(f"cancel({name}) raised {type(exc).__name__}: {exc}")
+                    results.append(f"cancel({name}) raised {describe_exception(exc)}")
 
         def own() -> None:
             rig.trace.append(("own", clock.now_ns()))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from simclock.core._errors import SimclockValueError
 from simclock.core._extras import require_extra
+from simclock.core._names import describe_exception
 from simclock.sim._devices import Sample
 from simclock.sim._grid import format_ns
 
@@ -101,7 +102,7 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
         # A short or damaged file fails inside the MCAP reader or a decompressor with
         # whatever that library raises (struct.error, ZstdError, ...): still a bad file.
         raise SimclockValueError(
-            f"{str(file)!r} is not a readable MCAP recording ({type(exc).__name__}: {exc}); "
+            f"{str(file)!r} is not a readable MCAP recording ({describe_exception(exc)}); "
             "record one with simclock run SCENARIO --out run.mcap"
         ) from None
     if not samples:
