@@ -49,16 +49,8 @@ from functools import partial
 
 import looptime
 
-from simclock import (
-    Bus,
-    Callback,
-    Handle,
-    PeriodicStats,
-    SeededRandomSource,
-    SimclockValueError,
-    check_time_ns,
-    publish_callback_failure,
-)
+from simclock import Bus, Callback, PeriodicStats, SeededRandomSource, SimclockValueError
+from simclock.lowlevel import Handle, check_time_ns, publish_callback_failure
 
 __all__ = ["WHY", "AsyncioClock", "factory"]
 

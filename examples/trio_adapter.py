@@ -43,16 +43,8 @@ from functools import partial
 import trio
 import trio.testing
 
-from simclock import (
-    Bus,
-    Callback,
-    Handle,
-    PeriodicStats,
-    SeededRandomSource,
-    SimclockValueError,
-    check_time_ns,
-    publish_callback_failure,
-)
+from simclock import Bus, Callback, PeriodicStats, SeededRandomSource, SimclockValueError
+from simclock.lowlevel import Handle, check_time_ns, publish_callback_failure
 
 __all__ = ["ALWAYS", "WHY", "TrioClock", "factory"]
 

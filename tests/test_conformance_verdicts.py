@@ -32,7 +32,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "-c", os.devnull, "--rootdir", str(TESTS),
+         "-c", os.devnull, "-p", "no:looptime_plugin", "--rootdir", str(TESTS),
          str(TESTS / "backends" / "subclass_cases.py"), "--simclock-json", str(out),
          "-k", "C_TIE_1 or C_STEP_1 or C_DET_1 or C_RNG_2"],
         capture_output=True, text=True, env=env, cwd=TESTS, check=False, timeout=600,

@@ -75,4 +75,4 @@ def test_limit_is_checked() -> None:
 
 def test_one_public_describer() -> None:
     assert simclock.lowlevel.describe_exception is simclock.core.describe_exception
-    assert "describe_exception" in simclock.__all__
+    assert "describe_exception" in simclock.lowlevel.__all__

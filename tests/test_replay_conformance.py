@@ -38,7 +38,7 @@ def _suite(tmp_path: Path, spec: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-            "-c", os.devnull, "--rootdir", str(tmp_path),
+            "-c", os.devnull, "-p", "no:looptime_plugin", "--rootdir", str(tmp_path),
             "--simclock-backend", spec, "-k", "C_REP", _MODULE,
         ],
         capture_output=True,

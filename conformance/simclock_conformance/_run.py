@@ -183,6 +183,8 @@ def run(
                     _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
                     plugins=[_plugin, problems],
                 )
+        except BrokenPipeError:  # stdout closed by its reader: the CLI ends quietly (141)
+            raise
         except Exception as exc:  # a plugin that does not load: pytest lets it through
             raise BackendError(
                 f"pytest could not run the conformance suite: {type(exc).__qualname__}: {exc}"
