@@ -220,7 +220,8 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
     except Flaky as exc:
         # The same program gave another outcome when Hypothesis replayed it: the
         # driver is not deterministic, or hit its deadline only on one of the runs.
-        inner = [str(e).splitlines()[0] for e in getattr(exc, "exceptions", ()) if str(e)]
+        # The first outcome in full: its expected and observed replies are the evidence.
+        inner = [str(e) for e in getattr(exc, "exceptions", ()) if str(e)]
         return (
             "SM-ORACLE: the driver answered the same program differently when it was "
             "replayed (not deterministic, or a reply deadline hit on one run only)"
