@@ -30,6 +30,10 @@ SWEEPS = "simclock.sweeps"
 
 # Invariant: a name appears in one table only; the implementing package of each
 # name is the key of its group (the root loads it from there on first use).
+# These lists repeat the sub-packages' __all__ on purpose: the lazy root must know
+# every name and its package without importing the package (that is what it saves).
+# tests/test_public_api.py fails if the two drift (every layer name public exactly
+# once, every root name resolved through this table and reporting its module).
 _ROOT_NAMES: dict[str, tuple[str, ...]] = {
     "simclock.core": (
         "COMPILED",
