@@ -224,6 +224,11 @@ class Bus:
         # stamp_ns >= the bound clock's now at the time it was pushed.
         self._pending: list[tuple[int, int, Message]] = []
         self._subs: dict[str | None, list[Subscriber]] = {}
+        # topic -> the subscribers a message on it goes to (the topic's, then the
+        # wildcard ones), as one tuple: built on the first message after a
+        # subscribe or cancel, not at every publish. Invariant: emptied under the
+        # lock whenever _subs changes; a delivery iterates the tuple it started with.
+        self._targets: dict[str, tuple[Subscriber, ...]] = {}
         self._delivering = False
         self._last_stamp = 0
         self._clock: SimClock | None = None
@@ -272,6 +277,7 @@ class Bus:
             raise SimclockTypeError(f"callback must be callable, got {safe_repr(callback)}")
         with self._lock:
             self._subs.setdefault(topic, []).append(callback)
+            self._targets.clear()
 
         def cancel() -> None:
             with self._lock:
@@ -280,6 +286,7 @@ class Bus:
                     if sub is callback:
                         # Copy-on-write: a delivery in progress iterates the old list.
                         self._subs[topic] = subs[:i] + subs[i + 1 :]
+                        self._targets.clear()
                         return
 
         return Handle(cancel=cancel)
@@ -405,9 +412,11 @@ class Bus:
             if not direct:
                 self.flush()
                 return message
-            subs = self._subs
+            targets = self._targets.get(checked)
+            if targets is None:
+                targets = self._targets_of(checked)
             try:
-                for sub in (*subs.get(checked, ()), *subs.get(None, ())):  # _deliver, inlined
+                for sub in targets:  # _deliver, inlined
                     try:
                         sub(message)
                     except Exception as exc:  # C-BUS-4: one subscriber never stops the others
@@ -416,6 +425,12 @@ class Bus:
                 with lock:
                     self._delivering = False
                 raise
+            with lock:
+                if not pending:
+                    # _drain's exit, inlined: nothing was published meanwhile. The flag
+                    # is cleared in the critical section that saw the queue empty.
+                    self._delivering = False
+                    return message
             self._drain(None)  # what the subscribers published meanwhile; clears the flag
             return message
 
@@ -449,9 +464,19 @@ class Bus:
             )
         self._deliver(message)
 
+    def _targets_of(self, topic: str) -> tuple[Subscriber, ...]:
+        """The subscribers of ``topic`` then the wildcard ones, cached until ``_subs`` changes."""
+        with self._lock:
+            subs = self._subs
+            targets = (*subs.get(topic, ()), *subs.get(None, ()))
+            self._targets[topic] = targets
+            return targets
+
     def _deliver(self, message: Message) -> None:
-        subs = self._subs
-        for sub in (*subs.get(message.topic, ()), *subs.get(None, ())):
+        targets = self._targets.get(message.topic)
+        if targets is None:
+            targets = self._targets_of(message.topic)
+        for sub in targets:
             try:
                 sub(message)
             except Exception as exc:  # C-BUS-4: one subscriber never stops the others
