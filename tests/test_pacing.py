@@ -597,6 +597,34 @@ def test_C_SYS_4_a_clock_that_is_not_a_simclock_is_refused(clock: object, name: 
     assert (wall.reads, wall.sleeps) == (0, [])
 
 
+def test_C_SYS_4_the_simclock_check_knows_every_protocol_method_and_never_caches_a_refusal() -> None:
+    """The cached type check of run_paced answers as ``isinstance(clock, SimClock)``."""
+    from simclock.core._protocols import SimClock
+    from simclock.realtime import _pacing
+
+    methods = {name for name in vars(SimClock) if not name.startswith("_")}
+    assert set(_pacing._SIMCLOCK_METHODS) == methods
+
+    class Attached:
+        """Every method as an instance attribute: a SimClock, but not by its type."""
+
+        def __init__(self, clock: simclock.HeapSimClock) -> None:
+            for name in methods:
+                setattr(self, name, getattr(clock, name))
+
+    attached = Attached(simclock.HeapSimClock(0))
+    assert _pacing._is_simclock(attached) and Attached not in _pacing._SIMCLOCK_TYPES
+    half = Attached(simclock.HeapSimClock(0))
+    del half.advance
+    assert not _pacing._is_simclock(half)
+    heap = simclock.HeapSimClock(0)
+    assert _pacing._is_simclock(heap) and _pacing._is_simclock(heap)
+    assert type(heap) in _pacing._SIMCLOCK_TYPES
+    for _ in range(2):  # a refusal is asked again every time, never remembered
+        with pytest.raises(simclock.SimclockTypeError, match=r"^clock must be a SimClock "):
+            run_paced(half, 10 * MS)  # type: ignore[arg-type]
+
+
 def test_C_SYS_4_pacing_control_refuses_a_bad_rate_and_keeps_the_old_one() -> None:
     control = PacingControl(Fraction(1, 2))
     with pytest.raises(simclock.SimclockValueError, match=r"^rtf must be > 0 "):
