@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -31,8 +32,9 @@ from simclock import (
     SimclockTypeError,
     SimclockValueError,
 )
+from simclock.core._bus import checked_message
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, trace_fingerprint
-from simclock.sim._devices import Sample
+from simclock.sim._devices import Sample, new_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDULUM_XML = ROOT / "examples" / "pendulum.xml"
@@ -167,6 +169,66 @@ def test_C_X_FP_sample_template_is_the_canonical_json(
     sample = Sample(device, index, episode, *times, values=values)
     expected = canonical_json(sample.to_json()).encode()
     assert sample.canonical_json(canonical_json(device)) == expected
+
+
+def _slots(obj: object) -> dict[str, object]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}  # type: ignore[arg-type]
+
+
+@given(
+    topic=st.sampled_from(["/a", "/simclock/events", "/x/y_z.1"]),
+    stamp=_time,
+    sequence=st.integers(0, 2**70),
+    payload=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers())),
+    encoded=st.one_of(st.none(), st.binary(max_size=8)),
+)
+def test_C_BUS_1_checked_message_equals_the_checked_constructor(
+    topic: str, stamp: int, sequence: int, payload: object, encoded: bytes | None
+) -> None:
+    fast = checked_message(topic, stamp, sequence, payload, encoded)
+    slow = Message(topic, stamp, sequence, payload, encoded)
+    assert type(fast) is Message
+    assert _slots(fast) == _slots(slow) and fast == slow  # a dict payload has no hash
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.stamp_ns = 0  # type: ignore[misc]
+
+
+@given(
+    device=st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True),
+    index=st.integers(0, 10**9),
+    episode=st.integers(0, 99),
+    times=st.tuples(_time, _time, _time, _time, _time),
+    values=st.lists(_finite, max_size=4).map(tuple),
+)
+def test_C_DEV_2_new_sample_equals_the_constructor(
+    device: str,
+    index: int,
+    episode: int,
+    times: tuple[int, int, int, int, int],
+    values: tuple[float, ...],
+) -> None:
+    fast = new_sample(device, index, episode, *times, values)
+    slow = Sample(device, index, episode, *times, values=values)
+    assert type(fast) is Sample
+    assert _slots(fast) == _slots(slow) and fast == slow and hash(fast) == hash(slow)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.index = 0  # type: ignore[misc]
+
+
+def test_C_BUS_1_publish_checks_a_foreign_clocks_now_before_taking_a_sequence() -> None:
+    """A clock whose now is not a time-int: the publish is refused and the bus unchanged."""
+
+    class Backwards(HeapSimClock):
+        def now_ns(self) -> int:
+            return -1
+
+    refused = r"^stamp_ns must be >= 0 ns, got -1$"
+    bus = Bus(Backwards(0))
+    with pytest.raises(SimclockValueError, match=refused):
+        bus.publish("/a", {})
+    with pytest.raises(SimclockValueError, match=refused):
+        bus.publisher("/a")({}, None)
+    assert bus.next_sequence == 0
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

@@ -54,6 +54,7 @@ __all__ = [
     "Message",
     "Subscriber",
     "check_topic",
+    "checked_message",
     "is_reserved_topic",
 ]
 
@@ -193,6 +194,32 @@ class Message:
 
 Subscriber = Callable[[Message], object]
 
+_new_object = object.__new__
+_set_topic, _set_stamp, _set_sequence, _set_payload, _set_encoded = (
+    Message.__dict__[name].__set__
+    for name in ("topic", "stamp_ns", "sequence", "payload", "encoded")
+)
+
+
+def checked_message(
+    topic: str, stamp_ns: int, sequence: int, payload: Any, encoded: bytes | None
+) -> Message:
+    """``Message(...)`` for fields the caller has already checked, without re-checking them.
+
+    The bus's own publish paths know the topic is a checked ``str``, the stamp
+    and sequence ``int >= 0`` and ``encoded`` bytes or ``None``; a frozen
+    dataclass's ``__init__`` and ``__post_init__`` cost three times these five
+    slot stores, once per message. Equal to ``Message(...)`` in every field
+    (a test compares them field by field).
+    """
+    message: Message = _new_object(Message)
+    _set_topic(message, topic)
+    _set_stamp(message, stamp_ns)
+    _set_sequence(message, sequence)
+    _set_payload(message, payload)
+    _set_encoded(message, encoded)
+    return message
+
 
 def check_topic(topic: object) -> str:
     """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
@@ -309,6 +336,10 @@ class Bus:
                         "or bind the bus to a clock"
                     )
                 stamp = clock.now_ns()
+                if type(stamp) is not int or stamp < 0:
+                    # A foreign clock's now, checked before the sequence is taken: a
+                    # refused publish leaves the bus as it was.
+                    stamp = check_time_ns(stamp, "stamp_ns")
             else:
                 stamp = check_time_ns(stamp_ns, "stamp_ns")
                 floor = clock.now_ns() if clock is not None else self._last_stamp
@@ -329,7 +360,7 @@ class Bus:
                 clock.schedule(stamp, self.flush)
             seq = next(self._seq)
             self._next_sequence = seq + 1
-            message = Message(topic, stamp, seq, payload)
+            message = checked_message(topic, stamp, seq, payload, None)
             heapq.heappush(self._pending, (stamp, seq, message))
             self._last_stamp = max(self._last_stamp, stamp)
         if due:
@@ -395,11 +426,17 @@ class Bus:
             clock = self._clock
             if clock is None:
                 return self.publish(checked, payload)
+            if encoded is not None and type(encoded) is not bytes:
+                Message(checked, 0, 0, payload, encoded)  # raises its TypeError; nothing changed
             with lock:
                 stamp = clock.now_ns()
+                if type(stamp) is not int or stamp < 0:
+                    # A foreign clock's now, checked before the sequence is taken: a
+                    # refused publish leaves the bus as it was.
+                    stamp = check_time_ns(stamp, "stamp_ns")
                 seq = next(self._seq)
                 self._next_sequence = seq + 1
-                message = Message(checked, stamp, seq, payload, encoded)
+                message = checked_message(checked, stamp, seq, payload, encoded)
                 self._last_stamp = max(self._last_stamp, stamp)
                 # Due now: pushed and popped at once by flush, unless something queued
                 # comes first (a delivery in progress, or a message stamped now or

@@ -236,7 +236,14 @@ class PacingReport:
 # isinstance with a runtime protocol walks the protocol's members at every call (about
 # a tenth of a millisecond), and run_scenario calls run_paced once per chunk.
 _SIMCLOCK_TYPES: set[type] = set()
-_SIMCLOCK_METHODS = ("now_ns", "step_ns", "advance", "schedule", "schedule_periodic", "random_source")
+_SIMCLOCK_METHODS = (
+    "now_ns",
+    "step_ns",
+    "advance",
+    "schedule",
+    "schedule_periodic",
+    "random_source",
+)
 
 
 def _is_simclock(clock: object) -> bool:

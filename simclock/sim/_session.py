@@ -52,6 +52,7 @@ from simclock.sim._devices import (
     Sample,
     SensorSpec,
     check_component_segment,
+    new_sample,
 )
 from simclock.sim._grid import GridClock, quantise
 
@@ -540,7 +541,7 @@ class Session:
                 requested = nominal + spec.latency_ns
                 step = comp.step_ns
                 delivery = -(-requested // step) * step  # quantise, inlined: once per sample
-                sample = Sample(
+                sample = new_sample(
                     spec.device_id,
                     index,
                     self._episode,
