@@ -49,9 +49,13 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 	@echo "docs: open $(CURDIR)/site/index.html"
 
+# The tests run on every core (pytest-xdist; PYTEST_WORKERS=0 for one process), a
+# file per worker at a time so that a module's fixtures are built once.
+PYTEST_WORKERS ?= auto
+
 test: check $(NATIVE_MANIFEST)
 	@$(BIN)/python -m simclock.core
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory test-pure
 
 # The pure-Python build of the core on the same clauses: HeapSimClock's conformance
