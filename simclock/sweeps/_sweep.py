@@ -33,7 +33,7 @@ from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, Simcl
 from simclock.core._extras import require_extra
 from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
-from simclock.sweeps._feed import outcomes
+from simclock.sweeps._feed import batches
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
 from simclock.sweeps._task import Outcome, Runner, Shipped, audit_seed, run_seed, ship
 
@@ -252,7 +252,10 @@ def sweep(
     seed_range = parse_seeds(seeds)
     require_extra("sweep", "simclock sweep")  # after the arguments: a bad one is refused alike
     plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    store = None if out is None else SweepDir(out, plan)
+    # The model file is read once: its bytes make the directory's digest and travel to
+    # the workers (load_scenario's compile is MuJoCo's own read).
+    job = ship(plan)
+    store = None if out is None else SweepDir(out, plan, job.model)
     rows: dict[int, dict[str, Any]] = {} if store is None else store.rows
     probes: dict[int, Outcome] = {}
     try:
@@ -260,8 +263,7 @@ def sweep(
         # A finished sweep with no audit starts no cluster: it only rewrites its table.
         cluster = _client(scheduler, workers) if todo or audit else contextlib.nullcontext()
         with cluster as client:
-            # Shipping reads the model file: only when a run or an audit needs it.
-            work = _Work(client, ship(plan), runner) if todo or audit else None
+            work = _Work(client, job, runner) if todo or audit else None
             if work is not None and todo:
                 _run_all(work, todo, record, store, rows, probes, progress)
             table = (
@@ -296,18 +298,26 @@ def _run_all(
 ) -> None:
     client, job, runner = work
     [job_future] = client.scatter([job], broadcast=True)
-    for done, outcome in enumerate(outcomes(client, job_future, todo, runner, record), start=1):
-        seed = int(outcome.row["seed"])
+    done = 0
+    for batch in batches(client, job_future, todo, runner, record):
+        for outcome in batch:
+            seed = int(outcome.row["seed"])
+            if store is not None:
+                if outcome.mcap is not None:
+                    store.write_run(seed, outcome.mcap)
+                store.append(outcome.row)
+                store.timing(seed, "run", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
+            else:
+                rows[seed] = outcome.row
+            probes[seed] = Outcome(
+                outcome.row, outcome.worker, 0, 0, outcome.probe, outcome.hashseed
+            )
         if store is not None:
-            if outcome.mcap is not None:
-                store.write_run(seed, outcome.mcap)
-            store.append(outcome.row)
-            store.timing(seed, "run", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
-        else:
-            rows[seed] = outcome.row
-        probes[seed] = Outcome(outcome.row, outcome.worker, 0, 0, outcome.probe, outcome.hashseed)
-        if progress is not None:
-            progress(done, len(todo))
+            store.flush()  # the task's rows at once (C-SWEEP-5), not one write per row
+        for _ in batch:
+            done += 1
+            if progress is not None:
+                progress(done, len(todo))
 
 
 def _short(line: bytes | None) -> str:
