@@ -164,6 +164,9 @@ def test_C_SWEEP_1_C_SWEEP_2_local_cluster_and_remote_cluster_write_identical_by
             "config": {
                 "distributed.worker.profile.enabled": False,
                 "distributed.admin.tick.interval": "1s",
+                "distributed.admin.system-monitor.interval": "5s",
+                "distributed.admin.system-monitor.disk": False,
+                "distributed.worker.memory.monitor-interval": "1s",
             },
         }
     ]

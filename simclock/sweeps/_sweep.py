@@ -48,11 +48,17 @@ _LINE_LIMIT = 400
 _QUIET_HTTP = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
 # The local cluster's workers run without the diagnostics that only a dashboard shows
 # (and the sweep serves none): the statistical profiler wakes every 10 ms and the
-# event-loop tick every 20 ms, each time taking the GIL from the run. Measured in
-# docs/benchmarks.md ("Sweeps"). An existing cluster (scheduler=) keeps its own config.
+# event-loop tick every 20 ms, each time taking the GIL from the run; the system
+# monitor (every 500 ms) and the memory monitor (every 100 ms) run less often (together
+# ~4 % of a pendulum run's CPU in the worker's other threads, ~1.5 % so). The memory
+# limit stays enforced by the nanny. Measured in docs/benchmarks.md ("Sweeps", "Sweep").
+# An existing cluster (scheduler=) keeps its own config.
 WORKER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
 }
 
 SweepProgress = Callable[[int, int], object]
