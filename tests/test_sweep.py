@@ -164,6 +164,9 @@ def test_C_SWEEP_1_C_SWEEP_2_local_cluster_and_remote_cluster_write_identical_by
             "config": {
                 "distributed.worker.profile.enabled": False,
                 "distributed.admin.tick.interval": "1s",
+                "distributed.admin.system-monitor.interval": "5s",
+                "distributed.admin.system-monitor.disk": False,
+                "distributed.worker.memory.monitor-interval": "1s",
             },
         }
     ]
@@ -463,3 +466,28 @@ def test_C_SWEEP_5_ctrl_c_ends_with_one_line_and_keeps_the_rows(
         "run the same command to resume\n"
     )
     assert len(_complete_seeds(partial)) >= 3
+
+
+def test_C_SWEEP_1_the_client_reads_the_model_file_once_and_the_rows_are_the_runs(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (ROOT / "examples" / "pendulum.toml").read_text()
+    (tmp_path / "pendulum.toml").write_text(text.replace('duration = "10 s"', 'duration = "20 ms"'))
+    model = tmp_path / "pendulum.xml"
+    model.write_bytes((ROOT / "examples" / "pendulum.xml").read_bytes())
+    scenario = load_scenario(tmp_path / "pendulum.toml")
+    reads: list[Path] = []
+    original = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    table = simclock.sweep(scenario, "0:4", out=tmp_path / "out", scheduler=cluster)
+    # One read makes the directory's digest and the bytes the workers run (not one each).
+    assert reads.count(model) == 1
+    monkeypatch.undo()
+    assert [(r["seed"], r["fingerprint"]) for r in table.to_pylist()] == [
+        (seed, run_scenario(scenario, seed=seed).fingerprint) for seed in range(4)
+    ]

@@ -547,3 +547,110 @@ def test_cli_sigint_handler_stops_logging_before_the_interrupt_reaches_dask() ->
     finally:
         logging.disable(logging.NOTSET)
     assert logger.isEnabledFor(logging.ERROR)
+
+
+# -- the model file read once by the client ----------------------------------------------
+
+
+def _short_pendulum(tmp_path: Path) -> Path:
+    text = (
+        (EXAMPLES / "pendulum.toml").read_text().replace('duration = "10 s"', 'duration = "20 ms"')
+    )
+    (tmp_path / "pendulum.toml").write_text(text)
+    (tmp_path / "pendulum.xml").write_bytes((EXAMPLES / "pendulum.xml").read_bytes())
+    return tmp_path / "pendulum.toml"
+
+
+def test_C_SWEEP_5_the_digest_of_given_model_bytes_is_the_digest_of_the_file(
+    tmp_path: Path,
+) -> None:
+    from simclock.sweeps._table import scenario_digest
+
+    scenario = load_scenario(_short_pendulum(tmp_path))
+    model = (tmp_path / "pendulum.xml").read_bytes()
+    assert scenario_digest(scenario, model) == scenario_digest(scenario)
+    assert scenario_digest(scenario, model + b" ") != scenario_digest(scenario)
+    SweepDir(tmp_path / "a", scenario).close()
+    SweepDir(tmp_path / "b", scenario, model).close()
+    assert (tmp_path / "a" / "sweep.json").read_bytes() == (
+        tmp_path / "b" / "sweep.json"
+    ).read_bytes()
+
+
+def test_C_SWEEP_5_a_finished_sweep_reads_the_model_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import distributed
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no cluster may start when every seed has its row")
+
+    scenario = load_scenario(_short_pendulum(tmp_path))
+    model = tmp_path / "pendulum.xml"
+    held = SweepDir(tmp_path / "out", scenario)
+    rows = [
+        {
+            "seed": seed,
+            "status": "ok",
+            "message": None,
+            "fingerprint": f"{seed:064x}",
+            "messages": 20 + seed,
+            "callback_failures": 0,
+            "metric.angle_rms": None,
+            "metric.angle_max_error": None,
+            "metric.final_angle": 0.5 * seed,
+            "metric.imu_lateness_max": 1_000_000,
+        }
+        for seed in range(3)
+    ]
+    for row in rows:
+        held.append(row)
+    held.close()
+    reads: list[Path] = []
+    original = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return original(self)
+
+    monkeypatch.setattr(distributed, "LocalCluster", refuse)
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    table = simclock.sweep(scenario, "0:3", out=tmp_path / "out")
+    assert table.to_pylist() == rows
+    # The directory's digest and the workers' copy share one read of the model.
+    assert reads.count(model) == 1
+
+
+def test_C_SWEEP_1_a_model_file_gone_since_loading_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    from simclock.sweeps._task import ship
+
+    scenario = load_scenario(_short_pendulum(tmp_path))
+    (tmp_path / "pendulum.xml").unlink()
+    with pytest.raises(
+        ValueError,
+        match=r"^cannot read the MuJoCo model '.*/pendulum\.xml' of scenario 'pendulum': "
+        r"No such file or directory; restore the file or load the scenario again$",
+    ):
+        ship(scenario)
+    with pytest.raises(ValueError, match=r"^cannot read the MuJoCo model '.*/pendulum\.xml' "):
+        simclock.sweep(scenario, "0:3", out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before the directory is made
+
+
+def test_C_SWEEP_5_flushed_rows_are_read_by_a_sweep_dir_opened_meanwhile(tmp_path: Path) -> None:
+    scenario = load_scenario(write_short(tmp_path))
+    out = tmp_path / "out"
+    first = SweepDir(out, scenario)
+    rows = _rows(3)
+    for row in rows:
+        first.append(row)
+        first.timing(int(row["seed"]), "run", "w", 1_000, 2_000)
+    first.flush()  # the process may be killed from here on: the rows are the OS's
+    again = SweepDir(out, scenario)
+    assert again.rows == {int(r["seed"]): r for r in rows}
+    again.close()
+    first.close()
+    timing = (out / "timing.csv").read_text().splitlines()
+    assert timing[1:] == [f"{r['seed']},run,w,0.000001,0.000002" for r in rows]

@@ -27,7 +27,7 @@ from typing import Any
 
 from simclock.sweeps._task import Outcome, Runner, run_seeds
 
-__all__ = ["BATCH_S", "MAX_BATCH", "batch_size", "outcomes"]
+__all__ = ["BATCH_S", "MAX_BATCH", "batch_size", "batches"]
 
 BATCH_S = 0.5
 """Wall time of runs a task aims at, once a run's time is known."""
@@ -43,11 +43,13 @@ def batch_size(mean_run_s: float, remaining: int, slots: int) -> int:
     return max(1, min(by_time, MAX_BATCH, share))
 
 
-def outcomes(
+def batches(
     client: Any, job: Any, todo: Sequence[int], runner: Runner | None, record: str
-) -> Iterator[Outcome]:
-    """Run every seed of ``todo`` on ``client``'s cluster; yield each seed's outcome as it lands.
+) -> Iterator[list[Outcome]]:
+    """Run every seed of ``todo`` on ``client``'s cluster; yield each task's outcomes as it lands.
 
+    One list per finished task (its seeds' outcomes in the task's order), so
+    the caller can flush a task's rows at once.
     ``job`` is the scattered scenario (a Dask future). Two tasks per worker
     thread are kept in flight (one running, one ready), counted when the
     sweep starts.
@@ -76,4 +78,4 @@ def outcomes(
             count += 1
         if pending:  # before handing rows out: the worker must not wait for the client
             submit(batch_size(total_ns / count / 1e9, len(pending), slots))
-        yield from done
+        yield done

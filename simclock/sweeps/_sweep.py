@@ -33,7 +33,7 @@ from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, Simcl
 from simclock.core._extras import require_extra
 from simclock.core._names import exact_str, safe_repr
 from simclock.sim._scenario_file import Scenario, load_scenario
-from simclock.sweeps._feed import outcomes
+from simclock.sweeps._feed import batches
 from simclock.sweeps._table import SweepDir, rows_equal, rows_to_table, spread, table_schema
 from simclock.sweeps._task import Outcome, Runner, Shipped, audit_seed, run_seed, ship
 
@@ -48,11 +48,17 @@ _LINE_LIMIT = 400
 _QUIET_HTTP = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
 # The local cluster's workers run without the diagnostics that only a dashboard shows
 # (and the sweep serves none): the statistical profiler wakes every 10 ms and the
-# event-loop tick every 20 ms, each time taking the GIL from the run. Measured in
-# docs/benchmarks.md ("Sweeps"). An existing cluster (scheduler=) keeps its own config.
+# event-loop tick every 20 ms, each time taking the GIL from the run; the system
+# monitor (every 500 ms) and the memory monitor (every 100 ms) run less often (together
+# ~4 % of a pendulum run's CPU in the worker's other threads, ~1.5 % so). The memory
+# limit stays enforced by the nanny. Measured in docs/benchmarks.md ("Sweeps", "Sweep").
+# An existing cluster (scheduler=) keeps its own config.
 WORKER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
 }
 
 SweepProgress = Callable[[int, int], object]
@@ -252,7 +258,10 @@ def sweep(
     seed_range = parse_seeds(seeds)
     require_extra("sweep", "simclock sweep")  # after the arguments: a bad one is refused alike
     plan = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    store = None if out is None else SweepDir(out, plan)
+    # The model file is read once: its bytes make the directory's digest and travel to
+    # the workers (load_scenario's compile is MuJoCo's own read).
+    job = ship(plan)
+    store = None if out is None else SweepDir(out, plan, job.model)
     rows: dict[int, dict[str, Any]] = {} if store is None else store.rows
     probes: dict[int, Outcome] = {}
     try:
@@ -260,8 +269,7 @@ def sweep(
         # A finished sweep with no audit starts no cluster: it only rewrites its table.
         cluster = _client(scheduler, workers) if todo or audit else contextlib.nullcontext()
         with cluster as client:
-            # Shipping reads the model file: only when a run or an audit needs it.
-            work = _Work(client, ship(plan), runner) if todo or audit else None
+            work = _Work(client, job, runner) if todo or audit else None
             if work is not None and todo:
                 _run_all(work, todo, record, store, rows, probes, progress)
             table = (
@@ -296,18 +304,26 @@ def _run_all(
 ) -> None:
     client, job, runner = work
     [job_future] = client.scatter([job], broadcast=True)
-    for done, outcome in enumerate(outcomes(client, job_future, todo, runner, record), start=1):
-        seed = int(outcome.row["seed"])
+    done = 0
+    for batch in batches(client, job_future, todo, runner, record):
+        for outcome in batch:
+            seed = int(outcome.row["seed"])
+            if store is not None:
+                if outcome.mcap is not None:
+                    store.write_run(seed, outcome.mcap)
+                store.append(outcome.row)
+                store.timing(seed, "run", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
+            else:
+                rows[seed] = outcome.row
+            probes[seed] = Outcome(
+                outcome.row, outcome.worker, 0, 0, outcome.probe, outcome.hashseed
+            )
         if store is not None:
-            if outcome.mcap is not None:
-                store.write_run(seed, outcome.mcap)
-            store.append(outcome.row)
-            store.timing(seed, "run", outcome.worker, outcome.wall_ns, outcome.cpu_ns)
-        else:
-            rows[seed] = outcome.row
-        probes[seed] = Outcome(outcome.row, outcome.worker, 0, 0, outcome.probe, outcome.hashseed)
-        if progress is not None:
-            progress(done, len(todo))
+            store.flush()  # the task's rows at once (C-SWEEP-5), not one write per row
+        for _ in batch:
+            done += 1
+            if progress is not None:
+                progress(done, len(todo))
 
 
 def _short(line: bytes | None) -> str:

@@ -173,11 +173,18 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
     return table
 
 
-def scenario_digest(scenario: Scenario) -> str:
-    """SHA-256 of the scenario file and its MuJoCo model (what a resumed sweep must match)."""
+def scenario_digest(scenario: Scenario, model: bytes | None = None) -> str:
+    """SHA-256 of the scenario file and its MuJoCo model (what a resumed sweep must match).
+
+    ``model``: the model file's bytes when the caller has read them already
+    (the sweep reads them once, for this digest and for the workers), else
+    the file is read here.
+    """
     digest = hashlib.sha256()
     for file in (scenario.path, scenario.physics.mujoco_model):
-        if file is not None and Path(file).is_file():
+        if file is scenario.physics.mujoco_model and model is not None:
+            digest.update(model)
+        elif file is not None and Path(file).is_file():
             digest.update(Path(file).read_bytes())
         digest.update(b"\x00")
     return digest.hexdigest()
@@ -199,16 +206,21 @@ class SweepDir:
 
     Opening it reads the rows already there (the table, then the partial file;
     a torn last line from a killed process is ignored) and refuses a directory
-    that holds another scenario's sweep. :meth:`append` flushes one row at a
-    time; :meth:`finish` writes the table and drops the partial file.
+    that holds another scenario's sweep. :meth:`append` adds a row and
+    :meth:`flush` writes the rows added so far to disk (the sweep flushes once
+    per finished task); :meth:`finish` writes the table and drops the partial
+    file. ``model``: the model file's bytes if already read (see
+    :func:`scenario_digest`).
     """
 
-    def __init__(self, path: str | os.PathLike[str], scenario: Scenario) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], scenario: Scenario, model: bytes | None = None
+    ) -> None:
         self.path = Path(path)
         self.schema = table_schema(scenario)
         manifest = {
             "scenario": scenario.name,
-            "scenario_sha256": scenario_digest(scenario),
+            "scenario_sha256": scenario_digest(scenario, model),
             "columns": self.schema.names,
         }
         self.path.mkdir(parents=True, exist_ok=True)
@@ -248,17 +260,24 @@ class SweepDir:
             self._timing_csv.writerow(["seed", "pass", "worker", "wall_s", "cpu_s"])
 
     def append(self, row: Mapping[str, Any]) -> None:
-        """Add one finished row and flush it to the partial file."""
+        """Add one finished row to the partial file (on disk at the next :meth:`flush`)."""
         self.rows[int(row["seed"])] = dict(row)
         # allow_nan: a metric may be NaN (an unstable physics run); JSON reads it back.
         self._partial.write(json.dumps(dict(row), sort_keys=True) + "\n")
-        self._partial.flush()
 
     def timing(self, seed: int, kind: str, worker: str, wall_ns: int, cpu_ns: int) -> None:
         """Note where and how long a run took, wall and CPU (never part of the table)."""
         self._timing_csv.writerow(
             [seed, kind, worker, f"{wall_ns / 1e9:.6f}", f"{cpu_ns / 1e9:.6f}"]
         )
+
+    def flush(self) -> None:
+        """Hand the rows and timings added so far to the operating system (C-SWEEP-5).
+
+        A process killed after this keeps them; a kill during a write tears at
+        most the last line, which the next opening ignores.
+        """
+        self._partial.flush()
         self._timing.flush()
 
     def write_run(self, seed: int, data: bytes) -> Path:

@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from simclock.core import describe_exception, run_in_child
-from simclock.core._errors import SimclockRuntimeError
+from simclock.core._errors import SimclockRuntimeError, SimclockValueError
+from simclock.core._names import safe_repr
 from simclock.sim._metrics import metric_violation
 from simclock.sim._scenario import RunResult, run_scenario
 from simclock.sim._scenario_file import Scenario
@@ -84,11 +85,22 @@ class Shipped:
 
 
 def ship(scenario: Scenario) -> Shipped:
-    """Pack ``scenario`` with its model's bytes (read once, on the client)."""
+    """Pack ``scenario`` with its model's bytes (read once, on the client).
+
+    ``ValueError`` naming the file if it can no longer be read (it was when
+    the scenario was loaded).
+    """
     path = scenario.physics.mujoco_model
     if path is None:
         return Shipped(scenario, None, None)
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SimclockValueError(
+            f"cannot read the MuJoCo model {safe_repr(str(path))} of scenario "
+            f"{safe_repr(scenario.name)}: {exc.strerror}; restore the file or load the "
+            "scenario again"
+        ) from None
     return Shipped(scenario, data, hashlib.sha256(data).hexdigest())
 
 
@@ -198,18 +210,32 @@ def _trace(scenario: Scenario, seed: int, runner: Runner, mcap: Path) -> list[by
     return lines
 
 
+class _Here(NamedTuple):
+    """Where runs happen: the worker's name, its hash salt probe, its ``PYTHONHASHSEED``."""
+
+    worker: str
+    probe: int
+    hashseed: str
+
+
+def _here() -> _Here:
+    return _Here(_worker_name(), hash_probe(), os.environ.get("PYTHONHASHSEED", "random"))
+
+
 def run_seed(
     seed: int,
     job: Scenario | Shipped,
     runner: Runner | None = None,
     record: str = "none",
     trace: bool = False,
+    here: _Here | None = None,
 ) -> Outcome:
     """Run one seed (on a worker); keep its MCAP bytes per ``record`` (``none/failing/all``).
 
     With ``record="failing"`` a failing seed is run a second time with a
     recorder: the run is deterministic (C-DET-1), so the recording is the run
-    that failed, and passing seeds pay nothing for it.
+    that failed, and passing seeds pay nothing for it. ``here``: the worker's
+    identity when the caller has it (one look-up per task, not per seed).
     """
     scenario = localise(job)
     run = run_scenario if runner is None else runner
@@ -234,13 +260,15 @@ def run_seed(
                 lines = _trace(scenario, seed, run, Path(tmp) / "trace.mcap")
     wall = time.perf_counter_ns() - start  # noqa: SC301 - wall time for timing.csv only
     cpu = time.thread_time_ns() - cpu  # noqa: SC301 - CPU time for timing.csv only
+    if here is None:
+        here = _here()
     return Outcome(
         row=row,
-        worker=_worker_name(),
+        worker=here.worker,
         wall_ns=wall,
         cpu_ns=cpu,
-        probe=hash_probe(),
-        hashseed=os.environ.get("PYTHONHASHSEED", "random"),
+        probe=here.probe,
+        hashseed=here.hashseed,
         mcap=mcap,
         trace=lines,
     )
@@ -258,9 +286,12 @@ def run_seeds(
     per task (messages, the result's transfer), done while the next run holds
     the GIL; for runs of a few ms that is a large share, so short runs are
     sent in batches (see ``simclock.sweeps._feed``). Every seed is still an
-    independent run with its own row (C-SWEEP-1).
+    independent run with its own row (C-SWEEP-1). The scenario is localised
+    and the worker named once per task.
     """
-    return [run_seed(seed, job, runner, record) for seed in seeds]
+    scenario = localise(job)
+    here = _here()
+    return [run_seed(seed, scenario, runner, record, here=here) for seed in seeds]
 
 
 def audit_seed(
