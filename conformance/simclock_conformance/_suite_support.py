@@ -1,0 +1,89 @@
+"""Shared helpers of the suite's clause modules (``_suite_*.py``): settings, refusals, constants.
+
+No tests here: the clause families are mixins in their own modules, composed
+by :class:`~simclock_conformance.ClockConformance` in ``_suite_clock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from simclock_conformance._args import check_bool, check_profile, exception_text
+from simclock_conformance._harness import not_applicable
+from simclock_conformance._watchdog import ConformanceTimeout
+
+__all__ = ["MAX_NS", "hypothesis_settings"]
+
+MAX_NS = 2**64 - 1
+"""C-TIME-4: every time up to here is exact."""
+
+
+def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
+    """Settings of the suite's own Hypothesis runs for ``profile`` (``ci`` or ``thorough``).
+
+    ``ci`` is derandomised and small enough for the whole suite to run in well
+    under a minute on 2 cores; ``thorough`` runs many more examples and steps.
+    No example database is written: the suite runs inside other projects.
+    """
+    profile = check_profile(profile)  # README "Bad input": no hostile __eq__/__repr__ runs
+    stateful = check_bool(stateful, "stateful")
+    ci = profile == "ci"
+    examples = (40 if ci else 1000) if stateful else (30 if ci else 300)
+    return settings(
+        max_examples=examples,
+        stateful_step_count=25 if ci else 60,
+        derandomize=ci,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+def _np_int(dtype: Any, value: int) -> int:
+    """A numpy integer typed as ``int``: time-ints accept numpy integers (SPEC §0)."""
+    return cast(int, dtype(value))
+
+
+@contextlib.contextmanager
+def _refused(expected: type[BaseException], clause: str, what: str) -> Iterator[None]:
+    """Like ``pytest.raises`` but a failure message that starts with the clause id."""
+    try:
+        yield
+    except expected:
+        return
+    except ConformanceTimeout:
+        raise  # the time limit (C-CONF-2), not the backend's answer
+    except BaseException as other:
+        # What escaped, against what was expected (C-ERR-2): a group is listed by member.
+        pytest.fail(
+            f"{clause}: {what} raised {_escaped(other)}; expected {expected.__name__}",
+            pytrace=True,
+        )
+    pytest.fail(f"{clause}: {what} did not raise {expected.__name__}")
+
+
+def _escaped(exc: BaseException) -> str:
+    """``Type: message``, and for an exception group its members, in order."""
+    text = exception_text(exc)
+    if isinstance(exc, BaseExceptionGroup):
+        members = ", ".join(_escaped(e) for e in exc.exceptions)
+        return f"{type(exc).__name__} of [{members}]"
+    return text
+
+
+def _boom() -> None:
+    raise ValueError("boom")
+
+
+def _optional_method(clock: object, method: str) -> Any:
+    """The backend's optional ``method``, or skip the test as not applicable (SPEC §14)."""
+    reason = not_applicable(clock, method)
+    if reason:
+        pytest.skip(reason)
+    return getattr(clock, method)
