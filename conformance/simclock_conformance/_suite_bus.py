@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from simclock import EVENTS_TOPIC, EventKind, Message
 from simclock_conformance._harness import Rig
-from simclock_conformance._suite_support import _boom
+from simclock_conformance._suite_support import _boom, _expect_trace
 
 __all__ = ["BusClauses"]
 
@@ -28,9 +28,11 @@ class BusClauses:
         bus.publish("/a", 3)
         sequences = [m.sequence for m in seen]
         first = sequences[0] if sequences else 0
-        assert sequences == list(range(first, first + 4)), f"C-BUS-1: sequences {sequences}"
+        _expect_trace(
+            sequences, list(range(first, first + 4)), "C-BUS-1", "sequence numbers (consecutive)"
+        )
         topics = [m.topic for m in seen]
-        assert topics == ["/a", "/b", EVENTS_TOPIC, "/a"], f"C-BUS-1: topics {topics}"
+        _expect_trace(topics, ["/a", "/b", EVENTS_TOPIC, "/a"], "C-BUS-1", "topics in order")
 
     def test_C_BUS_2_every_subscriber_sees_total_order(self, rig: Rig) -> None:
         clock, bus = rig.clock, rig.bus
@@ -42,9 +44,13 @@ class BusClauses:
         bus.publish("/t", "future-3", stamp_ns=3)
         bus.publish("/t", "now")
         clock.advance(10)
-        assert early_sub == sorted(early_sub), f"C-BUS-2: {early_sub}"
-        assert late_sub == early_sub, f"C-BUS-2: subscribers differ: {late_sub} vs {early_sub}"
-        assert [s for s, _ in early_sub] == [0, 3, 7], f"C-BUS-2: stamps {early_sub}"
+        _expect_trace(
+            early_sub, sorted(early_sub), "C-BUS-2", "(stamp_ns, sequence) seen, in total order"
+        )
+        _expect_trace(
+            late_sub, early_sub, "C-BUS-2", "(stamp_ns, sequence) seen by '/t', against all's"
+        )
+        _expect_trace([s for s, _ in early_sub], [0, 3, 7], "C-BUS-2", "stamps delivered")
 
     def test_C_BUS_3_future_message_delivered_when_clock_reaches_it(self, rig: Rig) -> None:
         clock, bus = rig.clock, rig.bus
@@ -54,10 +60,10 @@ class BusClauses:
         bus.publish("/t", "x", stamp_ns=10)
         clock.schedule(10, lambda: order.append(("cb-after", clock.now_ns())))
         clock.advance(9)
-        assert order == [], f"C-BUS-3: delivered early: {order}"
+        _expect_trace(order, [], "C-BUS-3", "deliveries up to 9 (a message stamped 10)")
         clock.advance(1)
         expected = [("cb-before", 10), ("msg:x", 10), ("cb-after", 10)]
-        assert order == expected, f"C-BUS-3: {order}, expected {expected}"
+        _expect_trace(order, expected, "C-BUS-3", "callbacks and deliveries at 10")
 
     def test_C_BUS_4_raising_subscriber_reported_others_served(self, rig: Rig) -> None:
         bus = rig.bus
@@ -70,6 +76,6 @@ class BusClauses:
         bus.subscribe("/t", lambda m: got.append(m.payload))
         bus.publish("/t", 1)
         bus.publish("/t", 2)
-        assert got == [1, 2], f"C-BUS-4: the healthy subscriber got {got}"
-        kinds = [e.kind for e in rig.events]
-        assert kinds == [EventKind.SUBSCRIBER_FAILED] * 2, f"C-BUS-4: events {kinds}"
+        _expect_trace(got, [1, 2], "C-BUS-4", "payloads the healthy subscriber got")
+        kinds = [str(e.kind) for e in rig.events]
+        _expect_trace(kinds, [str(EventKind.SUBSCRIBER_FAILED)] * 2, "C-BUS-4", "event kinds")

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from simclock_conformance._args import quote
 from simclock_conformance._harness import Factory, Rig
 from simclock_conformance._reach import Reach
 from simclock_conformance._scenario import run_in_subprocess, run_scenario, ship_factory
+from simclock_conformance._suite_support import _expect, _expect_same, _expect_trace, difference
 
 __all__ = ["DeterminismClauses"]
 
@@ -33,9 +35,12 @@ class DeterminismClauses:
         ms = _scenario_ms(reach)
         first = run_scenario(clock_factory, 11, ms)
         second = run_scenario(clock_factory, 11, ms)
-        assert first == second, "C-DET-1: two runs with seed 11 differ in one process"
+        _expect_same(second, first, "C-DET-1", "a second run with seed 11 against the first")
         other = run_scenario(clock_factory, 12, ms)
-        assert other["streams"] != first["streams"], "C-DET-1: seeds 11 and 12 drew equal numbers"
+        assert other["streams"] != first["streams"], (
+            f"C-DET-1: seeds 11 and 12 drew the same numbers {quote(first['streams'])}; "
+            "expected different streams"
+        )
 
     def test_C_DET_1_same_run_across_processes_and_hash_seeds(
         self, clock_factory: Factory, factory_spec: str | None, reach: Reach
@@ -45,36 +50,39 @@ class DeterminismClauses:
         here = run_scenario(clock_factory, 11, ms)
         for hash_seed in _other_hash_seeds():
             there = _subprocess_scenario(target, 11, hash_seed, ms)
-            assert there["trace"] == here["trace"], (
-                f"C-DET-1: firing trace differs in a subprocess with PYTHONHASHSEED={hash_seed}"
-            )
-            assert there == here, (
-                f"C-DET-1: run differs in a subprocess with PYTHONHASHSEED={hash_seed}"
-            )
+            what = f"a subprocess with PYTHONHASHSEED={hash_seed} against this process"
+            _expect_same(there["trace"], here["trace"], "C-DET-1", f"firing trace of {what}")
+            _expect_same(there, here, "C-DET-1", f"run of {what}")
 
     # -- C-RNG -------------------------------------------------------------
 
     def test_C_RNG_1_root_is_labelled_slash_with_the_seed(self, make: Callable[[int], Rig]) -> None:
         for seed in (0, 7, 2**40):
             root = make(seed).clock.random_source()
-            assert root.label == "/", f"C-RNG-1: root label {root.label!r}"
-            assert root.seed == seed, f"C-RNG-1: root seed {root.seed!r}, clock seed {seed}"
+            _expect(root.label, "/", "C-RNG-1", f"root label of a clock with seed {seed}")
+            _expect(root.seed, seed, "C-RNG-1", f"root seed of a clock with seed {seed}")
         one, two = make(5).clock, make(5).clock
         a = [one.random_source().uniform(0.0, 1.0) for _ in range(3)]
         b = [two.random_source().uniform(0.0, 1.0) for _ in range(3)]
-        assert a == b, "C-RNG-1: two clocks with seed 5 gave different root numbers"
-        assert len(set(a)) == 3, f"C-RNG-1: random_source() restarts the stream: {a}"
-        c = [make(6).clock.random_source().uniform(0.0, 1.0) for _ in range(1)]
-        assert c[0] != a[0], "C-RNG-1: seeds 5 and 6 give the same first number"
+        _expect_trace(b, a, "C-RNG-1", "root numbers of a second clock with seed 5")
+        assert len(set(a)) == 3, (
+            f"C-RNG-1: three draws from random_source() gave {a}; expected three different "
+            "numbers (does random_source() restart the stream?)"
+        )
+        c = make(6).clock.random_source().uniform(0.0, 1.0)
+        assert c != a[0], f"C-RNG-1: seeds 5 and 6 both drew {c} first; expected different numbers"
 
     def test_C_RNG_2_children_are_stable_in_process(self, make: Callable[[int], Rig]) -> None:
         one, two = make(3).clock.random_source(), make(3).clock.random_source()
         x1 = one.child("x").integers(0, 1 << 62, size=4).tolist()
         x2 = two.child("x").integers(0, 1 << 62, size=4).tolist()
-        assert x1 == x2, "C-RNG-2: child('x') differs between two clocks with the same seed"
+        _expect_trace(x2, x1, "C-RNG-2", "child('x') draws of a second clock with seed 3")
         y = one.child("y").integers(0, 1 << 62, size=4).tolist()
         root = one.integers(0, 1 << 62, size=4).tolist()
-        assert len({tuple(x1), tuple(y), tuple(root)}) == 3, "C-RNG-2: child streams coincide"
+        assert len({tuple(x1), tuple(y), tuple(root)}) == 3, (
+            f"C-RNG-2: draws of child('x') {x1}, child('y') {y} and the root {root}; "
+            "expected three different streams"
+        )
 
     def test_C_RNG_2_children_stable_across_processes(
         self, clock_factory: Factory, factory_spec: str | None, reach: Reach
@@ -85,8 +93,9 @@ class DeterminismClauses:
         for hash_seed in _other_hash_seeds():
             there = _subprocess_scenario(target, 11, hash_seed, ms)["streams"]
             assert there == here, (
-                f"C-RNG-2: child streams differ in a subprocess with PYTHONHASHSEED={hash_seed}: "
-                "derive them from a stable hash of the label path, not hash()"
+                f"C-RNG-2: child streams of a subprocess with PYTHONHASHSEED={hash_seed} against "
+                f"this process: {difference(here, there)}; derive them from a stable hash of "
+                "the label path, not hash()"
             )
 
     def test_C_RNG_3_hierarchical_labels(self, make: Callable[[int], Rig]) -> None:
@@ -97,9 +106,13 @@ class DeterminismClauses:
             roots[2].child("/a/b"),
         ]
         labels = [s.label for s in streams]
-        assert labels == ["/a/b"] * 3, f"C-RNG-3: labels {labels}"
+        _expect_trace(
+            labels, ["/a/b"] * 3, "C-RNG-3", "labels of child('a').child('b'), 'a/b', '/a/b'"
+        )
         draws = [s.integers(0, 1 << 62, size=3).tolist() for s in streams]
-        assert draws[0] == draws[1] == draws[2], f"C-RNG-3: draws differ: {draws}"
+        _expect_trace(
+            draws, [draws[0]] * 3, "C-RNG-3", "draws of child('a').child('b'), 'a/b', '/a/b'"
+        )
         bad = ["", "a//b", "a/", "a b", " a", "a\tb", "é", "a*b", "a/../b?"]
         accepted = []
         for label in bad:
@@ -108,7 +121,9 @@ class DeterminismClauses:
             except ValueError:
                 continue
             accepted.append(label)
-        assert not accepted, f"C-RNG-3: malformed labels accepted: {accepted}"
+        assert not accepted, (
+            f"C-RNG-3: child() accepted the malformed labels {accepted}; expected ValueError"
+        )
 
     def test_C_RNG_4_streams_independent_of_order_and_draws(
         self, make: Callable[[int], Rig]
@@ -121,14 +136,24 @@ class DeterminismClauses:
         second.child("z").uniform(0.0, 1.0)
         second.uniform(0.0, 1.0)
         a_after = second.child("a").normal(0.0, 1.0, size=5).tolist()
-        assert a_after == a_alone, "C-RNG-4: child('a') changed when other streams were used"
+        _expect_trace(
+            a_after,
+            a_alone,
+            "C-RNG-4",
+            "child('a') draws after other streams were used, against a fresh clock's",
+        )
 
     def test_C_RNG_5_numpy_rng_is_the_same_generator(self, rig: Rig) -> None:
         root = rig.clock.random_source()
         for stream in (root, root.child("sensors/imu0")):
             gen = stream.numpy_rng()
-            assert isinstance(gen, np.random.Generator), f"C-RNG-5: got {type(gen).__name__}"
-            assert stream.numpy_rng() is gen, "C-RNG-5: numpy_rng() returned a new object"
+            assert isinstance(gen, np.random.Generator), (
+                f"C-RNG-5: numpy_rng() returned a {type(gen).__name__}; "
+                "expected a numpy.random.Generator"
+            )
+            assert stream.numpy_rng() is gen, (
+                "C-RNG-5: a second numpy_rng() returned a new object; expected the same Generator"
+            )
 
     def test_C_RNG_6_global_random_state_untouched(
         self, clock_factory: Factory, reach: Reach
@@ -136,9 +161,13 @@ class DeterminismClauses:
         py_state = random.getstate()
         np_state = _numpy_global_state()
         run_scenario(clock_factory, 5, _scenario_ms(reach))
-        assert random.getstate() == py_state, "C-RNG-6: the backend drew from global random"
+        assert random.getstate() == py_state, (
+            "C-RNG-6: random.getstate() changed during a run; expected it unchanged "
+            "(the backend drew from the global random)"
+        )
         assert _numpy_global_state() == np_state, (
-            "C-RNG-6: the backend drew from global numpy.random"
+            "C-RNG-6: numpy.random.get_state() changed during a run; expected it unchanged "
+            "(the backend drew from the global numpy.random)"
         )
 
 

@@ -10,8 +10,10 @@ from functools import partial
 import pytest
 
 from simclock import callback_name
+from simclock_conformance._args import quote
 from simclock_conformance._harness import Rig
-from simclock_conformance._suite_support import _refused
+from simclock_conformance._reach import advance_to
+from simclock_conformance._suite_support import _escaped, _expect, _expect_trace, _refused
 
 __all__ = ["ErrorClauses"]
 
@@ -64,14 +66,16 @@ class ErrorClauses:
         try:
             clock.advance(9)
         except Exception as exc:
-            pytest.fail(f"C-ERR-1: {type(exc).__name__}({exc}) from a callback escaped advance")
-        assert rig.trace == [
-            ("periodic", 0),
-            ("after", 3),
-            ("periodic", 4),
-            ("later", 5),
-            ("periodic", 8),
-        ], f"C-ERR-1: trace {rig.trace}"
+            pytest.fail(
+                f"C-ERR-1: advance(9) raised {_escaped(exc)} from a callback; expected the "
+                "failure reported as an event and advance to go on"
+            )
+        _expect_trace(
+            rig.trace,
+            [("periodic", 0), ("after", 3), ("periodic", 4), ("later", 5), ("periodic", 8)],
+            "C-ERR-1",
+            "firings around the raising callbacks",
+        )
         got = [
             (
                 e.at_ns,
@@ -88,10 +92,12 @@ class ErrorClauses:
             (4, periodic_name, "LookupError", "lost"),
             (8, periodic_name, "LookupError", "lost"),
         ]
-        assert got == expected, f"C-ERR-1: failure events {got}, expected {expected}"
+        _expect_trace(
+            got, expected, "C-ERR-1", "failure events (at_ns, callback, error_type, error_message)"
+        )
         stamps = [m.stamp_ns for m in rig.messages]
-        assert stamps == [0, 3, 4, 8], f"C-ERR-1: events stamped {stamps}, not at their at_ns"
-        assert clock.now_ns() == 9
+        _expect_trace(stamps, [0, 3, 4, 8], "C-ERR-1", "stamps of the events (their at_ns)")
+        _expect(clock.now_ns(), 9, "C-ERR-1", "now_ns() after advance(9)")
 
     def test_C_ERR_1_exact_details_even_for_hostile_exceptions(self, rig: Rig) -> None:
         clock = rig.clock
@@ -104,14 +110,18 @@ class ErrorClauses:
             clock.advance(3)
         except BaseException as exc:
             pytest.fail(
-                f"C-ERR-1: {type(exc).__name__} escaped advance while reporting a callback "
-                "whose exception's __str__ raises; no exception object may escape this path"
+                f"C-ERR-1: advance(3) raised {type(exc).__name__} while reporting a callback "
+                "whose exception's __str__ raises; expected no exception object to escape "
+                "this path"
             )
-        assert rig.trace == [("still-fires", 2)], f"C-ERR-1: trace {rig.trace}"
+        _expect_trace(rig.trace, [("still-fires", 2)], "C-ERR-1", "firings of advance(3)")
         events = rig.failures()
         keys = [sorted(e.details) for e in events]
-        assert keys == [["callback", "error_message", "error_type"]] * 3, (
-            f"C-ERR-1: details keys {keys}; exactly callback, error_type, error_message"
+        _expect_trace(
+            keys,
+            [["callback", "error_message", "error_type"]] * 3,
+            "C-ERR-1",
+            "keys of each failure event's details",
         )
         got = [(e.at_ns, e.details["callback"], e.details["error_type"]) for e in events]
         expected = [
@@ -119,16 +129,16 @@ class ErrorClauses:
             (1, callback_name(partial(_raise_value, "")), "ValueError"),
             (2, callback_name(obj), "LookupError"),
         ]
-        assert got == expected, f"C-ERR-1: (at_ns, callback, error_type) {got}, expected {expected}"
+        _expect_trace(got, expected, "C-ERR-1", "failure events (at_ns, callback, error_type)")
         hostile = events[0].details["error_message"]
         assert isinstance(hostile, str) and _Hostile.__name__ in hostile, (
-            f"C-ERR-1: error_message for an exception whose __str__ raises is {hostile!r}; "
-            "use a fixed placeholder naming the type"
+            f"C-ERR-1: error_message for an exception whose __str__ raises is {quote(hostile)}; "
+            f"expected a fixed placeholder naming the type {_Hostile.__name__!r}"
         )
         messages = [e.details["error_message"] for e in events[1:]]
-        assert messages == ["from a partial", "object"], f"C-ERR-1: error_message {messages}"
+        _expect_trace(messages, ["from a partial", "object"], "C-ERR-1", "error_message values")
         stamps = [m.stamp_ns for m in rig.messages]
-        assert stamps == [1, 1, 2], f"C-ERR-1: events stamped {stamps}, not at their at_ns"
+        _expect_trace(stamps, [1, 1, 2], "C-ERR-1", "stamps of the events (their at_ns)")
 
     def test_C_ERR_2_periodic_rearmed_after_base_exception(self, rig: Rig) -> None:
         clock = rig.clock
@@ -143,12 +153,14 @@ class ErrorClauses:
         clock.schedule_periodic(5, tick, 1)
         with _refused(_Halt, "C-ERR-2", "advance(20) over a periodic raising a BaseException"):
             clock.advance(20)
-        assert clock.now_ns() == 6, f"C-ERR-2: now_ns() is {clock.now_ns()}, expected 6"
-        clock.advance(14)
+        _expect(clock.now_ns(), 6, "C-ERR-2", "now_ns() after the BaseException at 6")
+        advance_to(clock, 20, "C-ERR-2")
         expected = [("tick", 1), ("tick", 6), ("tick", 11), ("tick", 16)]
-        assert rig.trace == expected, (
-            f"C-ERR-2: {rig.trace}, expected {expected}: a periodic whose callback raised "
-            "a BaseException must still be re-armed (C-PER-2)"
+        _expect_trace(
+            rig.trace,
+            expected,
+            "C-ERR-2",
+            "firings (a periodic whose callback raised a BaseException is re-armed, C-PER-2)",
         )
 
     def test_C_ERR_2_base_exception_propagates_clock_consistent(self, rig: Rig) -> None:
@@ -165,13 +177,21 @@ class ErrorClauses:
         clock.schedule_periodic(4, rig.rec("p"), 4)
         with _refused(_Halt, "C-ERR-2", "advance(10) over a callback raising a BaseException"):
             clock.advance(10)
-        assert clock.now_ns() == 3, f"C-ERR-2: now_ns() is {clock.now_ns()}, expected 3"
-        assert rig.trace == [("a", 2), ("halt", 3)], f"C-ERR-2: {rig.trace}"
+        _expect(clock.now_ns(), 3, "C-ERR-2", "now_ns() after the BaseException at 3")
+        expected = [("a", 2), ("halt", 3)]
+        _expect_trace(rig.trace, expected, "C-ERR-2", "firings up to the BaseException")
         clock.advance(0)
-        assert rig.trace[-1] == ("b", 3), f"C-ERR-2: pending entry lost: {rig.trace}"
-        clock.advance(6)
-        assert rig.trace[3:] == [("p", 4), ("c", 5), ("p", 8)], f"C-ERR-2: {rig.trace}"
-        assert rig.failures() == [], "C-ERR-2: a BaseException was reported as a failure event"
+        expected.append(("b", 3))
+        _expect_trace(
+            rig.trace, expected, "C-ERR-2", "firings after advance(0) (pending entry lost?)"
+        )
+        advance_to(clock, 9, "C-ERR-2")
+        expected += [("p", 4), ("c", 5), ("p", 8)]
+        _expect_trace(rig.trace, expected, "C-ERR-2", "firings after advancing to 9")
+        failures = [(e.at_ns, e.details.get("error_type")) for e in rig.failures()]
+        _expect_trace(
+            failures, [], "C-ERR-2", "failure events (a BaseException is not reported as one)"
+        )
 
     def test_C_ERR_2_keyboard_interrupt_propagates(self, rig: Rig) -> None:
         clock = rig.clock
@@ -185,7 +205,6 @@ class ErrorClauses:
             KeyboardInterrupt, "C-ERR-2", "advance(8) over a callback raising KeyboardInterrupt"
         ):
             clock.advance(8)
-        assert clock.now_ns() == 4
-        clock.advance(4)
-        assert rig.trace == [("after", 6)], f"C-ERR-2: {rig.trace}"
-        assert clock.now_ns() == 8
+        _expect(clock.now_ns(), 4, "C-ERR-2", "now_ns() after the KeyboardInterrupt at 4")
+        advance_to(clock, 8, "C-ERR-2")
+        _expect_trace(rig.trace, [("after", 6)], "C-ERR-2", "firings after advancing to 8")

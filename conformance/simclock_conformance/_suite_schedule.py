@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
+from simclock_conformance._args import quote
 from simclock_conformance._harness import Rig
 from simclock_conformance._reach import Reach, rig_started
-from simclock_conformance._suite_support import _boom, _refused
+from simclock_conformance._suite_support import _boom, _expect, _expect_trace, _refused
 
 __all__ = ["ScheduleClauses"]
 
@@ -27,12 +28,17 @@ class ScheduleClauses:
             clock.schedule(9, rig.rec("past"))
         with _refused(ValueError, "C-SCH-1", "schedule(0) at now=10"):
             clock.schedule(0, rig.rec("past"))
-        assert clock.now_ns() == 10, "C-SCH-1: a refused schedule changed now_ns()"
+        _expect(clock.now_ns(), 10, "C-SCH-1", "now_ns() after the refused schedules")
         clock.schedule(10, rig.rec("now"))
         clock.advance(0)
-        assert rig.trace == [("now", 10)], f"C-SCH-1: trace {rig.trace}"
+        _expect_trace(rig.trace, [("now", 10)], "C-SCH-1", "firings of advance(0) at 10")
         clock.advance(50)
-        assert rig.trace == [("now", 10)], f"C-SCH-1: a refused entry fired: {rig.trace}"
+        _expect_trace(
+            rig.trace,
+            [("now", 10)],
+            "C-SCH-1",
+            "firings after advance(50) (a refused entry fired?)",
+        )
 
     def test_C_SCH_2_schedule_returns_frozen_handle(self, rig: Rig) -> None:
         clock = rig.clock
@@ -45,10 +51,12 @@ class ScheduleClauses:
             made["schedule_rate"] = rate(1000, rig.rec("r"))
         for name, handle in made.items():
             assert dataclasses.is_dataclass(handle) and not isinstance(handle, type), (
-                f"C-SCH-2: {name} returned {type(handle).__name__}, not a dataclass instance"
+                f"C-SCH-2: {name} returned a {type(handle).__name__}; "
+                "expected a frozen dataclass instance"
             )
-            assert callable(getattr(handle, "cancel", None)), (
-                f"C-SCH-2: {name} handle has no cancel"
+            cancel = getattr(handle, "cancel", None)
+            assert callable(cancel), (
+                f"C-SCH-2: {name}'s handle.cancel is {quote(cancel)}; expected a method"
             )
             with _refused(
                 dataclasses.FrozenInstanceError, "C-SCH-2", f"assigning {name} handle.cancel"
@@ -89,7 +97,7 @@ class ScheduleClauses:
             ("a", 5),
             ("pushed-at-3", 5),
         ]
-        assert trace == expected, f"C-TIE-1: equal times fired as {trace}, push order {expected}"
+        _expect_trace(trace, expected, "C-TIE-1", "firings at equal times (push order)")
 
     def test_C_TIE_1_far_ties_reached_by_long_advances(self, reach: Reach) -> None:
         """Ties far ahead (past a timer wheel's first levels) still fire in push order."""
@@ -102,9 +110,7 @@ class ScheduleClauses:
             expected += [(f"{at}:{r}", at) for r in range(3)]
             if at == 5_000:
                 expected.append(("late-5000", at))
-        assert trace == expected, (
-            f"C-TIE-1: far ties fired as {trace}, expected push order {expected}"
-        )
+        _expect_trace(trace, expected, "C-TIE-1", "firings of the far ties (push order)")
 
     # -- C-PER ---------------------------------------------------------------
 
@@ -114,7 +120,7 @@ class ScheduleClauses:
             with _refused(ValueError, "C-PER-1", f"schedule_periodic({period}, cb, {phase})"):
                 clock.schedule_periodic(period, rig.rec("bad"), phase)
         clock.advance(50)
-        assert rig.trace == [], f"C-PER-1: a refused periodic fired: {rig.trace}"
+        _expect_trace(rig.trace, [], "C-PER-1", "firings of the refused periodics")
 
     def test_C_PER_1_absolute_grid_first_point_at_or_after_now(self, rig: Rig) -> None:
         clock = rig.clock
@@ -137,7 +143,7 @@ class ScheduleClauses:
             ("p4+20", 20),
             ("p10", 20),
         ]
-        assert rig.trace == expected, f"C-PER-1: firings {rig.trace}, expected {expected}"
+        _expect_trace(rig.trace, expected, "C-PER-1", "firings of periodics registered at 7")
 
     def test_C_PER_1_grid_is_exact_for_large_values(self, reach: Reach) -> None:
         period = reach.scaled(1_000_000_007, 3, "three periods of 1 000 000 007 ns")
@@ -147,7 +153,7 @@ class ScheduleClauses:
         clock.schedule_periodic(period, rig.rec("p"), phase)
         clock.advance(3 * period)
         expected = [("p", phase + k * period) for k in (3, 4, 5)]
-        assert rig.trace == expected, f"C-PER-1: firings {rig.trace}, expected {expected}"
+        _expect_trace(rig.trace, expected, "C-PER-1", "firings of the large grid")
 
     def test_C_PER_2_earlier_previous_firing_goes_first(self, rig: Rig) -> None:
         clock = rig.clock
@@ -155,7 +161,7 @@ class ScheduleClauses:
         clock.schedule_periodic(3, rig.rec("p3"))
         clock.advance(6)
         expected = [("p2", 0), ("p3", 0), ("p2", 2), ("p3", 3), ("p2", 4), ("p3", 6), ("p2", 6)]
-        assert rig.trace == expected, f"C-PER-2: {rig.trace}, expected {expected}"
+        _expect_trace(rig.trace, expected, "C-PER-2", "firings of two periodics")
 
     def test_C_PER_2_repush_after_callback_even_when_it_raises(self, rig: Rig) -> None:
         clock = rig.clock
@@ -183,7 +189,7 @@ class ScheduleClauses:
             ("planned-at-0", 5),
             ("planner", 5),
         ]
-        assert trace == expected, f"C-PER-2: {trace}, expected {expected}"
+        _expect_trace(trace, expected, "C-PER-2", "firings (a raising periodic is re-armed)")
 
     def test_C_PER_3_no_drift_over_many_firings(self, reach: Reach) -> None:
         n = 20_000
@@ -202,6 +208,6 @@ class ScheduleClauses:
         wrong = [(k, t) for k, t in enumerate(times) if t != phase + k * period]
         assert len(times) == n + 1, f"C-PER-3: {len(times)} firings, expected {n + 1}"
         assert not wrong, (
-            f"C-PER-3: {len(wrong)} firings off the grid, first (k, at_ns) = {wrong[0]}, "
-            f"expected {phase + wrong[0][0] * period}"
+            f"C-PER-3: {len(wrong)} firings off the grid; first: firing {wrong[0][0]} "
+            f"expected at {phase + wrong[0][0] * period} ns, observed at {wrong[0][1]} ns"
         )

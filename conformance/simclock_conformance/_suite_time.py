@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from simclock.lowlevel import Handle
 from simclock_conformance._harness import Factory, Rig, make_rig
 from simclock_conformance._machine import private_hypothesis_home
-from simclock_conformance._reach import Every, Push, Reach
+from simclock_conformance._reach import Every, Push, Reach, advance_to
 from simclock_conformance._suite_support import (
     MAX_NS,
     _boom,
+    _expect,
+    _expect_trace,
     _np_int,
     _refused,
     hypothesis_settings,
@@ -59,9 +61,9 @@ class TimeClauses:
         seen.append(clock.now_ns())
         clock.advance(_np_int(np.uint16, 10))
         seen.append(clock.now_ns())
-        assert seen == [0, 1, 5, 12, 16, 20, 22], f"C-TIME-1: now_ns() values {seen}"
+        _expect_trace(seen, [0, 1, 5, 12, 16, 20, 22], "C-TIME-1", "now_ns() values")
         types = [type(v).__name__ for v in seen]
-        assert types == ["int"] * len(seen), f"C-TIME-1: now_ns() returned types {types}"
+        _expect_trace(types, ["int"] * len(seen), "C-TIME-1", "types of now_ns()")
 
     def test_C_TIME_2_now_never_decreases(self, rig: Rig) -> None:
         clock = rig.clock
@@ -91,8 +93,12 @@ class TimeClauses:
             with _refused(ValueError, "C-TIME-2", "schedule(now - 1)"):
                 clock.schedule(clock.now_ns() - 1, look)
             seen.append(clock.now_ns())
-        assert seen == sorted(seen), f"C-TIME-2: now_ns() went back: {seen}"
-        assert seen[-1] == 38
+        back = next((i for i in range(1, len(seen)) if seen[i] < seen[i - 1]), None)
+        assert back is None, (
+            f"C-TIME-2: now_ns() went back from {seen[back - 1]} to {seen[back]} "
+            f"(item {back} of {seen}); expected never to decrease"
+        )
+        _expect(clock.now_ns(), 38, "C-TIME-2", "now_ns() after advancing to 38")
 
     def test_C_TIME_3_non_time_ints_are_refused(self, rig: Rig) -> None:
         clock = rig.clock
@@ -116,13 +122,15 @@ class TimeClauses:
                 except TypeError:
                     continue
                 except Exception as exc:
-                    accepted.append(f"{name}({value!r}) raised {type(exc).__name__}, not TypeError")
+                    accepted.append(
+                        f"{name}({value!r}): expected TypeError, observed {type(exc).__name__}"
+                    )
                 else:
-                    accepted.append(f"{name}({value!r}) was accepted")
+                    accepted.append(f"{name}({value!r}): expected TypeError, observed accepted")
         assert not accepted, "C-TIME-3: " + "; ".join(accepted)
-        assert clock.now_ns() == 10, "C-TIME-3: a refused call changed now_ns()"
+        _expect(clock.now_ns(), 10, "C-TIME-3", "now_ns() after the refused calls")
         clock.advance(100)
-        assert fired == [], f"C-TIME-3: a refused call scheduled something: fired at {fired}"
+        _expect_trace(fired, [], "C-TIME-3", "firings of the refused calls (at now_ns())")
 
     def test_C_TIME_3_negative_refused_numpy_ints_accepted(self, rig: Rig) -> None:
         clock = rig.clock
@@ -138,8 +146,13 @@ class TimeClauses:
         clock.schedule(_np_int(np.uint8, 4), rig.rec("b"))
         clock.schedule_periodic(_np_int(np.int16, 3), rig.rec("p"), _np_int(np.int64, 2))
         clock.advance(_np_int(np.int64, 6))
-        assert trace == [("p", 2), ("a", 4), ("b", 4), ("p", 5)], f"C-TIME-3: trace {trace}"
-        assert clock.now_ns() == 6
+        _expect_trace(
+            trace,
+            [("p", 2), ("a", 4), ("b", 4), ("p", 5)],
+            "C-TIME-3",
+            "firings of entries made with numpy ints",
+        )
+        _expect(clock.now_ns(), 6, "C-TIME-3", "now_ns() after advance(numpy.int64(6))")
 
     def test_C_TIME_4_exact_up_to_2_64_minus_1(self, reach: Reach) -> None:
         times = [2**53 + 1, 2**53 + 3, 2**60 + 1, 2**63 - 1, 2**63 + 1, MAX_NS - 1, MAX_NS]
@@ -153,11 +166,12 @@ class TimeClauses:
         )
         stops = sorted({*times, *grid})
         run = reach.run_far(pushes, stops, "the program up to 2**64-1")
-        seen, trace = run.nows, run.trace
-        assert seen == stops, f"C-TIME-4: now_ns() stopped at {seen}, expected {stops}"
-        assert trace == expected, (
-            f"C-TIME-4: firings {trace}, expected {expected} (times above 2**53 "
-            "must not be rounded, above 2**63 not wrapped)"
+        _expect_trace(run.nows, stops, "C-TIME-4", "now_ns() at the stops")
+        _expect_trace(
+            run.trace,
+            expected,
+            "C-TIME-4",
+            "firings (times above 2**53 must not be rounded, above 2**63 not wrapped)",
         )
 
     def test_C_TIME_4_beyond_2_64_exact_or_refused(self, reach: Reach) -> None:
@@ -170,18 +184,26 @@ class TimeClauses:
             accepted = False
         else:
             accepted = True
-        assert clock.now_ns() == MAX_NS - 2
-        clock.advance(2)
-        assert rig.trace == [("max", MAX_NS)], f"C-TIME-4: {rig.trace} at 2**64-1"
+        _expect(
+            clock.now_ns(),
+            MAX_NS - 2,
+            "C-TIME-4",
+            f"now_ns() after schedule(2**64) was {'accepted' if accepted else 'refused'}",
+        )
+        advance_to(clock, MAX_NS, "C-TIME-4")
+        _expect_trace(rig.trace, [("max", MAX_NS)], "C-TIME-4", "firings up to 2**64-1")
         try:
             clock.advance(1)
         except ValueError:
-            assert clock.now_ns() == MAX_NS, "C-TIME-4: a refused advance changed now_ns()"
-            assert not accepted, "C-TIME-4: schedule at 2**64 accepted but advance there refused"
+            _expect(clock.now_ns(), MAX_NS, "C-TIME-4", "now_ns() after a refused advance(1)")
+            assert not accepted, (
+                "C-TIME-4: schedule at 2**64 was accepted but advance there refused; "
+                "expected both accepted (exact) or both refused"
+            )
             return
-        assert clock.now_ns() == MAX_NS + 1, f"C-TIME-4: now_ns() {clock.now_ns()}"
+        _expect(clock.now_ns(), MAX_NS + 1, "C-TIME-4", "now_ns() after advance(1) at 2**64-1")
         want = [("max", MAX_NS), *([("beyond", MAX_NS + 1)] if accepted else [])]
-        assert rig.trace == want, f"C-TIME-4: {rig.trace}, expected {want} (wrapped at 2**64?)"
+        _expect_trace(rig.trace, want, "C-TIME-4", "firings up to 2**64 (wrapped at 2**64?)")
 
     def test_C_TIME_4_random_far_times_fire_exactly(self, reach: Reach, profile: str) -> None:
         # No shrinking: a failing example is already small and shows its times,
@@ -199,9 +221,7 @@ class TimeClauses:
             pushes = [(str(n), at) for n, at in enumerate(ats)]
             trace = reach.run_far(pushes, sorted(set(ats)), "a random far program").trace
             expected = sorted(pushes, key=lambda x: x[1])
-            assert trace == expected, (
-                f"C-TIME-4: entries at {ats} fired as {trace}, expected {expected}"
-            )
+            _expect_trace(trace, expected, "C-TIME-4", f"firings of entries at {ats}")
 
         with private_hypothesis_home():
             check()
@@ -214,25 +234,25 @@ class TimeClauses:
             clock.schedule(at, rig.rec(name))
         clock.advance(10)
         expected = [("f", 0), ("b", 3), ("a", 5), ("c", 5), ("d", 10)]
-        assert rig.trace == expected, f"C-ADV-1: trace {rig.trace}, expected {expected}"
-        assert clock.now_ns() == 10, f"C-ADV-1: now_ns() is {clock.now_ns()} after advance(10)"
+        _expect_trace(rig.trace, expected, "C-ADV-1", "firings of advance(10)")
+        _expect(clock.now_ns(), 10, "C-ADV-1", "now_ns() after advance(10)")
         clock.advance(0)
-        assert rig.trace == expected, "C-ADV-1: advance(0) fired an entry that was not due"
+        _expect_trace(rig.trace, expected, "C-ADV-1", "firings after advance(0) at 10")
         clock.advance(1)
-        assert rig.trace[-1] == ("e", 11), f"C-ADV-1: trace {rig.trace}"
+        _expect_trace(rig.trace, [*expected, ("e", 11)], "C-ADV-1", "firings after advance(1)")
 
     def test_C_ADV_1_advance_zero_fires_what_is_due_now(self, rig: Rig) -> None:
         clock = rig.clock
         clock.schedule(0, rig.rec("at0"))
         clock.advance(0)
-        assert rig.trace == [("at0", 0)], f"C-ADV-1: advance(0) at 0 fired {rig.trace}"
+        _expect_trace(rig.trace, [("at0", 0)], "C-ADV-1", "firings of advance(0) at 0")
         clock.advance(4)
         clock.schedule(4, rig.rec("at4"))
         clock.schedule_periodic(2, rig.rec("p"), 4)
         clock.advance(0)
         expected = [("at0", 0), ("at4", 4), ("p", 4)]
-        assert rig.trace == expected, f"C-ADV-1: advance(0) at 4 gave {rig.trace}"
-        assert clock.now_ns() == 4
+        _expect_trace(rig.trace, expected, "C-ADV-1", "firings after advance(0) at 4")
+        _expect(clock.now_ns(), 4, "C-ADV-1", "now_ns() after advance(0) at 4")
 
     def test_C_ADV_2_now_during_callback_is_entry_time(self, rig: Rig) -> None:
         clock = rig.clock
@@ -241,7 +261,7 @@ class TimeClauses:
         clock.schedule_periodic(4, rig.rec("p"), 1)
         clock.advance(20)
         expected = [("p", 1), ("a", 3), ("p", 5), ("b", 7), ("p", 9), ("p", 13), ("p", 17)]
-        assert rig.trace == expected, f"C-ADV-2: callbacks saw now_ns() {rig.trace}"
+        _expect_trace(rig.trace, expected, "C-ADV-2", "now_ns() seen by the callbacks")
 
     def test_C_ADV_3_entries_pushed_by_callbacks_fire_in_same_advance(self, rig: Rig) -> None:
         clock = rig.clock
@@ -265,9 +285,11 @@ class TimeClauses:
             ("p", 9),
             ("at-target", 10),
         ]
-        assert rig.trace == expected, f"C-ADV-3: trace {rig.trace}, expected {expected}"
+        _expect_trace(rig.trace, expected, "C-ADV-3", "firings of advance(10)")
         clock.advance(1)
-        assert rig.trace[-1] == ("after-target", 11), f"C-ADV-3: trace {rig.trace}"
+        _expect_trace(
+            rig.trace, [*expected, ("after-target", 11)], "C-ADV-3", "firings after advance(1)"
+        )
 
     def test_C_ADV_4_nested_advance_raises_and_changes_nothing(self, rig: Rig) -> None:
         clock = rig.clock
@@ -286,10 +308,18 @@ class TimeClauses:
         clock.schedule(2, rig.rec("same"))
         clock.schedule(3, rig.rec("next"))
         clock.advance(4)
-        assert outcome == ["refused(5) now=2", "refused(0) now=2"], f"C-ADV-4: {outcome}"
-        assert rig.trace == [("same", 2), ("next", 3)], f"C-ADV-4: trace {rig.trace}"
-        assert clock.now_ns() == 4
-        assert rig.failures() == [], "C-ADV-4: the refused nested call was reported as a failure"
+        _expect_trace(
+            outcome,
+            ["refused(5) now=2", "refused(0) now=2"],
+            "C-ADV-4",
+            "advance(5) and advance(0) from a callback at 2 (RuntimeError: refused)",
+        )
+        _expect_trace(rig.trace, [("same", 2), ("next", 3)], "C-ADV-4", "firings of advance(4)")
+        _expect(clock.now_ns(), 4, "C-ADV-4", "now_ns() after advance(4)")
+        failures = [(e.at_ns, e.details.get("error_type")) for e in rig.failures()]
+        _expect_trace(
+            failures, [], "C-ADV-4", "failure events (a refused nested call is not a failure)"
+        )
 
     def test_C_ADV_5_splitting_time_changes_nothing(
         self, clock_factory: Factory, profile: str
@@ -326,9 +356,11 @@ class TimeClauses:
             total = sum(steps)
             split = run(steps)
             whole = run([total] if steps else [])
-            assert split == whole, (
-                f"C-ADV-5: advance steps {steps} gave {split}; advance({total}) gave {whole}"
-            )
+            # Expected: what the one advance gave.
+            what = f"advance steps {steps} against one advance({total})"
+            _expect_trace(split[0], whole[0], "C-ADV-5", f"firings of {what}")
+            _expect_trace(split[1], whole[1], "C-ADV-5", f"failures (at_ns, message) of {what}")
+            _expect(split[2], whole[2], "C-ADV-5", f"now_ns() after {what}")
 
         with private_hypothesis_home():
             check()
@@ -337,7 +369,9 @@ class TimeClauses:
 
     def test_C_STEP_1_step_is_positive_int(self, rig: Rig) -> None:
         step = rig.clock.step_ns()
-        assert type(step) is int, f"C-STEP-1: step_ns() returned {type(step).__name__}"
-        assert step > 0, f"C-STEP-1: step_ns() returned {step}"
+        assert type(step) is int, (
+            f"C-STEP-1: step_ns() returned a {type(step).__name__}; expected an int"
+        )
+        assert step > 0, f"C-STEP-1: step_ns() returned {step}; expected an int > 0"
         rig.clock.advance(3)
-        assert rig.clock.step_ns() == step, "C-STEP-1: step_ns() changed"
+        _expect(rig.clock.step_ns(), step, "C-STEP-1", "step_ns() after advance(3)")
