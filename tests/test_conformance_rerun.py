@@ -55,7 +55,8 @@ def test_C_DET_1_a_backend_whose_ties_change_per_run_is_reported_not_determinist
         assert entry["clause"] == "C-TIE-1"
         # The clause keeps the first run's failure; the second run failed otherwise.
         assert entry["first"] == f"failed (call): {first[name]}"
-        fired = "equal times fired as " if "push_order" in name else "far ties fired as "
+        fired = "at equal times" if "push_order" in name else "of the far ties"
+        fired = f"firings {fired} (push order): expected "
         assert entry["second"].startswith(f"failed (call): C-TIE-1: {fired}")
         assert entry["second"] != entry["first"]
     table = stdout[stdout.index("simclock conformance: backends.shuffled:factory") :]

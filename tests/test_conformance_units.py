@@ -397,7 +397,7 @@ def test_C_CONF_4_a_start_instead_of_an_advance_is_checked() -> None:
 
 
 def test_C_ERR_2_report_names_what_escaped_and_each_member_of_a_group() -> None:
-    from simclock_conformance._suite_clock import _refused
+    from simclock_conformance._suite_support import _refused
 
     class Halt(BaseException):
         pass

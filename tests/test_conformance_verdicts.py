@@ -12,14 +12,27 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import messages
 
-from simclock_conformance import BackendReport, Outcome
+from simclock import Bus
+from simclock_conformance import (
+    BackendReport,
+    ClockConformance,
+    Outcome,
+    Rig,
+    load_factory,
+    make_rig,
+)
+from simclock_conformance._reach import Reach, advance_to
+from simclock_conformance._suite_support import trace_difference
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -29,7 +42,10 @@ ROOT = TESTS.parent
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """One report per subclass of ``backends/subclass_cases.py``."""
     out = tmp_path_factory.mktemp("verdicts") / "report.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT), str(ROOT / "conformance")]),
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "-c", os.devnull, "-p", "no:looptime_plugin", "--rootdir", str(TESTS),
@@ -79,10 +95,17 @@ def test_C_CONF_1_salted_hash_lambda_is_rejected_by_the_cross_process_tests(
     assert r["failed"] == ["C-DET-1", "C-RNG-2"]
     rng2 = next(row for row in r["clauses"] if row["id"] == "C-RNG-2")
     messages = [t["message"] for t in rng2["tests"] if t["outcome"] == "failed"]
-    assert messages == [
-        "C-RNG-2: child streams differ in a subprocess with PYTHONHASHSEED=4242: derive them "
-        "from a stable hash of the label path, not hash()"
-    ]
+    # This process hashes with its own seed: the numbers vary, the message's shape does not.
+    number = r"-?\d+\.\d+(?:e-?\d+)?"
+    numbers = rf"\[{number}(?:, {number})*\]"
+    assert len(messages) == 1
+    assert re.fullmatch(
+        r"C-RNG-2: child streams of a subprocess with PYTHONHASHSEED=4242 against this "
+        rf"process: \['\w+'\]: expected {numbers}, observed {numbers}; first difference at "
+        rf"item \d+: expected {number}, observed {number}; derive them from a stable hash of "
+        r"the label path, not hash\(\)",
+        messages[0],
+    ), messages[0]
 
 
 def test_C_CONF_1_a_correct_lambda_factory_runs_the_cross_process_tests(
@@ -117,3 +140,168 @@ def test_C_CONF_1_verdict_order_and_clause_statuses() -> None:
         "NOT CONFORMING",
         False,
     )
+
+
+# -- C-CONF-3: every failure message says what was expected and what was observed ----------
+
+
+def _message(test: Callable[[], None]) -> str:
+    """The failure message of one suite test run directly on a broken backend."""
+    with pytest.raises((AssertionError, pytest.fail.Exception)) as info:
+        test()
+    # As in the reports: without the "assert ..." explanation pytest's rewriting appends.
+    return str(info.value).split("\nassert ", 1)[0]
+
+
+def _rig(name: str) -> Rig:
+    """A fresh clock of ``backends.broken:<name>``."""
+    return make_rig(load_factory(f"backends.broken:{name}"), 0)
+
+
+SUITE = ClockConformance()
+
+
+def test_C_TIME_4_a_now_past_its_target_is_reported_before_any_arithmetic() -> None:
+    # The next stop would make the suite's own advance(target - now) negative: refused first.
+    reach = Reach(messages.now_rounds_up)
+    assert _message(lambda: SUITE.test_C_TIME_4_exact_up_to_2_64_minus_1(reach)) == (
+        "C-TIME-4: advance to 9007199254740993 ns left now_ns() at 9007199254740994 ns; "
+        "expected 9007199254740993 ns"
+    )
+    assert _message(lambda: SUITE.test_C_TIE_1_far_ties_reached_by_long_advances(reach)) == (
+        "C-TIME-4: advance to 9223372036854775809 ns left now_ns() at 9223372036854775810 ns; "
+        "expected 9223372036854775809 ns"
+    )
+
+
+def test_C_TIME_2_a_now_already_past_the_next_stop_is_named_with_both_times() -> None:
+    clock = messages.now_rounds_up(0, Bus())
+    clock.advance(2**53 + 1)  # now_ns() says 2**53 + 2
+    with pytest.raises(
+        AssertionError,
+        match=r"^C-TIME-2: now_ns\(\) is 9007199254740994 ns, past the next stop "
+        r"9007199254740993 ns; expected at most 9007199254740993 ns \(an earlier advance left "
+        r"now_ns\(\) beyond its target\?\)$",
+    ):
+        advance_to(clock, 2**53 + 1, "C-TIME-2")
+    assert clock.now_ns() == 2**53 + 2  # nothing was advanced
+
+
+def test_C_TIME_3_a_tie_defect_reads_as_one_with_both_traces() -> None:
+    rig = _rig("lifo_ties")
+    assert _message(lambda: SUITE.test_C_TIME_3_negative_refused_numpy_ints_accepted(rig)) == (
+        "C-TIME-3: firings of entries made with numpy ints: expected [('p', 2), ('a', 4), "
+        "('b', 4), ('p', 5)], observed [('p', 2), ('b', 4), ('a', 4), ('p', 5)]; first "
+        "difference at item 1: expected ('a', 4), observed ('b', 4)"
+    )
+
+
+def test_C_TIME_3_an_accepted_float_says_what_was_expected() -> None:
+    rig = _rig("floats_accepted")
+    message = _message(lambda: SUITE.test_C_TIME_3_non_time_ints_are_refused(rig))
+    assert message.startswith(
+        "C-TIME-3: advance(1.0): expected TypeError, observed accepted; advance(0.5): expected "
+        "TypeError, observed accepted; "
+    )
+    assert "; schedule at_ns(1.0): expected TypeError, observed SimclockValueError; " in message
+
+
+def test_C_CAN_1_a_trace_and_a_raising_cancel_both_show_expected_and_observed() -> None:
+    rig = _rig("lifo_ties")
+    assert _message(lambda: SUITE.test_C_CAN_1_cancel_never_raises_from_anywhere(rig)) == (
+        "C-CAN-1: firings around the cancels: expected [('own', 1), ('fired', 2), ('other', 4)], "
+        "observed [('own', 1), ('fired', 2), ('victim', 4), ('other', 4)]; first difference at "
+        "item 2: expected ('other', 4), observed ('victim', 4)"
+    )
+    rig = _rig("second_cancel_raises")
+    message = _message(lambda: SUITE.test_C_CAN_1_cancel_never_raises_from_anywhere(rig))
+    assert message.startswith(
+        "C-CAN-1: expected cancel() never to raise; cancel(early) raised SimclockValueError: "
+        "handle already cancelled; "
+    )
+
+
+def test_C_ADV_4_a_nested_advance_shows_the_expected_refusals() -> None:
+    rig = _rig("nested_advance_allowed")
+    assert _message(lambda: SUITE.test_C_ADV_4_nested_advance_raises_and_changes_nothing(rig)) == (
+        "C-ADV-4: advance(5) and advance(0) from a callback at 2 (RuntimeError: refused): "
+        "expected ['refused(5) now=2', 'refused(0) now=2'], observed ['allowed(5) now=7', "
+        "'allowed(0) now=7']; first difference at item 0: expected 'refused(5) now=2', "
+        "observed 'allowed(5) now=7'"
+    )
+
+
+def test_C_ERR_1_a_stopped_advance_shows_the_first_missing_firing() -> None:
+    rig = _rig("failure_stops_rest")
+    assert _message(lambda: SUITE.test_C_ERR_1_failure_reported_on_bus_and_others_fire(rig)) == (
+        "C-ERR-1: firings around the raising callbacks: expected [('periodic', 0), ('after', 3), "
+        "('periodic', 4), ('later', 5), ('periodic', 8)], observed [('periodic', 0)]; first "
+        "difference at item 1: expected ('after', 3), observed nothing"
+    )
+    rig = _rig("exceptions_escape")
+    assert _message(lambda: SUITE.test_C_ERR_1_failure_reported_on_bus_and_others_fire(rig)) == (
+        "C-ERR-1: advance(9) raised LookupError: lost from a callback; expected the failure "
+        "reported as an event and advance to go on"
+    )
+
+
+def test_C_ADV_1_advance_zero_shows_what_was_due() -> None:
+    rig = _rig("advance_zero_skips")
+    assert _message(lambda: SUITE.test_C_ADV_1_advance_zero_fires_what_is_due_now(rig)) == (
+        "C-ADV-1: firings of advance(0) at 0: expected [('at0', 0)], observed []; first "
+        "difference at item 0: expected ('at0', 0), observed nothing"
+    )
+    rig = _rig("lifo_ties")
+    assert _message(lambda: SUITE.test_C_ADV_1_advance_zero_fires_what_is_due_now(rig)) == (
+        "C-ADV-1: firings after advance(0) at 4: expected [('at0', 0), ('at4', 4), ('p', 4)], "
+        "observed [('at0', 0), ('p', 4), ('at4', 4)]; first difference at item 1: expected "
+        "('at4', 4), observed ('p', 4)"
+    )
+
+
+def test_C_CONF_3_a_refusal_that_did_not_happen_names_the_expected_exception() -> None:
+    rig = _rig("past_accepted")
+    assert _message(lambda: SUITE.test_C_SCH_1_past_refused_now_allowed(rig)) == (
+        "C-SCH-1: schedule(9) at now=10 raised nothing (it was accepted); expected ValueError"
+    )
+    rig = _rig("step_zero")
+    assert _message(lambda: SUITE.test_C_STEP_1_step_is_positive_int(rig)) == (
+        "C-STEP-1: step_ns() returned 0; expected an int > 0"
+    )
+
+
+def test_C_CONF_3_the_first_difference_of_a_shorter_longer_or_long_trace() -> None:
+    assert trace_difference([1, 2], [1]) == (
+        "expected [1, 2], observed [1]; first difference at item 1: expected 2, observed nothing"
+    )
+    assert trace_difference([1], [1, 3]) == (
+        "expected [1], observed [1, 3]; first difference at item 1: expected nothing, observed 3"
+    )
+    long = list(range(1000))
+    text = trace_difference(long, [*long[:500], -1, *long[501:]])
+    assert text.endswith("(1000 items); first difference at item 500: expected 500, observed -1")
+    assert text.startswith("expected [0, 1, 2, ")
+    assert len(text) < 1700
+
+
+def test_C_CONF_3_the_message_is_the_same_in_the_text_and_json_reports(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT), str(ROOT / "conformance")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "backends.broken:lifo_ties",
+         "--clause", "C-TIME-3", "--json", str(out)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-2000:]
+    expected = (
+        "C-TIME-3: firings of entries made with numpy ints: expected [('p', 2), ('a', 4), "
+        "('b', 4), ('p', 5)], observed [('p', 2), ('b', 4), ('a', 4), ('p', 5)]; first "
+        "difference at item 1: expected ('a', 4), observed ('b', 4)"
+    )
+    report = json.loads(out.read_text())
+    (row,) = [r for r in report["clauses"] if r["id"] == "C-TIME-3"]
+    assert [t["message"] for t in row["tests"] if t["outcome"] == "failed"] == [expected]
+    assert f"  {expected}\n" in proc.stdout

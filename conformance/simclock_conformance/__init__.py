@@ -14,47 +14,10 @@ See ``conformance/README.md``.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from simclock_conformance._check import check_factory
-    from simclock_conformance._clauses import CLAUSES, Clause, clause_of_test, register_clauses
-    from simclock_conformance._harness import (
-        BackendError,
-        BackendTypeError,
-        BackendValueError,
-        Factory,
-        Rig,
-        heap_factory,
-        load_factory,
-        make_rig,
-        not_applicable,
-    )
-    from simclock_conformance._report import BackendReport, Outcome
-    from simclock_conformance._run import run
-    from simclock_conformance._suite_clock import ClockConformance, hypothesis_settings
-
-__all__ = [
-    "CLAUSES",
-    "BackendError",
-    "BackendReport",
-    "BackendTypeError",
-    "BackendValueError",
-    "Clause",
-    "ClockConformance",
-    "Factory",
-    "Outcome",
-    "Rig",
-    "check_factory",
-    "clause_of_test",
-    "heap_factory",
-    "hypothesis_settings",
-    "load_factory",
-    "make_rig",
-    "not_applicable",
-    "register_clauses",
-    "run",
-]
-
-_HOME = {
+# The one export table: each public name -> the private module that defines it.
+# ``__all__`` is derived from it; the imports below only tell type checkers the
+# same names (tests/test_conformance_units.py fails if the two drift).
+_HOME: dict[str, str] = {
     **dict.fromkeys(["CLAUSES", "Clause", "clause_of_test", "register_clauses"], "_clauses"),
     **dict.fromkeys(
         [
@@ -73,8 +36,32 @@ _HOME = {
     **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
     "check_factory": "_check",
     "run": "_run",
-    **dict.fromkeys(["ClockConformance", "hypothesis_settings"], "_suite_clock"),
+    "ClockConformance": "_suite_clock",
+    "hypothesis_settings": "_suite_support",
 }
+
+__all__ = list(_HOME)
+
+if TYPE_CHECKING:
+    from simclock_conformance._check import check_factory as check_factory
+    from simclock_conformance._clauses import CLAUSES as CLAUSES
+    from simclock_conformance._clauses import Clause as Clause
+    from simclock_conformance._clauses import clause_of_test as clause_of_test
+    from simclock_conformance._clauses import register_clauses as register_clauses
+    from simclock_conformance._harness import BackendError as BackendError
+    from simclock_conformance._harness import BackendTypeError as BackendTypeError
+    from simclock_conformance._harness import BackendValueError as BackendValueError
+    from simclock_conformance._harness import Factory as Factory
+    from simclock_conformance._harness import Rig as Rig
+    from simclock_conformance._harness import heap_factory as heap_factory
+    from simclock_conformance._harness import load_factory as load_factory
+    from simclock_conformance._harness import make_rig as make_rig
+    from simclock_conformance._harness import not_applicable as not_applicable
+    from simclock_conformance._report import BackendReport as BackendReport
+    from simclock_conformance._report import Outcome as Outcome
+    from simclock_conformance._run import run as run
+    from simclock_conformance._suite_clock import ClockConformance as ClockConformance
+    from simclock_conformance._suite_support import hypothesis_settings as hypothesis_settings
 
 
 def __getattr__(name: str) -> Any:
@@ -89,3 +76,8 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module 'simclock_conformance' has no attribute {name!r}")
     return getattr(importlib.import_module(f"simclock_conformance.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    """The module's own names and every public name (loaded or not)."""
+    return sorted({*globals(), *__all__})

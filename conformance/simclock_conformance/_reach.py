@@ -56,6 +56,7 @@ __all__ = [
     "FarRun",
     "Push",
     "Reach",
+    "advance_to",
     "reach_of",
     "rig_started",
 ]
@@ -177,7 +178,7 @@ class Reach:
         if self.fits(start, f"a start at {start}"):
             rig = make_rig(self.factory, seed)
             if start:
-                rig.clock.advance(start)
+                advance_to(rig.clock, start)
             return rig
         return rig_started(self.factory, seed, start)
 
@@ -235,12 +236,40 @@ class Reach:
                 elif push[1] > done:
                     clock.schedule(push[1], rig.rec(push[0]))
             for stop in window:
-                clock.advance(stop - clock.now_ns())
+                advance_to(clock, stop)
                 out.nows.append(clock.now_ns())
                 out.peeks.append(peek() if callable(peek) else None)
             out.trace += rig.trace
             done = window[-1]
         return out
+
+
+def _exact_clause(target: int) -> str:
+    """The clause an inexact ``now_ns()`` at ``target`` breaks: C-TIME-4 from 2**53 on."""
+    return "C-TIME-4" if target > 2**53 else "C-ADV-1"
+
+
+def advance_to(clock: Any, target: int, clause: str | None = None) -> None:
+    """``clock.advance(target - now)``, checking ``now_ns()`` before and after (C-ADV-1).
+
+    A backend whose ``now_ns()`` is past ``target`` before the advance, or is
+    not ``target`` after it (float seconds rounding up, a wrapped time), fails
+    ``clause`` with both times, before the suite computes anything from them.
+    By default the clause is C-TIME-4 for a target past 2**53, else C-ADV-1.
+    """
+    clause = clause or _exact_clause(target)
+    now = clock.now_ns()
+    if now > target:
+        raise AssertionError(
+            f"{clause}: now_ns() is {now} ns, past the next stop {target} ns; expected at most "
+            f"{target} ns (an earlier advance left now_ns() beyond its target?)"
+        )
+    clock.advance(target - now)
+    after = clock.now_ns()
+    if after != target:
+        raise AssertionError(
+            f"{clause}: advance to {target} ns left now_ns() at {after} ns; expected {target} ns"
+        )
 
 
 def rig_started(factory: Factory, seed: int, start: int) -> Rig:
