@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         make_rig,
         not_applicable,
     )
+    from simclock_conformance._machine import OracleMachine
     from simclock_conformance._report import BackendReport, Outcome
     from simclock_conformance._run import run
     from simclock_conformance._suite_clock import ClockConformance, hypothesis_settings
@@ -41,6 +42,7 @@ __all__ = [
     "Clause",
     "ClockConformance",
     "Factory",
+    "OracleMachine",
     "Outcome",
     "Rig",
     "check_factory",
@@ -72,6 +74,7 @@ _HOME = {
     ),
     **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
     "check_factory": "_check",
+    "OracleMachine": "_machine",
     "run": "_run",
     **dict.fromkeys(["ClockConformance", "hypothesis_settings"], "_suite_clock"),
 }
