@@ -49,7 +49,7 @@ from simclock import (
     Session,
 )
 from simclock.lowlevel import Handle
-from simclock_conformance import OracleMachine, Rig
+from simclock_conformance import OracleMachine, Rig, load_factory, make_rig
 from simclock_conformance._machine import (
     ADVANCES,
     BEHAVIOURS,
@@ -168,9 +168,11 @@ advances = st.one_of(st.just(0), st.integers(1, 30), st.integers(31, 400))
 far_phases = st.one_of(st.integers(0, 60), st.integers(0, 2 * 10**12))
 
 ONE_SHOT_BEHAVIOURS = st.one_of(
-    BEHAVIOURS, st.tuples(st.sampled_from(["spawn_periodic", "cancel_any"]), st.integers(0, 60))
+    BEHAVIOURS,
+    st.tuples(st.just("spawn"), st.integers(0, 29)),
+    st.tuples(st.sampled_from(["spawn_periodic", "cancel_any"]), st.integers(0, 60)),
 )
-"""The suite's behaviours, a periodic child and cancelling any registration (callbacks' too)."""
+"""The suite's behaviours, near children, a periodic child and cancelling any registration."""
 
 # A periodic that spawned periodics would grow quadratically, and one that
 # halted every time would halt every advance: it halts on its first firing only
@@ -375,6 +377,37 @@ class ClockVsOracle(OracleMachine):
 
 def test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle() -> None:
     run_state_machine_as_test(ClockVsOracle)
+
+
+def test_SM_ORACLE_a_subclass_adds_invariants_and_keeps_the_oracle_comparison() -> None:
+    """The public machine as a backend's own tests use it (conformance/README.md)."""
+    checked: list[int] = []
+
+    class LifoVsOracle(OracleMachine):
+        def new_rig(self, start: int) -> Rig:
+            return make_rig(load_factory("backends.broken:lifo_ties"))
+
+        @invariant()
+        def own_invariant(self) -> None:
+            checked.append(self.backend.clock.now_ns())
+
+    with pytest.raises(AssertionError, match=r"^SM-ORACLE: firing traces differ; first difference"):
+        run_state_machine_as_test(
+            LifoVsOracle, settings=settings(max_examples=200, database=None, deadline=None)
+        )
+    assert checked
+
+
+def test_SM_ORACLE_a_subclass_without_new_rig_is_told_how_to_define_it() -> None:
+    class Bare(OracleMachine):
+        pass
+
+    with pytest.raises(
+        NotImplementedError,
+        match=r"^the oracle machine 'Bare' has no new_rig\(start\): define it in your subclass "
+        r"of OracleMachine, returning make_rig\(factory\) for your factory$",
+    ):
+        Bare()
 
 
 def _grid(step: int) -> Make:

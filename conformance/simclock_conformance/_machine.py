@@ -413,8 +413,8 @@ class OracleMachine(RuleBasedStateMachine):
     def new_rig(self, start: int) -> Rig:
         """A fresh backend at ``now_ns() == start`` with its bus listened to."""
         raise NotImplementedError(
-            f"{type(self).__name__} must define new_rig(start) returning a Rig of the backend "
-            "(make_rig(factory) for a factory)"
+            f"the oracle machine {type(self).__name__!r} has no new_rig(start): define it in "
+            "your subclass of OracleMachine, returning make_rig(factory) for your factory"
         )
 
     def start_at(self, start: int) -> None:
