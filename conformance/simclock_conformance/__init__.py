@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 # The one export table: each public name -> the private module that defines it.
 # ``__all__`` is derived from it; the imports below only tell type checkers the
-# same names (tests/test_conformance_units.py fails if the two drift).
+# same names (tests/test_conformance_exports.py fails if the two drift).
 _HOME: dict[str, str] = {
     **dict.fromkeys(["CLAUSES", "Clause", "clause_of_test", "register_clauses"], "_clauses"),
     **dict.fromkeys(
@@ -35,6 +35,7 @@ _HOME: dict[str, str] = {
     ),
     **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
     "check_factory": "_check",
+    "OracleMachine": "_machine",
     "run": "_run",
     "ClockConformance": "_suite_clock",
     "hypothesis_settings": "_suite_support",
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from simclock_conformance._harness import load_factory as load_factory
     from simclock_conformance._harness import make_rig as make_rig
     from simclock_conformance._harness import not_applicable as not_applicable
+    from simclock_conformance._machine import OracleMachine as OracleMachine
     from simclock_conformance._report import BackendReport as BackendReport
     from simclock_conformance._report import Outcome as Outcome
     from simclock_conformance._run import run as run

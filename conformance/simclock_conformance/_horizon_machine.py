@@ -4,28 +4,27 @@ The same machine as :mod:`simclock_conformance._machine` (every rule, every
 invariant), subclassed: each program first picks a start among ``0`` and the
 far anchors, and both clocks are created there (``start_ns`` for the
 backend, ``ReferenceClock(start_ns=...)`` for the oracle); every advance is
-then cut so that one program never advances more than the horizon in all.
+then cut so that one program never advances more than the horizon in all
+(the machine's ``BUDGET``).
 Entries are still placed as far as ever (and peeked at); only the long
 advances that would reach them are left out, and the test says so
-(``limited``). ``simclock_conformance._machine`` itself is not touched: a backend
-without a horizon runs exactly the programs it always ran.
+(``limited``). Without a budget (a backend that declares no horizon) the
+machine runs exactly the programs it always ran.
 """
 
 from __future__ import annotations
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import initialize, run_state_machine_as_test
 
 from simclock_conformance._machine import (
     ANCHORS,
     MAX_NS,
-    Side,
     make_machine,
     private_hypothesis_home,
 )
-from simclock_conformance._reach import Reach, rig_started
-from simclock_oracles import ReferenceClock
+from simclock_conformance._reach import Reach
 
 __all__ = ["run_machine_within"]
 
@@ -35,36 +34,19 @@ def run_machine_within(reach: Reach, machine_settings: settings) -> None:
     if reach.horizon is None:
         raise ValueError("run_machine_within needs a Reach with a declared horizon")
     horizon: int = reach.horizon
-    factory = reach.factory
     reach.fits(MAX_NS, "the state machine (its leaps reach 2**64-1)")
-    base = make_machine(factory)
+    base = make_machine(reach.factory)
 
     class WithinHorizon(base):  # type: ignore[valid-type,misc]
         """The machine from a far start, its advances capped at the horizon in all."""
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.budget: int = horizon
+        BUDGET = horizon
 
         @initialize(start=st.sampled_from((0, *ANCHORS[:4], MAX_NS - horizon)))
         def start_far(self, start: int) -> None:
             """Both clocks start at ``start`` instead of advancing there."""
             if start:
-                self.rig = rig_started(factory, 0, start)
-                self.backend = Side(self.rig.clock)
-                self.oracle = Side(ReferenceClock(start_ns=start))
-
-        def _advance_both(self, dt: int) -> None:
-            dt = min(dt, self.budget)
-            self.budget -= dt
-            super()._advance_both(dt)
-
-        @rule(a=st.integers(0, 40), b=st.integers(0, 40))
-        def advance_split(self, a: int, b: int) -> None:
-            if a + b > self.budget:
-                return
-            self.budget -= a + b
-            super().advance_split(a, b)
+                self.start_at(start)
 
     with private_hypothesis_home():
         run_state_machine_as_test(WithinHorizon, settings=machine_settings)

@@ -10,6 +10,10 @@ to a minimal program, reported as the protocol lines that reproduce it.
 A request past ``2**64 - 1`` that the driver refuses with ``ValueError`` is
 not sent to the oracle (C-TIME-4: exact or refused). A driver failure stops
 the machine: it is reported once, with its evidence, not shrunk.
+
+The strategies (delays, anchors, periods, phases, rates, advances, leaps) are
+those of the in-process :class:`~simclock_conformance._machine.OracleMachine`;
+the rules are the same kinds of request, with callbacks as action lists.
 """
 
 from __future__ import annotations
@@ -30,7 +34,21 @@ from hypothesis.stateful import (
 from simclock_conformance._compare import first_difference
 from simclock_conformance._driver import DriverError, protocol_line
 from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
-from simclock_conformance._machine import ANCHORS, private_hypothesis_home
+from simclock_conformance._machine import (
+    ADVANCES,
+    ANCHORS,
+    BEYOND_OFFSETS,
+    DELAYS,
+    FAR_OFFSETS,
+    LEAP_OFFSETS,
+    PERIODS,
+    PHASES,
+    QUIET,
+    RATE_DENOMINATORS,
+    RATE_NUMERATORS,
+    RATE_PHASES,
+    private_hypothesis_home,
+)
 
 if TYPE_CHECKING:
     from simclock_conformance._wire_core import Session
@@ -39,7 +57,6 @@ __all__ = ["machine_settings", "run_wire_machine"]
 
 Json = dict[str, Any]
 
-_DELAYS = st.one_of(st.integers(0, 40), st.integers(41, 70_000), st.integers(0, MAX_NS))
 _KINDS = ("plain", "raise", "cancel_self", "spawn", "cancel_other", "nested", "halt")
 
 
@@ -134,19 +151,17 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
             self.entries.append(entry)
             self._send(request, far)
 
-        @rule(delay=_DELAYS, kind=st.sampled_from(_KINDS), arg=st.integers(0, 70_000))
+        @rule(delay=DELAYS, kind=st.sampled_from(_KINDS), arg=st.integers(0, 70_000))
         def schedule(self, delay: int, kind: str, arg: int) -> None:
             at = self._now() + delay
             self._entry("schedule", {"at_ns": str(at)}, kind, arg, at, at)
 
-        @rule(
-            anchor=st.sampled_from(ANCHORS), offset=st.integers(-2, 3), kind=st.sampled_from(_KINDS)
-        )
+        @rule(anchor=st.sampled_from(ANCHORS), offset=FAR_OFFSETS, kind=st.sampled_from(_KINDS))
         def schedule_far(self, anchor: int, offset: int, kind: str) -> None:
             at = max(self._now(), anchor + offset)
             self._entry("schedule", {"at_ns": str(at)}, kind, 3, at, at)
 
-        @rule(k=st.integers(-1, 2))
+        @rule(k=BEYOND_OFFSETS)
         def schedule_beyond(self, k: int) -> None:
             at = max(self._now(), MAX_NS + k)
             self._entry("schedule", {"at_ns": str(at)}, "plain", 0, at, at)
@@ -159,17 +174,13 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
             for _ in range(count):
                 self._entry("schedule", {"at_ns": str(at)}, "plain", 0, at, at)
 
-        @rule(
-            period=st.one_of(st.integers(1, 25), st.integers(26, 5000), st.integers(2**20, 2**62)),
-            phase=st.one_of(st.integers(0, 60), st.sampled_from(ANCHORS[:4])),
-            kind=st.sampled_from(_KINDS),
-        )
+        @rule(period=PERIODS, phase=PHASES, kind=st.sampled_from(_KINDS))
         def schedule_periodic(self, period: int, phase: int, kind: str) -> None:
             fields = {"period_ns": str(period), "phase_ns": str(phase)}
             self._entry("schedule_periodic", fields, "plain" if kind == "halt" else kind, 0, None)
 
         @precondition(lambda self: "rate" in session.features)
-        @rule(num=st.integers(3, 40), den=st.integers(1, 3), phase=st.integers(0, 60))
+        @rule(num=RATE_NUMERATORS, den=RATE_DENOMINATORS, phase=RATE_PHASES)
         def schedule_rate(self, num: int, den: int, phase: int) -> None:
             # A period of num/den ns: often not a whole number of ns.
             fields = {"rate_hz": [str(1_000_000_000 * den), str(num)], "phase_ns": str(phase)}
@@ -182,12 +193,12 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
                 {"op": "cancel", "clock": self.clock, "entry": self.entries[i % len(self.entries)]}
             )
 
-        @rule(dt=st.one_of(st.just(0), st.integers(1, 10), st.integers(11, 120)))
+        @rule(dt=ADVANCES)
         def advance(self, dt: int) -> None:
             target = self._now() + dt
             self._send({"op": "advance", "clock": self.clock, "dt_ns": str(dt)}, target)
 
-        @rule(offset=st.integers(-1, 1), quiet=st.integers(0, 2**62))
+        @rule(offset=LEAP_OFFSETS, quiet=QUIET)
         def leap(self, offset: int, quiet: int) -> None:
             """A long advance to just before, at or after the next entry (C-CONF-4)."""
             if self.clock not in self.oracle.clocks:
