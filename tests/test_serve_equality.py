@@ -90,6 +90,25 @@ KNOWN: dict[str, dict[str, tuple[str, str]]] = {
     # simpy_stepped, C-ERR-2: the in-process test checks the clock after a BaseException
     # more closely than the wire's halt program does.
     "simpy_stepped": {"C-CAN-4": (_F, _P), "C-ERR-2": (_F, _P)},
+    # now_is_target: callbacks read the target as now, and the time-2 and adv-4 programs
+    # record now_ns at every firing; new_entries_wait: the time-2 program's callbacks push
+    # entries due in the same advance; advance_zero_skips: the per-1 program advances by 0
+    # at a due entry, and the wire time-4 programs do not; past_accepted, relative_grid:
+    # the time-3 program schedules in the past and on grids; relative_grid's C-ADV-3 test
+    # in process uses a periodic, the wire program does not.
+    "now_is_target": {"C-TIME-2": (_P, _F), "C-ADV-4": (_P, _F)},
+    "new_entries_wait": {"C-TIME-2": (_P, _F)},
+    "advance_zero_skips": {"C-TIME-4": (_F, _P), "C-PER-1": (_P, _F)},
+    "past_accepted": {"C-TIME-3": (_P, _F)},
+    "relative_grid": {"C-TIME-3": (_P, _F), "C-ADV-3": (_F, _P)},
+    # never_compacts: no heap_size(), so serve reports the live entries (see SimPy above).
+    "never_compacts": {"C-CAN-4": (_F, _P)},
+    # cancel_by_callback: shares one callback between entries; a wire callback is data,
+    # one per entry (the Python-only part of C-CAN-3).
+    "cancel_by_callback": {"C-CAN-3": (_F, _P)},
+    # numpy_now_leaks: a numpy integer from now_ns() is a string of digits on the wire
+    # (the Python-only part of C-TIME-1 and C-TIME-3).
+    "numpy_now_leaks": {"C-TIME-1": (_F, _P), "C-TIME-3": (_F, _P)},
     # own_cancel_ignored: no C-CAN-2 wire program cancels a periodic from its own callback.
     "own_cancel_ignored": {"C-CAN-2": (_F, _P)},
     # exceptions_escape: the in-process C-RNG-2 program runs callbacks whose exception
@@ -100,16 +119,7 @@ KNOWN: dict[str, dict[str, tuple[str, str]]] = {
 
 UNMEASURED = frozenset(
     {
-        "new_entries_wait",
-        "now_is_target",
-        "advance_zero_skips",
-        "past_accepted",
-        "relative_grid",
-        "never_compacts",
         "base_exception_swallowed",
-        "rate_rounded_period",
-        "cancel_by_callback",
-        "numpy_now_leaks",
         "one_firing_per_advance",
         "empty_root_label",
         "labels_unchecked",
