@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,15 @@ import pytest
 from backends.broken import BROKEN
 from backends.wire_faults import MODES
 
-from simclock_conformance._driver import Driver, DriverError
-from simclock_conformance._engine import Engine, OracleBackend, reference_raw
+from simclock_conformance import _engine
+from simclock_conformance._driver import MAX_REPLY_BYTES, Driver, DriverError
+from simclock_conformance._engine import (
+    MAX_FIRED,
+    Engine,
+    OracleBackend,
+    PythonBackend,
+    reference_raw,
+)
 from simclock_conformance._harness import heap_factory, load_factory
 from simclock_conformance._programs import CASES
 from simclock_conformance._vectors import VECTORS_DIR, generate
@@ -44,9 +52,9 @@ def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _local(spec: str, **kwargs: Any) -> Any:
+def _local(spec: str, deadline_s: float = 10.0, **kwargs: Any) -> Any:
     factory = load_factory(spec)
-    return run_driver([spec], make_driver=lambda: LocalDriver(factory, spec), **kwargs)
+    return run_driver([spec], make_driver=lambda: LocalDriver(factory, spec, deadline_s), **kwargs)
 
 
 def test_C_WIRE_3_engine_replies_field_for_field() -> None:
@@ -185,8 +193,6 @@ _EVIDENCE = {
 
 @pytest.mark.parametrize("mode", MODES)
 def test_C_WIRE_5_a_misbehaving_driver_fails_its_clause_and_the_run_goes_on(mode: str) -> None:
-    import re
-
     command = [sys.executable, FAULTS, mode]
     report = run_driver(command, clauses=["C-ADV-1", "C-ADV-2"], deadline_s=2.0, vectors=False)
     assert report.status("C-ADV-1") == "failed", report.table()
@@ -269,3 +275,98 @@ def test_C_WIRE_7_regressions_still_hold_where_oracle_and_heap_agree() -> None:
     for line in lines:
         case, _ = _as_case(line)
         assert _agreed(case) == {k: v for k, v in line.items() if k != "stages"}, line["id"]
+
+
+_HELLO = r'\{"op":"hello","protocol":"1"\}'
+
+
+def test_C_WIRE_5_a_reply_longer_than_the_limit_fails_quoting_its_start() -> None:
+    size = MAX_REPLY_BYTES + 5
+    script = f"import sys; sys.stdin.readline(); print('x' * {size}, flush=True); sys.stdin.read()"
+    driver = Driver([sys.executable, "-c", script])
+    with pytest.raises(DriverError) as caught:
+        driver.request({"op": "hello", "protocol": "1"})
+    driver.kill()
+    assert re.fullmatch(
+        rf"the driver's reply to the request {_HELLO} of {size} bytes exceeds the 1048576-byte "
+        rf"limit of a reply line; it starts 'x{{300}}\.\.\.\(truncated\)'",
+        caught.value.evidence,
+    ), caught.value.evidence
+
+
+def test_C_WIRE_5_a_reply_line_that_never_ends_fails_at_the_deadline() -> None:
+    script = (
+        "import sys; sys.stdin.readline()\n"
+        "while True: sys.stdout.write('y' * 65536); sys.stdout.flush()"
+    )
+    driver = Driver([sys.executable, "-c", script], deadline_s=2.0)
+    with pytest.raises(DriverError) as caught:
+        driver.request({"op": "hello", "protocol": "1"})
+    driver.kill()
+    assert re.fullmatch(
+        rf"the driver's reply to the request {_HELLO} exceeds the 1048576-byte limit of a reply "
+        rf"line \(more than \d+ bytes, not ended\); it starts 'y{{300}}\.\.\.\(truncated\)'; "
+        r"no end of line within 2 s",
+        caught.value.evidence,
+    ), caught.value.evidence
+
+
+def test_C_WIRE_5_stderr_lines_are_kept_short() -> None:
+    script = "import sys; print('e' * 100000, file=sys.stderr); print('[1]', flush=True)"
+    driver = Driver([sys.executable, "-c", script])
+    with pytest.raises(DriverError, match=r"not one JSON object: '\[1\]'"):
+        driver.request({"op": "hello", "protocol": "1"})
+    driver.kill()
+    assert driver.stderr_tail() == ["e" * 500 + "...(truncated)"]
+
+
+def test_C_WIRE_5_an_advance_that_never_ends_is_stopped_at_the_firing_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # float_seconds_grid at 2**63 ns: adding 1 ns in float seconds changes nothing, so the
+    # periodic fires at one time forever; the engine stops the advance at MAX_FIRED firings.
+    assert MAX_FIRED == MAX_REPLY_BYTES // 27
+    monkeypatch.setattr(_engine, "MAX_FIRED", 50)
+    engine = Engine(PythonBackend(load_factory("backends.broken:float_seconds_grid"), "fsg"))
+    engine.handle({"op": "create", "clock": "c", "seed": "0"})
+    far = str(2**63)
+    periodic = {"op": "schedule_periodic", "clock": "c", "entry": "p", "period_ns": "1"}
+    assert engine.handle({**periodic, "phase_ns": far, "on_fire": []})["ok"] is True
+    reply = engine.handle({"op": "advance", "clock": "c", "dt_ns": str(2**63 + 10)})
+    assert reply == {
+        "ok": False,
+        "error": "internal",
+        "message": "the advance fired more than 50 callbacks, more than one reply can carry; "
+        "it was stopped (a periodic stuck at one time fires forever)",
+        "now_ns": far,
+        "next_event_ns": far,
+        "stored": "1",
+    }
+
+
+def test_C_WIRE_3_stored_without_a_size_method_counts_the_live_entries() -> None:
+    # The protocol-only backend has no heap_size(): stored is what it must hold at least.
+    engine = Engine(PythonBackend(load_factory("backends.minimal:factory"), "minimal"))
+    engine.handle({"op": "create", "clock": "c", "seed": "0"})
+    spawn = [{"do": "schedule", "delay_ns": "100"}]
+    for entry, at, on_fire in (("a", "5", spawn), ("b", "6", []), ("c", "50", [])):
+        engine.handle(
+            {"op": "schedule", "clock": "c", "entry": entry, "at_ns": at, "on_fire": on_fire}
+        )
+    periodic = {"op": "schedule_periodic", "clock": "c", "entry": "p", "period_ns": "4"}
+    assert engine.handle({**periodic, "phase_ns": "0", "on_fire": []})["stored"] == "4"
+    assert engine.handle({"op": "cancel", "clock": "c", "entry": "c"})["stored"] == "3"
+    # a and b fired once (gone), a's child a.0 is pending, p stays.
+    assert engine.handle({"op": "advance", "clock": "c", "dt_ns": "10"})["stored"] == "2"
+    assert engine.handle({"op": "cancel", "clock": "c", "entry": "p"})["stored"] == "1"
+
+
+def test_C_WIRE_5_local_driver_has_the_same_deadline_as_a_process() -> None:
+    report = _local("backends.hang:in_stdlib", clauses=["C-ADV-1"], deadline_s=1.0, vectors=False)
+    assert report.status("C-ADV-1") == "failed", report.table()
+    failed = next(t for t in report.tests["C-ADV-1"] if t.outcome == "failed")
+    assert re.search(
+        r"driver failure: the driver gave no reply within 1 s to the request "
+        r'\{"op":"advance","clock":"c","dt_ns":"[0-9]+"\}',
+        failed.message,
+    ), failed.message

@@ -20,6 +20,13 @@ as what it is (a ``float``, a ``str``), so the clock's own time-int check
 C-TIME-3 through the wire too. Times inside ``on_fire`` cannot wait for the
 firing: the engine refuses the whole request itself.
 
+Bounded (C-WIRE-5): one advance records at most :data:`MAX_FIRED` firings.
+More could not be sent anyway (each record takes at least 27 bytes of a
+reply line, whose limit is :data:`~simclock_conformance._driver.MAX_REPLY_BYTES`),
+so a backend that never ends an advance (a periodic stuck at one time fires
+forever) gets the reply ``internal`` with the count, instead of growing the
+engine's memory until its deadline, or forever without one.
+
 Order of a reply: ``ok`` first, then the op's fields, then the observation
 (``now_ns``, ``next_event_ns`` with feature ``peek``, ``stored``).
 """
@@ -38,9 +45,11 @@ import numpy as np
 from simclock import EVENTS_TOPIC, Bus, EventKind, Message
 from simclock.lowlevel import Handle
 from simclock_conformance._args import exception_text
+from simclock_conformance._driver import MAX_REPLY_BYTES
 
 __all__ = [
     "FEATURES",
+    "MAX_FIRED",
     "MAX_NS",
     "PROTOCOL",
     "Engine",
@@ -57,12 +66,18 @@ _DIGITS = re.compile(r"[0-9]+")
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]+")
 _DOMAIN = b"simclock.random_source.v1\x00"
 _NO_STATS = Handle(cancel=lambda: None).stats
+MAX_FIRED = MAX_REPLY_BYTES // len('{"entry":"a","now_ns":"0"},')
+"""The most firings one advance records; a reply holding more exceeds the reply-line limit."""
 
 Json = dict[str, Any]
 
 
 class _Halt(BaseException):
     """What a ``halt`` action raises: not an ``Exception``, so it escapes ``advance`` (C-ERR-2)."""
+
+
+class _TooManyFirings(BaseException):
+    """Raised by a callback past :data:`MAX_FIRED` firings in one advance: it stops the advance."""
 
 
 class WireCallbackError(Exception):
@@ -170,6 +185,8 @@ class _Clock:
     streams: dict[str, Callable[[int], list[int]]] = field(default_factory=dict)
     fired: list[Json] = field(default_factory=list)
     halted: tuple[str, int] | None = None
+    live: set[str] = field(default_factory=set)
+    """Entries scheduled and neither cancelled nor fired once: ``stored`` without a size method."""
 
 
 class PythonBackend:
@@ -294,7 +311,9 @@ class Engine:
             peek = clock.next_event_ns()
             reply["next_event_ns"] = None if peek is None else str(peek)
         size = getattr(clock, "heap_size", None) or getattr(clock, "pending_count", None)
-        reply["stored"] = str(size() if callable(size) else len(st.handles))
+        # Without a size method the backend's own count is unknown: the live entries are
+        # what it must hold at least (C-CAN-4 is then measured in process, by memory).
+        reply["stored"] = str(size() if callable(size) else len(st.live))
         return reply
 
     def handle(self, request: object) -> Json:
@@ -370,17 +389,23 @@ class Engine:
         return entry, _check_actions(request.get("on_fire", []), "on_fire")
 
     def _register(
-        self, st: _Clock, entry: str, call: Callable[[Any], Handle], on_fire: list[Json]
+        self,
+        st: _Clock,
+        entry: str,
+        call: Callable[[Any], Handle],
+        on_fire: list[Json],
+        once: bool = False,
     ) -> Json:
-        handle = call(self._callback(st, entry, on_fire))
+        handle = call(self._callback(st, entry, on_fire, once))
         st.known.add(entry)
+        st.live.add(entry)
         st.handles[entry] = handle
         return {"ok": True}
 
     def _op_schedule(self, st: _Clock, name: str, request: Json) -> Json:
         entry, on_fire = self._new_entry(st, request)
         at = _time_arg(request.get("at_ns"))
-        return self._register(st, entry, lambda cb: st.clock.schedule(at, cb), on_fire)
+        return self._register(st, entry, lambda cb: st.clock.schedule(at, cb), on_fire, once=True)
 
     def _op_schedule_periodic(self, st: _Clock, name: str, request: Json) -> Json:
         entry, on_fire = self._new_entry(st, request)
@@ -410,6 +435,7 @@ class Engine:
         if not isinstance(entry, str) or entry not in st.known:
             raise _RefusalError("bad_request", f"no entry {entry!r}")
         st.handles[entry].cancel()
+        st.live.discard(entry)
         return {"ok": True}
 
     def _op_advance(self, st: _Clock, name: str, request: Json) -> Json:
@@ -426,6 +452,17 @@ class Engine:
 
         try:
             st.clock.advance(dt)
+        except _TooManyFirings:
+            count = len(st.fired)
+            st.fired = []
+            return {
+                "ok": False,
+                "error": "internal",
+                "message": (
+                    f"the advance fired more than {count} callbacks, more than one reply can "
+                    "carry; it was stopped (a periodic stuck at one time fires forever)"
+                ),
+            }
         except _Halt:
             entry, at = st.halted or ("", 0)
             return {
@@ -484,12 +521,18 @@ class Engine:
 
     # -- callbacks -------------------------------------------------------------
 
-    def _callback(self, st: _Clock, entry: str, actions: list[Json]) -> Callable[[], None]:
+    def _callback(
+        self, st: _Clock, entry: str, actions: list[Json], once: bool = False
+    ) -> Callable[[], None]:
         def fire() -> None:
+            if len(st.fired) >= MAX_FIRED:
+                raise _TooManyFirings(entry)
             clock = st.clock
             now = clock.now_ns()
             record: Json = {"entry": entry, "now_ns": str(now)}
             st.fired.append(record)
+            if once:
+                st.live.discard(entry)
             for action in actions:
                 do = action["do"]
                 if do == "schedule":
@@ -498,18 +541,20 @@ class Engine:
                     at = now + int(action["delay_ns"])
                     try:
                         handle = clock.schedule(
-                            at, self._callback(st, child, action.get("on_fire", []))
+                            at, self._callback(st, child, action.get("on_fire", []), once=True)
                         )
                     except ValueError:
                         record["refused"] = "ValueError"  # takes no number (C-WIRE-4)
                         continue
                     st.children[entry] = n + 1
                     st.known.add(child)
+                    st.live.add(child)
                     st.handles[child] = handle
                 elif do == "cancel":
                     target = st.handles.get(action["entry"])
                     if target is not None:
                         target.cancel()
+                        st.live.discard(action["entry"])
                 elif do == "advance":
                     try:
                         clock.advance(int(action["dt_ns"]))

@@ -14,9 +14,11 @@ from typing import Any
 from simclock_conformance._compare import first_difference, value_patterns
 from simclock_conformance._driver import (
     DEFAULT_DEADLINE_S,
+    MAX_REPLY_BYTES,
     STARTUP_S,
     Driver,
     DriverError,
+    clip,
     protocol_line,
 )
 from simclock_conformance._engine import Engine, OracleBackend
@@ -78,8 +80,8 @@ def run_case(
                 f"case {case.id}, request {k + 1} of {len(case.steps)}: "
                 f"{protocol_line(case.steps[k][0])}\n"
                 f"  first difference: {diff}\n"
-                f"  expected reply: {protocol_line(e)}\n"
-                f"  observed reply: {protocol_line(o)}"
+                f"  expected reply: {clip(protocol_line(e))}\n"
+                f"  observed reply: {clip(protocol_line(o))}"
             ), got
     return None, got
 
@@ -153,24 +155,49 @@ class LocalDriver:
     """The protocol on a Python factory in this process: ``serve`` without the pipe (C-WIRE-8).
 
     Every request and reply goes through ``json`` as on the wire, so what the
-    runner sees is exactly what ``serve`` would write.
+    runner sees is exactly what ``serve`` would write; the same bounds hold: a
+    request that takes longer than ``deadline_s`` of CPU time (the suite's
+    watchdog, C-CONF-2) or a reply longer than :data:`MAX_REPLY_BYTES` is a
+    :class:`DriverError`, and the engine is dropped as a failed driver is.
     """
 
-    def __init__(self, factory: Callable[..., Any], name: str) -> None:
+    def __init__(
+        self, factory: Callable[..., Any], name: str, deadline_s: float = DEFAULT_DEADLINE_S
+    ) -> None:
         from simclock_conformance._engine import PythonBackend
 
         self.engine = Engine(PythonBackend(factory, name))
+        self.deadline_s = deadline_s
 
     def request(self, obj: Json) -> Json:
-        reply = self.engine.handle(json.loads(protocol_line(obj)))
-        data: Json = json.loads(protocol_line(reply))
+        from simclock_conformance._watchdog import ConformanceTimeout, watchdog
+
+        line = protocol_line(obj)
+        try:
+            with watchdog(self.deadline_s, "serve"):
+                reply = protocol_line(self.engine.handle(json.loads(line)))
+        except ConformanceTimeout:
+            self.kill()
+            raise DriverError(
+                f"the driver gave no reply within {self.deadline_s:g} s to the request {line}", []
+            ) from None
+        size = len(reply.encode("utf-8"))
+        if size + 1 > MAX_REPLY_BYTES:
+            self.kill()
+            raise DriverError(
+                f"the driver's reply to the request {line} of {size} bytes exceeds the "
+                f"{MAX_REPLY_BYTES}-byte limit of a reply line; it starts "
+                f"{reply[:300] + '...(truncated)'!r}",
+                [],
+            )
+        data: Json = json.loads(reply)
         return data
 
     def stderr_tail(self) -> list[str]:
         return []
 
     def kill(self) -> None:
-        return None
+        self.engine.clocks.clear()  # a failed driver's clocks are gone, as with a process
 
     def close(self) -> None:
-        return None
+        self.engine.clocks.clear()
