@@ -118,6 +118,9 @@ RATE_PHASES = st.integers(0, 60)
 ADVANCES: st.SearchStrategy[int] = st.one_of(st.just(0), st.integers(1, 10), st.integers(11, 120))
 """Plain advances: zero, small, a little longer."""
 
+FAR_TIE_DELAYS = st.integers(1025, 1280)
+"""Ties just past a 1024-slot first level: far enough to be moved, near enough to reach."""
+
 LEAP_OFFSETS = st.integers(-1, 1)
 """A leap ends just before, at or just after the next entry."""
 
@@ -507,6 +510,27 @@ class OracleMachine(RuleBasedStateMachine):
         at = self.oracle.clock.now_ns() + self.units(delay)
         for _ in range(count):
             self._at(at, behaviour)
+
+    @rule(delay=FAR_TIE_DELAYS, count=st.integers(2, 6), behaviour=BEHAVIOURS)
+    def far_ties(self, delay: int, count: int, behaviour: Behaviour) -> None:
+        """Ties past a timer wheel's first level, reached by one advance (C-TIE-1, C-CONF-4).
+
+        A wheel moves such entries down a level when its cursor reaches their
+        slot; push order must survive the move. :meth:`burst` makes the ties
+        but leaves reaching them to later steps, which a pending short
+        periodic can keep from ever getting there within a program.
+        """
+        now = self.oracle.clock.now_ns()
+        at = now + self.units(delay)
+        for _ in range(count):
+            self._at(at, behaviour)
+        self._advance_both(at - now)
+
+    @rule(period=st.integers(1, 25))
+    def periodic_cancelling_itself(self, period: int) -> None:
+        """A periodic that cancels itself in its first firing fires once (C-CAN-2)."""
+        self._periodic(period, 0, ("cancel_self", 0))
+        self._advance_both(self.units(3 * period))
 
     @rule(target=handles, period=PERIODS, phase=PHASES, behaviour=BEHAVIOURS)
     def schedule_periodic(self, period: int, phase: int, behaviour: Behaviour) -> int:
