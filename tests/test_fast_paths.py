@@ -148,6 +148,10 @@ def test_message_encoded_must_be_bytes() -> None:
         Message("/t", 0, 0, {}, "{}")  # type: ignore[arg-type]
 
 
+def _slots(obj: object) -> dict[str, object]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}  # type: ignore[arg-type]
+
+
 _finite = st.floats(allow_nan=False, allow_infinity=False)
 _time = st.integers(0, 2**64 - 1)
 
@@ -159,7 +163,7 @@ _time = st.integers(0, 2**64 - 1)
     times=st.tuples(_time, _time, _time, _time, _time),
     values=st.lists(_finite, max_size=5).map(tuple),
 )
-def test_C_X_FP_sample_template_is_the_canonical_json(
+def test_C_X_FP_C_DEV_2_sample_template_is_the_canonical_json_and_new_sample_equal(
     device: str,
     index: int,
     episode: int,
@@ -169,10 +173,12 @@ def test_C_X_FP_sample_template_is_the_canonical_json(
     sample = Sample(device, index, episode, *times, values=values)
     expected = canonical_json(sample.to_json()).encode()
     assert sample.canonical_json(canonical_json(device)) == expected
-
-
-def _slots(obj: object) -> dict[str, object]:
-    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}  # type: ignore[arg-type]
+    # The session's sample, made by its slot stores, is the same frozen sample.
+    fast = new_sample(device, index, episode, *times, values)
+    assert type(fast) is Sample
+    assert _slots(fast) == _slots(sample) and fast == sample and hash(fast) == hash(sample)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.index = 0  # type: ignore[misc]
 
 
 @given(
@@ -191,28 +197,6 @@ def test_C_BUS_1_checked_message_equals_the_checked_constructor(
     assert _slots(fast) == _slots(slow) and fast == slow  # a dict payload has no hash
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.stamp_ns = 0  # type: ignore[misc]
-
-
-@given(
-    device=st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True),
-    index=st.integers(0, 10**9),
-    episode=st.integers(0, 99),
-    times=st.tuples(_time, _time, _time, _time, _time),
-    values=st.lists(_finite, max_size=4).map(tuple),
-)
-def test_C_DEV_2_new_sample_equals_the_constructor(
-    device: str,
-    index: int,
-    episode: int,
-    times: tuple[int, int, int, int, int],
-    values: tuple[float, ...],
-) -> None:
-    fast = new_sample(device, index, episode, *times, values)
-    slow = Sample(device, index, episode, *times, values=values)
-    assert type(fast) is Sample
-    assert _slots(fast) == _slots(slow) and fast == slow and hash(fast) == hash(slow)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.index = 0  # type: ignore[misc]
 
 
 def test_C_BUS_1_publish_checks_a_foreign_clocks_now_before_taking_a_sequence() -> None:

@@ -269,30 +269,6 @@ class Sample:
 
 
 _new_object = object.__new__
-(
-    _set_device,
-    _set_index,
-    _set_episode,
-    _set_episode_start,
-    _set_nominal,
-    _set_acquisition,
-    _set_requested,
-    _set_delivery,
-    _set_values,
-) = (
-    Sample.__dict__[name].__set__
-    for name in (
-        "device",
-        "index",
-        "episode",
-        "episode_start_ns",
-        "nominal_acquisition_ns",
-        "acquisition_ns",
-        "requested_delivery_ns",
-        "delivery_ns",
-        "values",
-    )
-)
 
 
 def new_sample(
@@ -340,4 +316,19 @@ _JSON_KEYS = (
     "requested_delivery_ns",
     "delivery_ns",
     "values",
+)
+
+(
+    _set_device,
+    _set_index,
+    _set_episode,
+    _set_episode_start,
+    _set_nominal,
+    _set_acquisition,
+    _set_requested,
+    _set_delivery,
+    _set_values,
+) = (
+    Sample.__dict__[name].__set__
+    for name in _JSON_KEYS  # the fields, in their order
 )
