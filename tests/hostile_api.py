@@ -1840,6 +1840,8 @@ NOT_CALLED: dict[str, str] = {
     "simclock_conformance.Rig": "result record (make_rig is driven)",
     # a pytest test class: its methods are the suite itself
     "simclock_conformance.ClockConformance": "pytest suite class (tests/test_conformance_*.py)",
+    # a Hypothesis state machine: its rules are driven by Hypothesis, never by hand
+    "simclock_conformance.OracleMachine": "state machine class (tests/test_state_machine.py)",
     # reached through an instance, never built by users (its log is private)
     "simclock.ReplayRandomSource": "made by ReplayClock.random_source(); methods driven",
 }

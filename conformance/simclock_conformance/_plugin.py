@@ -293,6 +293,19 @@ class ResultCollector:
         with self._limit(item):
             return (yield)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Drop Hypothesis's failing examples of a suite test before its teardown report.
+
+        From them Hypothesis would write a patch adding ``@example`` lines to the
+        suite's own source (in the user's ``.hypothesis/patches``), which no
+        backend author can apply; and building it from the clause mixins failed
+        inside Hypothesis's report hook, turning a backend's failed clause into
+        an internal error of the whole run.
+        """
+        if item.nodeid in self.groups and getattr(item, "_hypothesis_failing_examples", None):
+            item._hypothesis_failing_examples = None  # type: ignore[attr-defined]
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
