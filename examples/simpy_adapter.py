@@ -166,20 +166,30 @@ _INIT = (
 )
 
 WHY: dict[str, str] = {
+    "C-TIME-2": f"in its program, the periodic's firing at an advance's target waits: {_UNTIL}",
+    "C-TIME-3": f"in its program, the periodics' firings at the last target wait: {_UNTIL}",
     "C-TIME-4": f"times stay exact ints, but {_UNTIL}, so entries at an advance's target wait",
     "C-ADV-1": f"{_UNTIL}; `until` must be > now, so `advance(0)` fires nothing",
     "C-ADV-3": f"entries a callback pushes at the target wait: {_UNTIL}",
     "C-ADV-4": _REENTRANT,
     "C-SCH-1": "an entry at `now` fires only on a later, positive advance (`until` > now)",
     "C-TIE-1": f"{_INIT}; and {_UNTIL}",
+    "C-PER-1": f"a grid point at `now` waits for a positive advance: {_UNTIL}",
     "C-PER-2": f"the firings at each advance's target wait: {_UNTIL}",
     "C-PER-3": f"the firing at the last target waits: {_UNTIL}",
     "C-CAN-3": f"the entry at the target had not fired yet: {_UNTIL}",
     "C-CAN-4": _NO_CANCEL,
     "C-ERR-2": f"{_PROCESS_DIES}; entries still due at that instant need a positive advance",
+    "C-RNG-2": (
+        f"the streams are stable, but in its program a periodic's firing at the target "
+        f"waits: {_UNTIL}"
+    ),
     "C-BUS-1": f"the failure event at the target is published one advance late: {_UNTIL}",
     "C-BUS-3": f"a message stamped at the target is delivered one advance late: {_UNTIL}",
     "C-X-PEEK": _PEEK,
+    "C-X-STATS": (
+        f"the counts are kept, but in its program the firing at the target waits: {_UNTIL}"
+    ),
     "SM-ORACLE": "the differences above, found by the state machine",
 }
 """Clause -> why SimPy (``advance`` = ``env.run(until=...)``) does not keep it."""

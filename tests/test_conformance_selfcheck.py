@@ -85,17 +85,34 @@ FAR_TIME_TESTS = [
     "test_C_TIME_4_exact_up_to_2_64_minus_1",
     "test_C_TIME_4_beyond_2_64_exact_or_refused",
     "test_C_TIME_4_random_far_times_fire_exactly",
+    "test_C_TIME_4_program[time-4/exact-up-to-2-64-minus-1]",
+    "test_C_TIME_4_program[time-4/beyond-2-64-exact-or-refused]",
+    "test_C_TIME_4_program[time-4/advance-zero-at-far-instants]",
+    "test_C_TIME_4_program[time-4/advance-beyond-refused-or-exact]",
     "test_C_TIE_1_far_ties_reached_by_long_advances",
+    "test_C_TIE_1_program[tie-1/far-ties]",
     "test_C_PER_1_grid_is_exact_for_large_values",
+    "test_C_PER_1_program[per-1/large-grid]",
     "test_C_PER_3_no_drift_over_many_firings",
+    "test_C_PER_3_program[per-3/no-drift]",
     "test_C_DET_1_same_seed_same_run_in_process",
     "test_C_DET_1_same_run_across_processes_and_hash_seeds",
     "test_C_RNG_2_children_stable_across_processes",
     "test_C_RNG_6_global_random_state_untouched",
     "test_C_X_PEEK_exact_for_far_entries",
+    "test_C_X_PEEK_program[x-peek/exact-far]",
     "test_SM_ORACLE_backend_agrees_with_reference_clock",
 ]
-"""The suite's tests whose programs span more than a horizon of 2**16 ns (C-CONF-4)."""
+"""The suite's tests whose programs span more than a horizon of 2**16 ns (C-CONF-4).
+
+A backend with ``schedule_rate`` also has the two C-X-RATE programs, which advance 1 s
+(:data:`RATE_PROGRAMS`); the program tests are not run past a horizon, the others run
+within it from far starts."""
+
+RATE_PROGRAMS = [
+    "test_C_X_RATE_program[x-rate/exact-ceil-grid]",
+    "test_C_X_RATE_program[x-rate/bad-rates]",
+]
 
 # Shown in units of their step (backends.clocks.GridUnits), these have no schedule_rate;
 # ReplayClock has none either. GridClock's own rates are checked by grid_1.
@@ -124,14 +141,20 @@ def test_C_CONF_4_a_declared_horizon_runs_every_test_and_says_incomplete(
         False,
         [],
     )
-    # Nothing skipped: every far-time test ran, within the horizon, and says so.
-    assert r["limited"] == FAR_TIME_TESTS
-    assert len(r["incomplete"]) == len(FAR_TIME_TESTS)
+    # Nothing skipped: every far-time test ran, within the horizon, and says so; a
+    # far program is not run and says so.
+    expected = FAR_TIME_TESTS if name == "mujoco_1ms" else [
+        *FAR_TIME_TESTS[:-1], *RATE_PROGRAMS, FAR_TIME_TESTS[-1]
+    ]  # fmt: skip
+    assert r["limited"] == expected
+    assert len(r["incomplete"]) == len(expected)
     for line in r["incomplete"]:
         assert re.fullmatch(
             r"test_\w+ \(limited: .* spans \d+ ns, beyond the backend's declared horizon of "
             r"65536 ns; it ran within the horizon from far starts \(advances longer than the "
-            r"horizon were not exercised, C-CONF-4\)\)",
+            r"horizon were not exercised, C-CONF-4\)\)"
+            r"|test_\w+\[[\w/-]+\] \(limited: program [\w/-]+ advances to \d+ ns, beyond the "
+            r"backend's declared horizon of 65536 ns; it was not run \(C-CONF-4\)\)",
             line,
         ), line
     assert r["not_applicable"] == (["C-X-RATE"] if name == "mujoco_1ms" else [])
@@ -146,7 +169,7 @@ def test_C_CONF_4_a_horizon_hides_no_far_magnitude_defect(
     assert r["failed"] == results["float64_times"]["failed"]
     assert "C-TIME-4" in r["failed"]
     # Its reduced tests say so too: every test it passed within the horizon is limited.
-    assert r["limited"] and set(r["limited"]) <= set(FAR_TIME_TESTS)
+    assert r["limited"] and set(r["limited"]) <= {*FAR_TIME_TESTS, *RATE_PROGRAMS}
     # Exactly the backends declaring a horizon report limited tests, and no other.
     assert sorted(n for n, res in results.items() if res["limited"]) == sorted(
         [*LIMITED, "mujoco_1ms"]

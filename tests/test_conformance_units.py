@@ -30,7 +30,7 @@ from simclock_conformance._reach import Every, Push, Reach, reach_of
 from simclock_conformance._report import falsifying_program
 
 
-def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() -> None:
+def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_stats_is_registered() -> None:
     section_1 = [
         "C-TIME-1", "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-2", "C-ADV-3", "C-ADV-4",
         "C-ADV-5", "C-SCH-1", "C-SCH-2", "C-TIE-1", "C-PER-1", "C-PER-2", "C-PER-3",
@@ -39,7 +39,8 @@ def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_is_registered() ->
     ]  # fmt: skip
     section_2 = [f"C-RNG-{i}" for i in range(1, 7)]
     section_3 = [f"C-BUS-{i}" for i in range(1, 5)]
-    expected = [*section_1, *section_2, *section_3, "C-X-PEEK", "C-X-RATE", "SM-ORACLE"]
+    extensions = ["C-X-PEEK", "C-X-RATE", "C-X-STATS"]
+    expected = [*section_1, *section_2, *section_3, *extensions, "SM-ORACLE"]
     assert list(CLAUSES)[: len(expected)] == expected
 
 
@@ -58,6 +59,24 @@ def test_every_registered_clause_has_a_test_in_the_suite() -> None:
     programs = {clause for case in CASES for clause in case.clauses}
     assert [c for c in WIRE_ONLY if c not in programs and c != "C-WIRE-7"] == []
     assert set(WIRE_ONLY) <= set(WIRE_CLAUSES)
+
+
+def test_C_WIRE_8_every_wire_clause_program_also_runs_in_process() -> None:
+    from simclock_conformance import ClockConformance
+    from simclock_conformance._programs import CASES
+    from simclock_conformance._suite_programs import PROGRAM_CLAUSES
+    from simclock_conformance._wire_run import WIRE_CLAUSES
+
+    # Every clause a driver is checked on by programs, but the wire-only ones, has
+    # a program test in the in-process suite, one parameter per program.
+    programs = [c for c in WIRE_CLAUSES if any(c in k.clauses for k in CASES)]
+    assert [c for c in programs if c not in WIRE_ONLY] == [*PROGRAM_CLAUSES[:8], "C-ADV-5",
+                                                           *PROGRAM_CLAUSES[8:]]  # fmt: skip
+    for clause in PROGRAM_CLAUSES:
+        test = getattr(ClockConformance, f"test_{clause.replace('-', '_')}_program")
+        (mark,) = test.pytestmark
+        assert list(mark.args[1]) == [k.id for k in CASES if clause in k.clauses]
+    assert callable(ClockConformance.test_C_ADV_5_program_splits)
 
 
 def test_clause_of_test_uses_the_whole_id() -> None:

@@ -118,6 +118,7 @@ def test_C_CONF_1_a_correct_lambda_factory_runs_the_cross_process_tests(
     assert [(t["name"], t["outcome"]) for t in det["tests"]] == [
         ("test_C_DET_1_same_seed_same_run_in_process", "passed"),
         ("test_C_DET_1_same_run_across_processes_and_hash_seeds", "passed"),
+        ("test_C_DET_1_program[det-1/same-seed-same-run]", "passed"),
     ]
 
 
@@ -303,5 +304,19 @@ def test_C_CONF_3_the_message_is_the_same_in_the_text_and_json_reports(tmp_path:
     )
     report = json.loads(out.read_text())
     (row,) = [r for r in report["clauses"] if r["id"] == "C-TIME-3"]
-    assert [t["message"] for t in row["tests"] if t["outcome"] == "failed"] == [expected]
-    assert f"  {expected}\n" in proc.stdout
+    failed = [t for t in row["tests"] if t["outcome"] == "failed"]
+    assert [t["name"] for t in failed] == [
+        "test_C_TIME_3_negative_refused_numpy_ints_accepted",
+        "test_C_TIME_3_program[time-3/wire-numbers-refused]",
+    ]
+    assert failed[0]["message"] == expected
+    # The program test's message names the request and both replies, and its program is
+    # the protocol lines to paste into a driver (the same text as a driver run shows).
+    program = failed[1]["message"]
+    assert program.startswith(
+        "C-TIME-3: case time-3/wire-numbers-refused, request 43 of 44: "
+        '{"op":"advance","clock":"c","dt_ns":"100"}\n  first difference: fired['
+    ), program
+    assert failed[1]["program"].splitlines()[0] == '{"op":"create","clock":"c","seed":"0"}'
+    for message in (expected, program):
+        assert "".join(f"  {line}\n" for line in message.splitlines()) in proc.stdout

@@ -91,6 +91,7 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
     ("C-BUS-4", "§3", "a raising subscriber does not stop the others and is reported"),
     ("C-X-PEEK", "§15", "next_event_ns() is the earliest live entry or None"),
     ("C-X-RATE", "§15", "schedule_rate fires at phase + ceil(k*1e9/rate), exactly"),
+    ("C-X-STATS", "§15", "periodic schedules report fired, skipped and overrun counts"),
     (
         ORACLE_CLAUSE,
         "§14",
@@ -160,12 +161,11 @@ def register_clauses(
 
 register_clauses(_BUILTIN)
 
-WIRE_ONLY = ("C-X-STATS", "C-X-BITS", "C-WIRE-2", "C-WIRE-7")
+WIRE_ONLY = ("C-X-BITS", "C-WIRE-2", "C-WIRE-7")
 """Clauses only a driver run reports (SPEC §18); an in-process report leaves them out."""
 
 register_clauses(
     [
-        ("C-X-STATS", "§15", "periodic schedules report fired, skipped and overrun counts"),
         ("C-X-BITS", "§18", "draw returns simclock's raw PCG64 streams, bit for bit"),
         ("C-WIRE-2", "§18", "every protocol integer is a string of digits; others refused"),
         ("C-WIRE-7", "§18", "the golden vectors replay with the recorded replies"),

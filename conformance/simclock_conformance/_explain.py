@@ -21,7 +21,7 @@ from simclock_conformance._watchdog import (
     is_suite_file,
 )
 
-__all__ = ["explain"]
+__all__ = ["PROTOCOL_NOTE", "explain"]
 
 
 def _program(notes: list[str]) -> str:
@@ -37,6 +37,18 @@ def _program(notes: list[str]) -> str:
             if inside and line.strip() == "state.teardown()":
                 inside = False
     return "\n".join(lines)
+
+
+PROTOCOL_NOTE = "protocol program:\n"
+"""How a program test's note starts: the rest is the program as protocol lines (C-WIRE-4)."""
+
+
+def _protocol(notes: list[str]) -> str:
+    """The protocol lines a clause program test attached to its failure, or ``""``."""
+    for note in notes:
+        if note.startswith(PROTOCOL_NOTE):
+            return note.removeprefix(PROTOCOL_NOTE)
+    return ""
 
 
 def _inputs(notes: list[str]) -> str:
@@ -103,7 +115,7 @@ def _one(exc: BaseException, clause: str) -> dict[str, str]:
     inputs = _inputs(notes)
     return {
         "message": text + (f"\n{inputs}" if inputs else ""),
-        "program": _program(notes),
+        "program": _program(notes) or _protocol(notes),
         "root": _root(exc),
     }
 

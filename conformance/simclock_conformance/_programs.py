@@ -210,6 +210,12 @@ def _cases() -> list[Case]:
     p = P("time-4/beyond-2-64-exact-or-refused", ["C-TIME-4"]).create().adv(MAX - 2).at("max", MAX)
     p.adv(2).at("beyond", MAX + 1, accept=["ValueError"]).adv(1).adv(0)
     add(p.drop())
+    p = P("time-4/advance-zero-at-far-instants", ["C-TIME-4"]).create()
+    now = 0
+    for t in (2**53 + 1, 2**63 + 1, MAX):
+        p.adv(t - now).at(f"now{t}", t).at(f"tie{t}", t).adv(0)
+        now = t
+    add(p.drop())
     add(
         P("time-4/advance-beyond-refused-or-exact", ["C-TIME-4"])
         .create()
@@ -245,6 +251,8 @@ def _cases() -> list[Case]:
         .drop()
     )
     p = P("adv-3/pushed-by-callbacks", ["C-ADV-3"]).create()
+    add(p.at("s", 2, sched(0), sched(3), sched(8), sched(9)).adv(10).adv(1).drop())
+    p = P("adv-3/pushed-beside-a-later-periodic", ["C-ADV-3"]).create().adv(1).every("p", 3)
     add(p.at("s", 2, sched(0), sched(3), sched(8), sched(9)).adv(10).adv(1).drop())
     p = P("adv-4/nested-refused", ["C-ADV-4"]).create()
     add(p.at("n", 2, nested(5), nested(0)).at("same", 2).at("next", 3).adv(4).drop())
@@ -346,6 +354,14 @@ def _cases() -> list[Case]:
         .adv(100)
         .drop()
     )
+    add(
+        P("can-2/periodic-cancels-itself-at-first-firing", ["C-CAN-2"])
+        .create()
+        .every("self", 3, 2, cancel("self"))
+        .at("after", 9)
+        .adv(20)
+        .drop()
+    )
     p = (
         P("can-2/same-instant-and-between", ["C-CAN-2"])
         .create()
@@ -400,6 +416,18 @@ def _cases() -> list[Case]:
         .drop()
     )
 
+    add(
+        P("err-2/halting-periodic-rearmed", ["C-ERR-2"])
+        .create()
+        .every("t", 5, 1, HALT)
+        .at("same", 6)
+        .adv(20)
+        .adv(20)
+        .adv(0)
+        .adv(20)
+        .drop()
+    )
+
     p = P("det-1/same-seed-same-run", ["C-DET-1"]).create(11).every("p", 7, 0, sched(3, fail("x")))
     p.at("a", 10, HALT).at("b", 10).draw(["noise"], 4).adv(30).adv(30).draw(["noise"], 2).draw(
         [], 2
@@ -416,6 +444,12 @@ def _cases() -> list[Case]:
     add(p.case)
     p = P("rng-2/children-stable", ["C-RNG-2"]).create(3).create(3, clock="d")
     p.draw(["x"], 4).draw(["x"], 4, clock="d").draw(["y"], 4).draw([], 4)
+    p._add({"op": "drop", "clock": "d"})
+    add(p.drop())
+    p = P("rng-2/children-stable-beside-callbacks", ["C-RNG-2"]).create(3).create(3, clock="d")
+    p.at("f", 1, fail("x"), sched(1)).every("p", 2, 0, sched(1)).adv(6).draw(["x"], 4)
+    p.draw(["x"], 4, clock="d").at("g", 7, fail("y"), clock="d").adv(9, clock="d")
+    p.draw(["x", "y"], 3).draw(["x/y"], 3, clock="d")
     p._add({"op": "drop", "clock": "d"})
     add(p.drop())
     p = (

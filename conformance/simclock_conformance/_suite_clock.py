@@ -1,13 +1,15 @@
-"""Conformance tests of SPEC §1-§3, C-X-PEEK and C-X-RATE for any SimClock backend.
+"""Conformance tests of SPEC §1-§3, C-X-PEEK, C-X-RATE and C-X-STATS for any SimClock backend.
 
 Every test is named ``test_<CLAUSE>_...`` (C-TIE-1 -> ``test_C_TIE_1_...``) and
 talks to the backend only through the public protocols. The tests live in one
 mixin per clause family (``_suite_time``, ``_suite_schedule``, ``_suite_cancel``,
 ``_suite_errors``, ``_suite_det``, ``_suite_bus``, ``_suite_ext``,
-``_suite_machine``); :class:`ClockConformance` composes them with the fixtures
-they use. Subclass it and override the ``clock_factory`` fixture to run the
-suite on your backend from your own tests; ``TestClockBackend`` is what the
-pytest plugin and ``python -m simclock_conformance`` collect.
+``_suite_machine``, and ``_suite_programs``: the wire profile's clause
+programs, run in process as ``serve`` runs them); :class:`ClockConformance`
+composes them with the fixtures they use. Subclass it and override the
+``clock_factory`` fixture to run the suite on your backend from your own tests;
+``TestClockBackend`` is what the pytest plugin and ``python -m
+simclock_conformance`` collect.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from simclock_conformance._suite_det import DeterminismClauses
 from simclock_conformance._suite_errors import ErrorClauses
 from simclock_conformance._suite_ext import ExtensionClauses
 from simclock_conformance._suite_machine import MachineClauses
+from simclock_conformance._suite_programs import ProgramClauses
 from simclock_conformance._suite_schedule import ScheduleClauses
 from simclock_conformance._suite_support import hypothesis_settings
 from simclock_conformance._suite_time import TimeClauses
@@ -34,6 +37,7 @@ __all__ = ["ClockConformance", "TestClockBackend", "hypothesis_settings"]
 
 
 class ClockConformance(
+    ProgramClauses,
     MachineClauses,
     ExtensionClauses,
     BusClauses,

@@ -300,3 +300,18 @@ def replay_outcome(session: Session, expected_failures: Sequence[str] = ()) -> O
         f"first {failed[first]}",
         program=program,
     )
+
+
+def write(directory: Path = VECTORS_DIR) -> list[str]:
+    """Rewrite the generated vector files in ``directory``; the names of those that changed."""
+    changed = []
+    for name, text in generate(directory).items():
+        path = directory / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(name)
+    return changed
+
+
+if __name__ == "__main__":
+    print("rewritten:", ", ".join(write()) or "nothing (the vectors were current)")

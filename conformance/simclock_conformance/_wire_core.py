@@ -24,12 +24,29 @@ from simclock_conformance._driver import (
 from simclock_conformance._engine import Engine, OracleBackend
 from simclock_conformance._programs import Case
 
-__all__ = ["LocalDriver", "Session", "expected_replies", "program_text", "run_case"]
+__all__ = [
+    "SELF_COMPARED",
+    "SPLIT",
+    "LocalDriver",
+    "Session",
+    "expected_replies",
+    "program_text",
+    "replies_difference",
+    "run_case",
+    "run_program",
+    "split_difference",
+]
 
 Json = dict[str, Any]
 Send = Callable[[Json], Json]
 _RNG = ("C-RNG-1", "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-DET-1")
 DEADLINE_S = DEFAULT_DEADLINE_S
+
+SELF_COMPARED = frozenset({"C-DET-1"})
+"""Clauses about a run against itself: their cases compare runs, not the oracle's replies."""
+SPLIT = "C-ADV-5"
+"""A relation between runs: its cases (one program, advanced in different steps) must fire
+the same, in order and with the same times, as each other."""
 
 _EXPECTED: dict[str, list[Json]] = {}
 
@@ -84,6 +101,96 @@ def run_case(
                 f"  observed reply: {clip(protocol_line(o))}"
             ), got
     return None, got
+
+
+def run_program(
+    send: Send, case: Case, features: Sequence[str], splits: dict[str, list[Json]]
+) -> tuple[str | None, list[Json]]:
+    """Run ``case`` through ``send`` as its clauses ask; ``(problem or None, replies)``.
+
+    The one runner of a clause program, on a driver and in process (C-WIRE-4,
+    C-WIRE-8). Each difference counts against the clause it is about: a wrong
+    ``next_event_ns`` fails C-X-PEEK, not every case that happens to observe it;
+    a determinism case (C-DET-1) compares the run with itself, answered ``ok``
+    as the oracle's; a split case (C-ADV-5) compares its firings with those of
+    the first split case run (kept in ``splits``). :class:`DriverError`
+    propagates: the caller owns the process.
+    """
+    if "C-X-PEEK" not in case.clauses:
+        features = tuple(f for f in features if f != "peek")
+    if SELF_COMPARED.issuperset(case.clauses):
+        replies = [send(r) for r in case.requests]
+        again = [send(r) for r in case.requests]
+        problem = _refused(case, replies) or replies_difference(
+            case, again, replies, features, "the same backend, run again,"
+        )
+        return problem, replies
+    if case.clauses == [SPLIT]:
+        replies = [send(r) for r in case.requests]
+        return _refused(case, replies) or split_difference(case, replies, splits), replies
+    return run_case(send, case, features)
+
+
+def _fired_trace(case: Case, replies: list[Json]) -> list[Json]:
+    """Every firing and failure of the advances of ``case``, in order (C-ADV-5)."""
+    fired: list[Json] = []
+    failures: list[Json] = []
+    for request, reply in zip(case.requests, replies, strict=True):
+        if request.get("op") == "advance":
+            fired.extend({"fired": f} for f in reply.get("fired", []) or [])
+            failures.extend({"failure": f} for f in reply.get("failures", []) or [])
+    return fired + failures
+
+
+def split_difference(case: Case, replies: list[Json], splits: dict[str, list[Json]]) -> str | None:
+    """C-ADV-5: the same program in other steps fires what the first split case fired."""
+    trace = _fired_trace(case, replies)
+    if not splits:
+        splits[case.id] = trace
+        return None
+    (first_id, first), *_ = splits.items()
+    for k, (mine, theirs) in enumerate(zip(trace, first, strict=False)):
+        if mine != theirs:
+            return (
+                f"case {case.id}: advanced in other steps than case {first_id}, the program "
+                f"fired otherwise: item {k} of the firings is {clip(repr(mine))} here, "
+                f"{clip(repr(theirs))} there"
+            )
+    if len(trace) != len(first):
+        return (
+            f"case {case.id}: advanced in other steps than case {first_id}, the program fired "
+            f"{len(trace)} callbacks here, {len(first)} there"
+        )
+    return None
+
+
+def _refused(case: Case, replies: list[Json]) -> str | None:
+    """The first request a self-compared run answered ``ok`` otherwise than the oracle did."""
+    for k, (got, want) in enumerate(zip(replies, expected_replies(case), strict=True)):
+        if got.get("ok") != want.get("ok"):
+            return (
+                f"case {case.id}, request {k + 1} of {len(case.requests)}: "
+                f"{protocol_line(case.requests[k])}\n  first difference: ok: expected "
+                f"{want.get('ok')!r}, observed {got.get('ok')!r}\n"
+                f"  expected reply: {clip(protocol_line(want))}\n"
+                f"  observed reply: {clip(protocol_line(got))}"
+            )
+    return None
+
+
+def replies_difference(
+    case: Case, replies: list[Json], first: list[Json], features: Sequence[str], who: str
+) -> str | None:
+    """How ``replies`` differ from the ``first`` run's replies to ``case`` (``who`` answered)."""
+    for k, (a, b) in enumerate(zip(replies, first, strict=True)):
+        diff = first_difference(a, b, features)
+        if diff:
+            return (
+                f"case {case.id}: {who} answered request {k + 1} "
+                f"{protocol_line(case.requests[k])} differently: {diff} (first run: "
+                f"{clip(protocol_line(b))}; second: {clip(protocol_line(a))})"
+            )
+    return None
 
 
 class Session:

@@ -20,12 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from simclock_conformance._clauses import CLAUSES
-from simclock_conformance._compare import first_difference
 from simclock_conformance._driver import (
     DEFAULT_DEADLINE_S,
     DriverError,
-    clip,
-    protocol_line,
 )
 from simclock_conformance._engine import MAX_NS
 from simclock_conformance._programs import CASES, Case
@@ -34,9 +31,9 @@ from simclock_conformance._vectors import replay_outcome
 from simclock_conformance._wire_core import (
     LocalDriver,
     Session,
-    expected_replies,
     program_text,
-    run_case,
+    replies_difference,
+    run_program,
 )
 from simclock_conformance._wire_machine import run_wire_machine
 
@@ -67,11 +64,6 @@ WIRE_CLAUSES = (
 """The clauses a driver is checked on (C-WIRE-6), in report order."""
 
 _CROSS_PROCESS = ("C-DET-1", "C-RNG-2")
-_SELF_COMPARED = frozenset({"C-DET-1"})
-"""Clauses about a run against itself: their cases compare runs, not the oracle's replies."""
-_SPLIT = "C-ADV-5"
-"""A relation between runs: its cases (one program, advanced in different steps) must fire
-the same, in order and with the same times, as each other."""
 
 Json = dict[str, Any]
 
@@ -144,25 +136,8 @@ def _run_one(
                 report.add(clause, Outcome(case.id, NOT_APPLICABLE, message=why))
         return
     program = program_text(case.requests)
-    # Each difference counts against the clause it is about, as in process: a wrong
-    # next_event_ns fails C-X-PEEK (its own cases, the state machine, the vectors),
-    # not every case that happens to observe it; a determinism case (C-DET-1)
-    # compares the run with itself, in the same driver and in a second process.
-    features = session.features
-    if "C-X-PEEK" not in case.clauses:
-        features = tuple(f for f in features if f != "peek")
     try:
-        if _SELF_COMPARED.issuperset(case.clauses):
-            replies = [session.send(r) for r in case.requests]
-            again = [session.send(r) for r in case.requests]
-            problem = _refused(case, replies) or _differ(
-                case, again, replies, features, "the same driver, run again,"
-            )
-        elif case.clauses == [_SPLIT]:
-            replies = [session.send(r) for r in case.requests]
-            problem = _refused(case, replies) or _split_difference(case, replies, splits)
-        else:
-            problem, replies = run_case(session.send, case, features)
+        problem, replies = run_program(session.send, case, session.features, splits)
         session.drain()
         if problem is None and any(c in _CROSS_PROCESS for c in case.clauses):
             problem = _second_process(session, case, replies)
@@ -188,68 +163,7 @@ def _second_process(session: Session, case: Case, first: list[Json]) -> str | No
         replies = [other.request(r) for r in case.requests]
     finally:
         other.close()
-    return _differ(case, replies, first, session.features, "a second driver process")
-
-
-def _fired_trace(case: Case, replies: list[Json]) -> list[Json]:
-    """Every firing and failure of the advances of ``case``, in order (C-ADV-5)."""
-    fired: list[Json] = []
-    failures: list[Json] = []
-    for request, reply in zip(case.requests, replies, strict=True):
-        if request.get("op") == "advance":
-            fired.extend({"fired": f} for f in reply.get("fired", []) or [])
-            failures.extend({"failure": f} for f in reply.get("failures", []) or [])
-    return fired + failures
-
-
-def _split_difference(case: Case, replies: list[Json], splits: dict[str, list[Json]]) -> str | None:
-    """C-ADV-5: the same program in other steps fires what the first split case fired."""
-    trace = _fired_trace(case, replies)
-    if not splits:
-        splits[case.id] = trace
-        return None
-    (first_id, first), *_ = splits.items()
-    for k, (mine, theirs) in enumerate(zip(trace, first, strict=False)):
-        if mine != theirs:
-            return (
-                f"case {case.id}: advanced in other steps than case {first_id}, the program "
-                f"fired otherwise: item {k} of the firings is {clip(repr(mine))} here, "
-                f"{clip(repr(theirs))} there"
-            )
-    if len(trace) != len(first):
-        return (
-            f"case {case.id}: advanced in other steps than case {first_id}, the program fired "
-            f"{len(trace)} callbacks here, {len(first)} there"
-        )
-    return None
-
-
-def _refused(case: Case, replies: list[Json]) -> str | None:
-    """The first request a self-compared run answered ``ok`` otherwise than the oracle did."""
-    for k, (got, want) in enumerate(zip(replies, expected_replies(case), strict=True)):
-        if got.get("ok") != want.get("ok"):
-            return (
-                f"case {case.id}, request {k + 1} of {len(case.requests)}: "
-                f"{protocol_line(case.requests[k])}\n  first difference: ok: expected "
-                f"{want.get('ok')!r}, observed {got.get('ok')!r}\n"
-                f"  expected reply: {clip(protocol_line(want))}\n"
-                f"  observed reply: {clip(protocol_line(got))}"
-            )
-    return None
-
-
-def _differ(
-    case: Case, replies: list[Json], first: list[Json], features: Sequence[str], who: str
-) -> str | None:
-    for k, (a, b) in enumerate(zip(replies, first, strict=True)):
-        diff = first_difference(a, b, features)
-        if diff:
-            return (
-                f"case {case.id}: {who} answered request {k + 1} "
-                f"{protocol_line(case.requests[k])} differently: {diff} (first run: "
-                f"{clip(protocol_line(b))}; second: {clip(protocol_line(a))})"
-            )
-    return None
+    return replies_difference(case, replies, first, session.features, "a second driver process")
 
 
 def _run_machine(session: Session, profile: str) -> Outcome:
