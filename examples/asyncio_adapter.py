@@ -220,6 +220,8 @@ _FLOAT = (
 )
 
 WHY: dict[str, str] = {
+    "C-TIME-2": f"`now_ns()` never decreases, but in its program {_SKEW}: an entry 1 ns "
+    "past the target fires in the advance",
     "C-TIME-3": f"numpy-int times are accepted, but {_SKEW_WHY}",
     "C-TIME-4": f"{_FLOAT}; a clock started at 2**64 - 3 ns reads 2**64",
     "C-ADV-1": "entries due together fire in the timer heap's order, not push order "
@@ -232,11 +234,13 @@ WHY: dict[str, str] = {
     "push order for equal times; the far ties hang as in C-TIME-4",
     "C-PER-1": f"{_SKEW}: grid points fire off their time",
     "C-PER-2": f"{_SKEW}: a periodic's next firing comes off its time",
+    "C-CAN-1": f"cancel never raises, but in its program {_SKEW}",
     "C-CAN-2": f"{_SKEW}, on the wrong side of the callback that cancels it",
     "C-CAN-4": "cancelled `TimerHandle`s stay in the heap until the loop runs an iteration "
     "(`_run_once` drops them): schedule/cancel churn between advances grows memory",
     "C-ERR-1": f"{_SKEW}, so the trace and the failure times differ",
     "C-ERR-2": f"{_SKEW}: `now_ns()` after the exception is 1 ns before the entry's time",
+    "C-RNG-2": f"the streams are stable, but in its program {_SKEW}",
     "C-BUS-3": "a message stamped at an instant and the callbacks there fire in the timer "
     "heap's order, not push order",
     "SM-ORACLE": "the differences above (nanosecond skew, ties, float times), found by the "

@@ -205,11 +205,16 @@ def factory(seed: int, bus: Bus) -> TrioClock:
 _TIES = "trio's tie order (C-TIE-1); fails on the runs where it is not push order"
 
 WHY: dict[str, str] = {
+    "C-TIME-2": f"`now_ns()` never decreases, but the program's entries at one instant follow "
+    f"{_TIES}",
     "C-TIME-3": f"numpy-int times are accepted, but two entries at one instant follow {_TIES}",
     "C-TIME-4": "trio's time is float seconds: past 2**53 ns (104 days) neighbouring "
     "nanoseconds share one float, so entries at 2**53 + 1 and beyond fire at a neighbouring "
     "time and `now_ns()` ends beside the target",
     "C-ADV-1": f"the entries due at one instant follow {_TIES}",
+    "C-ADV-3": f"the entries a callback pushes at its own instant follow {_TIES}",
+    "C-ADV-4": f"the nested advance is refused, but the program's entries at one instant "
+    f"follow {_TIES}",
     "C-ADV-5": f"one advance or two fire the same entries, but their ties follow {_TIES}",
     "C-TIE-1": "tasks whose deadlines expire together are woken in the order of `id()` of "
     "their cancel scopes (an address), and each batch of woken tasks runs forwards or "
@@ -220,12 +225,16 @@ WHY: dict[str, str] = {
     "the victim may fire first",
     "C-CAN-2": f"a callback cancelling an entry due at its own instant follows {_TIES}: "
     "the victim may fire first",
+    "C-CAN-3": f"a periodic's firing and an entry at the same instant follow {_TIES}",
     "C-ERR-1": f"the failure events of callbacks raising at one instant follow {_TIES}",
     "C-ERR-2": "the BaseException escapes alone (the adapter unwraps trio's exception "
     f"group), but an entry due with the raising callback follows {_TIES}: it may fire first",
     "C-DET-1": "trio's scheduler reverses batches of woken tasks at random (a module-level "
     "`random.Random()`), so the same seed and calls give different runs",
+    "C-RNG-2": f"the streams are stable, but the program's callbacks at one instant follow {_TIES}",
     "C-BUS-3": f"a message stamped at an instant and the callbacks there follow {_TIES}",
+    "C-X-STATS": f"the counts are kept, but a periodic's firing and an entry at one instant "
+    f"follow {_TIES}",
     "SM-ORACLE": "the differences above (ties, float times), found by the state machine",
 }
 """Clause -> why trio does not keep it (docs/conformance.md).

@@ -12,8 +12,8 @@ not run) must be the same in both reports.
 
 The mapping of clauses, stated once (:data:`SHARED`): a clause is compared when
 both reports have it, that is every clause of the wire profile
-(``WIRE_CLAUSES``, C-WIRE-6) but the wire-only ones (``WIRE_ONLY``: C-X-STATS,
-C-X-BITS, C-WIRE-2, C-WIRE-7, which an in-process report leaves out). The
+(``WIRE_CLAUSES``, C-WIRE-6) but the wire-only ones (``WIRE_ONLY``: C-X-BITS,
+C-WIRE-2, C-WIRE-7, which an in-process report leaves out). The
 Python-only clauses (§3's C-BUS-*, C-SCH-2, C-RNG-5/6, the replay clauses
 C-REP-*, ...) are not in the wire profile and are not compared. SM-ORACLE is
 compared with SM-ORACLE: the in-process state machine and the wire one.
@@ -25,8 +25,14 @@ Two kinds of difference are allowed, each checked to be exactly what it is:
   far-time tests the horizon reduced; the wire profile has no horizon (SPEC
   §18 declares none), so through ``serve`` those clauses run in full;
 - :data:`KNOWN`: the differences that remain, backend by backend, each with its
-  cause. They are compared exactly: one that goes away (or a new one) fails
+  cause: what the protocol cannot carry (a numpy integer, a callback object
+  shared by two entries, a root label, the memory of a backend with no size
+  method). They are compared exactly: one that goes away (or a new one) fails
   the test until this table says so.
+
+The clause programs run both ways (the in-process suite runs them through the
+same engine, ``_suite_programs``), and the two state machines share their
+strategies and rules, so a defect shows on the same clauses both ways.
 
 Fast by default: two rows run in ``make test`` (``minimal``: no size method,
 no peek, no rate; ``grid_3``: the library's GridClock in units of its step).
@@ -56,81 +62,29 @@ SHARED = tuple(c for c in WIRE_CLAUSES if c not in WIRE_ONLY)
 HORIZON = frozenset({"mujoco_1ms", *LIMITED})
 """Backends declaring a horizon (C-CONF-4): ``incomplete`` in process where it reduced a test."""
 
-_P, _F = "passed", "failed"
+_F, _P = "failed", "passed"
 KNOWN: dict[str, dict[str, tuple[str, str]]] = {
-    # A defect of another clause shows in these clauses' wire programs, which compare
-    # every reply with the oracle's; their in-process tests check the clause's property
-    # only. float_seconds_grid: the periodics of time-2/never-decreases and
-    # time-3/wire-numbers-refused fire 1 ns early (float seconds).
-    "float_seconds_grid": {"C-TIME-2": (_P, _F), "C-TIME-3": (_P, _F)},
-    # lifo_ties: equal times in the programs of these clauses fire newest first.
-    "lifo_ties": {
-        "C-TIME-2": (_P, _F),
-        "C-ADV-4": (_P, _F),
-        "C-CAN-3": (_P, _F),
-        "C-X-RATE": (_P, _F),
-    },
-    # failure_stops_rest: the time-2 program has a raising callback; C-DET-1 through the
-    # wire also asks every reply's ok to be the oracle's, and the advance's is not.
-    "failure_stops_rest": {"C-TIME-2": (_P, _F), "C-DET-1": (_P, _F)},
-    # repush_keeps_seq: the re-pushed periodics of the C-CAN-2 and C-ERR-2 programs tie
-    # with other entries; the wire state machine's 40 programs do not reach the tie the
-    # in-process one finds.
-    "repush_keeps_seq": {"C-CAN-2": (_P, _F), "C-ERR-2": (_P, _F), "SM-ORACLE": (_F, _P)},
-    # SimPy: entries fire off their time in the C-TIME-2, C-TIME-3 and C-PER-1 programs
-    # (env.run(until=t) stops before the events at t). C-CAN-4 (both SimPy rows): the
-    # adapter has no heap_size(), so serve reports the live entries and the wire cannot
-    # see the tombstones the in-process memory measurement finds.
-    "simpy": {
-        "C-TIME-2": (_P, _F),
-        "C-TIME-3": (_P, _F),
-        "C-PER-1": (_P, _F),
-        "C-CAN-4": (_F, _P),
-    },
-    # simpy_stepped, C-ERR-2: the in-process test checks the clock after a BaseException
-    # more closely than the wire's halt program does.
-    "simpy_stepped": {"C-CAN-4": (_F, _P), "C-ERR-2": (_F, _P)},
-    # now_is_target: callbacks read the target as now, and the time-2 and adv-4 programs
-    # record now_ns at every firing; new_entries_wait: the time-2 program's callbacks push
-    # entries due in the same advance; advance_zero_skips: the per-1 program advances by 0
-    # at a due entry, and the wire time-4 programs do not; past_accepted, relative_grid:
-    # the time-3 program schedules in the past and on grids; relative_grid's C-ADV-3 test
-    # in process uses a periodic, the wire program does not.
-    "now_is_target": {"C-TIME-2": (_P, _F), "C-ADV-4": (_P, _F)},
-    "new_entries_wait": {"C-TIME-2": (_P, _F)},
-    "advance_zero_skips": {"C-TIME-4": (_F, _P), "C-PER-1": (_P, _F)},
-    "past_accepted": {"C-TIME-3": (_P, _F)},
-    "relative_grid": {"C-TIME-3": (_P, _F), "C-ADV-3": (_F, _P)},
-    # never_compacts: no heap_size(), so serve reports the live entries (see SimPy above).
+    # C-CAN-4: without heap_size() or pending_count(), serve reports the live entries as
+    # `stored`; the tombstones are measured in process only, by memory (tracemalloc).
+    "simpy": {"C-CAN-4": (_F, _P)},
+    "simpy_stepped": {"C-CAN-4": (_F, _P)},
     "never_compacts": {"C-CAN-4": (_F, _P)},
-    # cancel_by_callback: shares one callback between entries; a wire callback is data,
-    # one per entry (the Python-only part of C-CAN-3).
+    # C-CAN-3: one callback object shared by two entries; a wire callback is data, one
+    # per entry (the Python-only part of C-CAN-3).
     "cancel_by_callback": {"C-CAN-3": (_F, _P)},
-    # numpy_now_leaks: a numpy integer from now_ns() is a string of digits on the wire
-    # (the Python-only part of C-TIME-1 and C-TIME-3).
+    # C-TIME-1, C-TIME-3: a numpy integer from now_ns() is a string of digits on the wire
+    # (their Python-only parts).
     "numpy_now_leaks": {"C-TIME-1": (_F, _P), "C-TIME-3": (_F, _P)},
-    # own_cancel_ignored: no C-CAN-2 wire program cancels a periodic from its own callback.
-    "own_cancel_ignored": {"C-CAN-2": (_F, _P)},
-    # exceptions_escape: the in-process C-RNG-2 program runs callbacks whose exception
-    # escapes advance; the wire C-RNG-2 program only draws.
-    "exceptions_escape": {"C-RNG-2": (_F, _P)},
+    # C-RNG-1: the root stream's label ("/") is an attribute the protocol has no request
+    # for; the streams themselves are right.
+    "empty_root_label": {"C-RNG-1": (_F, _P)},
 }  # fmt: skip
-"""``backend -> {clause: (in-process status, serve status)}`` of the known differences."""
+"""``backend -> {clause: (in-process status, serve status)}`` of the known differences.
 
-UNMEASURED = frozenset(
-    {
-        "base_exception_swallowed",
-        "one_firing_per_advance",
-        "empty_root_label",
-        "labels_unchecked",
-        "failure_path_name_error",
-        "float64_times",
-        "wraps_at_2_64",
-        "wheel_cascade_reverses_ties",
-        "wheel_peek_slot_bound",
-    }
-)
-"""Broken backends whose differences are not in :data:`KNOWN` yet: skipped, with that reason."""
+Each is something the protocol cannot carry (SPEC §18: callbacks are data, numbers
+are strings, a driver reports its own entry count); every other clause of every
+backend agrees.
+"""
 
 FAST = ("minimal", "grid_3")
 """The rows of the default run; the others are marked ``wire_full``."""
@@ -194,8 +148,6 @@ def test_C_WIRE_8_the_mapping_of_clauses_is_explicit() -> None:
 
 
 def _check(name: str, tmp: Path) -> None:
-    if name in UNMEASURED:
-        pytest.skip(f"{name}: its differences are not in KNOWN yet (run this row, then add them)")
     inproc, wire = verdicts(name, tmp)
     assert [c for c in SHARED if c not in inproc or c not in wire] == []
     differ = disagreements(inproc, wire)

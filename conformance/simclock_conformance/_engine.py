@@ -508,8 +508,16 @@ class Engine:
 
     def _op_draw(self, st: _Clock, name: str, request: Json) -> Json:
         labels = request.get("labels", [])
-        path = normalise_path(labels)
         n = _digits(request.get("n"), "n")
+        try:
+            path = normalise_path(labels)
+        except _RefusalError as refusal:
+            if isinstance(self.backend, OracleBackend) or refusal.error != "ValueError":
+                raise
+            # A malformed label is the backend's to refuse (C-RNG-3): it is asked, and a
+            # stream it makes anyway is drawn from, never cached under a path.
+            draw = self.backend.stream(st.clock, labels, "")
+            return {"ok": True, "values": [str(v) for v in draw(n)]}
         stream = st.streams.get(path)
         if stream is None:
             if isinstance(self.backend, OracleBackend):

@@ -13,7 +13,10 @@ the machine: it is reported once, with its evidence, not shrunk.
 
 The strategies (delays, anchors, periods, phases, rates, advances, leaps) are
 those of the in-process :class:`~simclock_conformance._machine.OracleMachine`;
-the rules are the same kinds of request, with callbacks as action lists.
+the rules are the same kinds of request, with callbacks as action lists,
+including its two targeted ones: ties just past a wheel's first level reached
+by one advance (C-TIE-1) and a periodic cancelling itself at its first firing
+(C-CAN-2).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from simclock_conformance._machine import (
     BEYOND_OFFSETS,
     DELAYS,
     FAR_OFFSETS,
+    FAR_TIE_DELAYS,
     LEAP_OFFSETS,
     PERIODS,
     PHASES,
@@ -173,6 +177,23 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
             at = self._now() + delay
             for _ in range(count):
                 self._entry("schedule", {"at_ns": str(at)}, "plain", 0, at, at)
+
+        @rule(delay=FAR_TIE_DELAYS, count=st.integers(2, 6), kind=st.sampled_from(_KINDS))
+        def far_ties(self, delay: int, count: int, kind: str) -> None:
+            """Ties past a wheel's first level, reached by one advance (C-TIE-1, C-CONF-4)."""
+            now = self._now()
+            at = now + delay
+            for _ in range(count):
+                self._entry("schedule", {"at_ns": str(at)}, kind, 0, at, at)
+            self._send({"op": "advance", "clock": self.clock, "dt_ns": str(delay)}, at)
+
+        @rule(period=st.integers(1, 25))
+        def periodic_cancelling_itself(self, period: int) -> None:
+            """A periodic that cancels itself in its first firing fires once (C-CAN-2)."""
+            fields = {"period_ns": str(period), "phase_ns": "0"}
+            self._entry("schedule_periodic", fields, "cancel_self", 0, None)
+            dt = 3 * period
+            self._send({"op": "advance", "clock": self.clock, "dt_ns": str(dt)}, self._now() + dt)
 
         @rule(period=PERIODS, phase=PHASES, kind=st.sampled_from(_KINDS))
         def schedule_periodic(self, period: int, phase: int, kind: str) -> None:
