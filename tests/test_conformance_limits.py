@@ -62,18 +62,27 @@ def test_C_CONF_2_a_hang_in_the_standard_library_names_the_backends_line(tmp_pat
         "C-ADV-2: timed out after 1 s of CPU time (C-CONF-2 time limit per test); "
         f"the backend was running tests/backends/hang.py:{line} in advance"
     )
-    assert _messages(report) == {"C-ADV-2": [message]}
+    # The Python test and the clause program (through the protocol engine) both hang
+    # at the same line of the backend, and both say so.
+    assert _messages(report) == {"C-ADV-2": [message, message]}
     assert [r["status"] for r in report["clauses"] if r["id"] == "C-RNG-1"] == ["passed"]
     assert report["root_causes"] == [
         {
             "cause": "the backend hung (C-CONF-2 time limit) in tests/backends/hang.py (advance)",
             "clauses": ["C-ADV-2"],
-            "tests": ["test_C_ADV_2_now_during_callback_is_entry_time"],
+            "tests": [
+                "test_C_ADV_2_now_during_callback_is_entry_time",
+                "test_C_ADV_2_program[adv-2/now-in-callback]",
+            ],
         }
     ]
     lines = stdout.splitlines()
-    at = lines.index("FAILED C-ADV-2: test_C_ADV_2_now_during_callback_is_entry_time")
-    assert lines[at + 1] == f"  {message}"
+    at = lines.index("ROOT CAUSE in 2 tests of C-ADV-2:")
+    assert lines[at + 1 : at + 3] == [
+        "  the backend hung (C-CONF-2 time limit) in tests/backends/hang.py (advance)",
+        "  tests: test_C_ADV_2_now_during_callback_is_entry_time, "
+        "test_C_ADV_2_program[adv-2/now-in-callback]",
+    ]
     table = stdout[stdout.index("simclock conformance: backends.hang:in_stdlib") :]
     assert "heapq" not in table.split("short test summary info")[0]
 
@@ -85,21 +94,29 @@ def test_C_CONF_2_a_hang_in_the_backends_library_names_the_library_and_keeps_eac
     stdout, report = _cli(tmp_path, "backends.hang:in_library", "C-ADV-2", "C-ADV-3")
     where = f"the backend was running tests/backends/spinlib.py:{line} in wait_forever"
     # Both tests had the full limit: the second hang is not cut short by the first.
+    tests = {
+        "C-ADV-2": [
+            "test_C_ADV_2_now_during_callback_is_entry_time",
+            "test_C_ADV_2_program[adv-2/now-in-callback]",
+        ],
+        "C-ADV-3": [
+            "test_C_ADV_3_entries_pushed_by_callbacks_fire_in_same_advance",
+            "test_C_ADV_3_program[adv-3/pushed-by-callbacks]",
+            "test_C_ADV_3_program[adv-3/pushed-beside-a-later-periodic]",
+        ],
+    }
     assert _messages(report) == {
         clause: [
             f"{clause}: timed out after 1 s of CPU time (C-CONF-2 time limit per test); {where}"
         ]
-        for clause in ("C-ADV-2", "C-ADV-3")
+        * len(names)
+        for clause, names in tests.items()
     }
-    tests = [
-        "test_C_ADV_2_now_during_callback_is_entry_time",
-        "test_C_ADV_3_entries_pushed_by_callbacks_fire_in_same_advance",
-    ]
     lines = stdout.splitlines()
-    at = lines.index("ROOT CAUSE in 2 tests of C-ADV-2, C-ADV-3:")
+    at = lines.index("ROOT CAUSE in 5 tests of C-ADV-2, C-ADV-3:")
     assert lines[at + 1 : at + 3] == [
         "  the backend hung (C-CONF-2 time limit) in tests/backends/spinlib.py (wait_forever)",
-        f"  tests: {', '.join(tests)}",
+        f"  tests: {', '.join(tests['C-ADV-2'] + tests['C-ADV-3'])}",
     ]
 
 

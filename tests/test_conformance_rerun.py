@@ -21,6 +21,8 @@ ROOT = TESTS.parent
 TIE_TESTS = [
     "test_C_TIE_1_equal_times_fire_in_push_order",
     "test_C_TIE_1_far_ties_reached_by_long_advances",
+    "test_C_TIE_1_program[tie-1/push-order]",
+    "test_C_TIE_1_program[tie-1/far-ties]",
 ]
 
 
@@ -55,8 +57,12 @@ def test_C_DET_1_a_backend_whose_ties_change_per_run_is_reported_not_determinist
         assert entry["clause"] == "C-TIE-1"
         # The clause keeps the first run's failure; the second run failed otherwise.
         assert entry["first"] == f"failed (call): {first[name]}"
-        fired = "at equal times" if "push_order" in name else "of the far ties"
-        fired = f"firings {fired} (push order): expected "
+        if "[" in name:  # a clause program: the request and both replies
+            case = name.split("[", 1)[1].rstrip("]")
+            fired = f"case {case}, request "
+        else:
+            fired = "at equal times" if "push_order" in name else "of the far ties"
+            fired = f"firings {fired} (push order): expected "
         assert entry["second"].startswith(f"failed (call): C-TIE-1: {fired}")
         assert entry["second"] != entry["first"]
     table = stdout[stdout.index("simclock conformance: backends.shuffled:factory") :]
@@ -64,7 +70,7 @@ def test_C_DET_1_a_backend_whose_ties_change_per_run_is_reported_not_determinist
     assert lines[:4] == [
         "simclock conformance: backends.shuffled:factory (profile ci)",
         "",
-        "NOT DETERMINISTIC: 2 failed tests gave a different outcome when run again on a new "
+        "NOT DETERMINISTIC: 4 failed tests gave a different outcome when run again on a new "
         "clock with the same seed and calls (C-DET-1):",
         f"  C-TIE-1 {TIE_TESTS[0]}:",
     ]
