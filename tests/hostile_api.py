@@ -1665,6 +1665,7 @@ def _cases() -> list[Case]:
                 "exitfirst": False,
                 "quiet": False,
                 "timeout": None,
+                "shrink": True,
             },
             valid_call=False,  # a valid spec is a full suite run (minutes)
         ),

@@ -116,6 +116,21 @@ def test_cli_failure_shows_minimal_program_of_the_state_machine(tmp_path: Path) 
     assert program[-1] == "state.teardown()"
     assert any("halt" in line for line in program), program
     assert "minimal failing program (Hypothesis):" in proc.stdout
+    # --no-shrink: the same verdict and failed clause, shown with the first failing
+    # program Hypothesis found, which is at least as long as the minimal one.
+    _, fast = _cli_report(
+        tmp_path,
+        "backends.broken:base_exception_swallowed",
+        "--clause",
+        "SM-ORACLE",
+        "--no-shrink",
+        status=1,
+    )
+    assert (fast["verdict"], fast["failed"]) == (report["verdict"], ["SM-ORACLE"])
+    (row,) = [r for r in fast["clauses"] if r["id"] == "SM-ORACLE"]
+    first = row["tests"][0]["program"].splitlines()
+    assert (first[0], first[-1]) == ("state = ClockVersusOracle()", "state.teardown()")
+    assert len(first) >= len(program) and first != program, (first, program)
 
 
 def test_cli_thorough_profile_is_recorded(tmp_path: Path) -> None:

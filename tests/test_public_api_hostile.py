@@ -1537,6 +1537,11 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
             r"^quiet must be True or False, got bool np\.True_$",
         ),
         (
+            lambda: simclock_conformance.run("simclock_conformance:heap_factory", shrink="no"),
+            simclock_conformance.BackendTypeError,
+            r"^shrink must be True or False, got str 'no'$",
+        ),
+        (
             lambda: simclock_conformance.run("simclock_conformance:heap_factory", json_path=5),
             simclock_conformance.BackendTypeError,
             r"^json_path must be a file path \(str or os\.PathLike\) or None, got int 5$",
@@ -1607,6 +1612,7 @@ def test_a_refused_replay_draw_consumes_nothing() -> None:
         "run-clauses-BadIter",
         "run-clauses-unknown",
         "run-quiet-np-bool",
+        "run-shrink-str",
         "run-json_path",
         "run-json_path-too-long",
         "run-json_path-NUL",

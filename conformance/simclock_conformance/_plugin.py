@@ -72,6 +72,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Hypothesis budget of the conformance suite (default: ci)",
     )
     group.addoption(
+        "--simclock-no-shrink",
+        action="store_true",
+        default=False,
+        help="report a failure with its first failing example, not shrunk (a faster verdict)",
+    )
+    group.addoption(
         "--simclock-json",
         metavar="PATH",
         default=None,
@@ -95,6 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
+    from simclock_conformance._suite_support import SHRINK
+
+    SHRINK[0] = not config.getoption("simclock_no_shrink", default=False)
     spec = config.getoption("simclock_backend")
     if (
         spec

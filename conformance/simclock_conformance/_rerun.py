@@ -8,21 +8,29 @@ the two outcomes differ (one passes, or the messages differ once object
 addresses are left out) the report says at its top that the backend is not
 deterministic, with both outcomes, in the text and the JSON. The clause keeps
 the first run's result. A test that timed out is not re-run (it would take
-the whole limit again).
+the whole limit again), nor is one whose first run took more than
+:data:`RERUN_LIMIT_S` of CPU time: a failing state machine spends seconds
+shrinking its program, and a second search would double what a broken backend
+costs; the fast tests of the same clauses still show a backend that is not
+deterministic.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-__all__ = ["Rerun", "describe", "outcome_of", "same_outcome"]
+__all__ = ["RERUN_LIMIT_S", "Rerun", "describe", "outcome_of", "same_outcome"]
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+RERUN_LIMIT_S = 2.0
+"""A failed test whose first run took more CPU time than this is not run again."""
 
 
 def _message(report: pytest.TestReport) -> str:
@@ -79,8 +87,10 @@ class Rerun:
             return None
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        started = time.process_time()
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
-        if any(r.failed for r in reports) and not _timed_out(reports):
+        cheap = time.process_time() - started <= RERUN_LIMIT_S
+        if cheap and any(r.failed for r in reports) and not _timed_out(reports):
             again = runtestprotocol(item, nextitem=nextitem, log=False)
             first, second = outcome_of(reports), outcome_of(again)
             if not _timed_out(again) and not same_outcome(first, second):

@@ -75,6 +75,7 @@ def _pytest_args(
     exitfirst: bool,
     quiet: bool,
     timeout: float | None,
+    shrink: bool = True,
 ) -> list[str]:
     args = [
         *_plugin.suite_paths(),
@@ -100,6 +101,7 @@ def _pytest_args(
         profile,
         "--simclock-json",
         json_path,
+        *([] if shrink else ["--simclock-no-shrink"]),
         # This process imported the conformance package before pytest started,
         # so pytest cannot rewrite it; the suite module itself is rewritten.
         "-W",
@@ -127,12 +129,15 @@ def run(
     exitfirst: bool = False,
     quiet: bool = False,
     timeout: float | None = None,
+    shrink: bool = True,
 ) -> tuple[int, dict[str, Any]]:
     """Run the suite on ``spec``; return ``(exit code, JSON report)``.
 
     The exit code follows the verdict (C-CONF-1): 0 CONFORMING, 1 NOT
     CONFORMING, 3 PARTIAL, 4 INCOMPLETE. ``timeout`` is the limit per test
-    in seconds (C-CONF-2; default per profile, 0 for none). Raises
+    in seconds (C-CONF-2; default per profile, 0 for none). ``shrink=False``
+    reports each failure with its first failing example instead of its
+    minimal one: the same verdict, sooner for a broken backend. Raises
     :class:`~simclock_conformance.BackendError` for a usage error (an unknown clause
     id, an unwritable ``json_path``, a bad backend, a negative timeout)
     before running anything: a refused argument is a ``BackendTypeError``
@@ -165,6 +170,7 @@ def run(
         )
     check_bool(exitfirst, "exitfirst", BackendTypeError)
     check_bool(quiet, "quiet", BackendTypeError)
+    check_bool(shrink, "shrink", BackendTypeError)
     check_timeout(timeout, BackendTypeError, BackendValueError)
     if json_path is not None:
         if not isinstance(json_path, str | os.PathLike):
@@ -180,7 +186,7 @@ def run(
         try:
             with isolated_environ(), problems.watching_stderr():
                 code = pytest.main(
-                    _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout),
+                    _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout, shrink),
                     plugins=[_plugin, problems],
                 )
         except BrokenPipeError:  # stdout closed by its reader: the CLI ends quietly (141)
@@ -235,6 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SECONDS",
         help="time limit of each test (default 30 for ci, 300 for thorough; 0: none)",
     )
+    parser.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="report each failure with its first failing example, not its minimal one "
+        "(the same verdict, sooner for a broken backend)",
+    )
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     parser.add_argument("-q", "--quiet", action="store_true", help="less pytest output")
     args = parser.parse_args(argv)
@@ -247,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             exitfirst=args.exitfirst,
             quiet=args.quiet,
             timeout=args.timeout,
+            shrink=not args.no_shrink,
         )
     except BackendError as exc:
         print(f"python -m simclock_conformance: error: {exc}", file=sys.stderr)

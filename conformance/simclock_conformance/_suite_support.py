@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from simclock_conformance._args import check_bool, check_profile, exception_text, quote
 from simclock_conformance._harness import not_applicable
@@ -23,12 +23,19 @@ MAX_NS = 2**64 - 1
 """C-TIME-4: every time up to here is exact."""
 
 
+SHRINK = [True]
+"""Whether a failing example is shrunk to its minimal form; ``--simclock-no-shrink`` clears it."""
+
+
 def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
     """Settings of the suite's own Hypothesis runs for ``profile`` (``ci`` or ``thorough``).
 
     ``ci`` is derandomised and small enough for the whole suite to run in well
     under a minute on 2 cores; ``thorough`` runs many more examples and steps.
     No example database is written: the suite runs inside other projects.
+    Under ``--simclock-no-shrink`` (:data:`SHRINK` false) a failure is reported
+    with the first failing example, not its minimal form: the same verdict,
+    without the search for a smaller program (most of a broken backend's run).
     """
     profile = check_profile(profile)  # README "Bad input": no hostile __eq__/__repr__ runs
     stateful = check_bool(stateful, "stateful")
@@ -42,6 +49,7 @@ def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
         deadline=None,
         print_blob=False,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        phases=list(Phase) if SHRINK[0] else [p for p in Phase if p != Phase.shrink],
     )
 
 
