@@ -1,4 +1,4 @@
-"""The suite's option values: Hypothesis profiles and per-test time limits (C-CONF-2).
+"""The suite's option values: Hypothesis profiles, shrinking, per-test time limits (C-CONF-2).
 
 A leaf module: every other module of the package may import it, it imports
 none of them, so the plugin, the argument checks and the CLI share one table.
@@ -6,10 +6,17 @@ none of them, so the plugin, the argument checks and the CLI share one table.
 
 from __future__ import annotations
 
-__all__ = ["MAX_TIMEOUT_S", "PROFILES", "default_timeout"]
+__all__ = ["MAX_TIMEOUT_S", "PROFILES", "SHRINK", "default_timeout"]
 
 PROFILES = ("ci", "thorough")
 """The Hypothesis budgets of the suite: ``ci`` (default, derandomised) and ``thorough``."""
+
+SHRINK = [True]
+"""Whether a failing example is shrunk to its minimal form; ``--simclock-no-shrink`` clears it.
+
+Set by the plugin when pytest is configured (this module imports nothing, so the plugin
+can set it where Hypothesis is not installed), read by ``hypothesis_settings``.
+"""
 
 _TIMEOUTS = {"ci": 30.0, "thorough": 300.0}
 

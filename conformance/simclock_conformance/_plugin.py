@@ -101,7 +101,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Check the backend spec early and add the suite modules to the run."""
-    from simclock_conformance._suite_support import SHRINK
+    from simclock_conformance._options import SHRINK
 
     SHRINK[0] = not config.getoption("simclock_no_shrink", default=False)
     spec = config.getoption("simclock_backend")

@@ -15,16 +15,13 @@ from hypothesis import HealthCheck, Phase, settings
 
 from simclock_conformance._args import check_bool, check_profile, exception_text, quote
 from simclock_conformance._harness import not_applicable
+from simclock_conformance._options import SHRINK
 from simclock_conformance._watchdog import ConformanceTimeout
 
 __all__ = ["MAX_NS", "hypothesis_settings", "trace_difference"]
 
 MAX_NS = 2**64 - 1
 """C-TIME-4: every time up to here is exact."""
-
-
-SHRINK = [True]
-"""Whether a failing example is shrunk to its minimal form; ``--simclock-no-shrink`` clears it."""
 
 
 def hypothesis_settings(profile: str, *, stateful: bool = False) -> settings:
