@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from simclock_conformance._rerun import describe, outcome_of, same_outcome
 
 TESTS = Path(__file__).resolve().parent
@@ -115,3 +117,35 @@ def test_describe_and_outcome_of() -> None:
         "      n",
         "",
     ]
+
+
+def test_C_DET_1_a_failed_test_costing_over_the_limit_is_not_run_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from simclock_conformance import _rerun
+
+    calls: list[str] = []
+    failed = SimpleNamespace(
+        failed=True, skipped=False, when="call", user_properties=[], longrepr=None, longreprtext="x"
+    )
+
+    def protocol(item: object, nextitem: object, log: bool) -> list[object]:
+        calls.append("run")
+        return [failed]
+
+    ihook = SimpleNamespace(
+        pytest_runtest_logstart=lambda **_: None,
+        pytest_runtest_logreport=lambda **_: None,
+        pytest_runtest_logfinish=lambda **_: None,
+    )
+    item = SimpleNamespace(nodeid="suite::test_SM_ORACLE_x", location=("", 0, ""), ihook=ihook)
+    monkeypatch.setattr(_rerun, "runtestprotocol", protocol)
+    rerun = _rerun.Rerun(lambda _: True, lambda *_: None)
+    clock = iter([0.0, _rerun.RERUN_LIMIT_S + 0.5, 10.0, 10.5, 10.7])
+    monkeypatch.setattr("simclock_conformance._rerun.time.process_time", lambda: next(clock))
+    assert rerun.pytest_runtest_protocol(item, None) is True  # type: ignore[arg-type]
+    assert calls == ["run"]  # 2.5 s of CPU time: not run again
+    assert rerun.pytest_runtest_protocol(item, None) is True  # type: ignore[arg-type]
+    assert calls == ["run", "run", "run"]  # 0.5 s: run again

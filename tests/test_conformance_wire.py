@@ -370,3 +370,18 @@ def test_C_WIRE_5_local_driver_has_the_same_deadline_as_a_process() -> None:
         r'\{"op":"advance","clock":"c","dt_ns":"[0-9]+"\}',
         failed.message,
     ), failed.message
+
+
+def test_C_RNG_3_serve_hands_a_malformed_label_to_the_backend() -> None:
+    # The backend refuses it (ValueError, as the oracle does), or, if it accepts it, the
+    # values it draws are its reply: the engine never refuses in the backend's place.
+    request = {"op": "draw", "clock": "c", "labels": ["a//b"], "n": "2"}
+    create = {"op": "create", "clock": "c", "seed": "0"}
+    good = LocalDriver(heap_factory, "heap")
+    good.request(create)
+    reply = good.request(request)
+    assert (reply["ok"], reply["error"]) == (False, "ValueError")
+    loose = LocalDriver(load_factory("backends.broken:labels_unchecked"), "loose")
+    loose.request(create)
+    reply = loose.request(request)
+    assert reply["ok"] is True and len(reply["values"]) == 2, reply
