@@ -12,10 +12,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from simclock_conformance import _rerun
 from simclock_conformance._rerun import describe, outcome_of, same_outcome
 
 TESTS = Path(__file__).resolve().parent
@@ -122,10 +124,6 @@ def test_describe_and_outcome_of() -> None:
 def test_C_DET_1_a_failed_test_costing_over_the_limit_is_not_run_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from types import SimpleNamespace
-
-    from simclock_conformance import _rerun
-
     calls: list[str] = []
     failed = SimpleNamespace(
         failed=True, skipped=False, when="call", user_properties=[], longrepr=None, longreprtext="x"
