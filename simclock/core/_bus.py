@@ -24,11 +24,11 @@ only counted (``dropped_failures``), so a broken events subscriber cannot loop.
 from __future__ import annotations
 
 import heapq
-import itertools
 import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MethodType
 from typing import Any
 
 from simclock.core._enum import CheckedStrEnum
@@ -51,11 +51,15 @@ __all__ = [
     "Bus",
     "Event",
     "EventKind",
+    "LineSink",
     "Message",
+    "Sender",
     "Subscriber",
+    "TraceSink",
     "check_topic",
     "checked_message",
     "is_reserved_topic",
+    "register_trace_sink",
 ]
 
 EVENTS_TOPIC = "/simclock/events"
@@ -221,6 +225,53 @@ def checked_message(
     return message
 
 
+LineSink = Callable[[int, int, bytes], object]
+"""``sink(stamp_ns, sequence, encoded)``: a subscriber's work on one message of one topic."""
+
+TraceSink = Callable[[Any, str], LineSink]
+"""``trace(subscriber, topic) -> sink``: the :data:`LineSink` of ``subscriber`` for ``topic``.
+
+Registered with :func:`register_trace_sink` for a subscriber whose whole work
+on a message with canonical JSON ``encoded`` is a function of its stamp,
+sequence, topic and ``encoded`` (the fingerprint, the recorder), and which
+never publishes. A :meth:`Bus.sender` hands such messages to the topic's
+sinks without building the :class:`Message` or its payload.
+"""
+
+Sender = Callable[[bytes | None, Any, Callable[[], Any] | None], None]
+"""``send(encoded, payload, make_payload)``: see :meth:`Bus.sender`."""
+
+# id(owner) -> (owner, its trace): keyed by identity, so no hash or __eq__ of a
+# user's type or callable ever runs while the bus routes a message.
+_TRACE_SINKS: dict[int, tuple[object, TraceSink]] = {}
+
+
+def register_trace_sink(owner: type | Callable[..., object], trace: TraceSink) -> None:
+    """Library API: subscribers ``owner`` make their per-topic sinks with ``trace``.
+
+    ``owner`` is a class whose instances are subscribers (``trace(instance,
+    topic)``) or a function whose bound methods are subscribers
+    (``trace(method.__self__, topic)``). Only exact matches count: a subclass
+    or an override is an ordinary subscriber. The sink must have the same
+    effects as the subscriber called with the :class:`Message` of its fields.
+    """
+    _TRACE_SINKS[id(owner)] = (owner, trace)
+
+
+def _trace_sink(sub: Subscriber, topic: str) -> LineSink | None:
+    """The registered sink of ``sub`` for ``topic``, or ``None`` (an ordinary subscriber)."""
+    kind = type(sub)
+    if kind is MethodType:
+        owner: object = sub.__func__  # type: ignore[attr-defined]
+        instance = sub.__self__  # type: ignore[attr-defined]
+    else:
+        owner, instance = kind, sub
+    entry = _TRACE_SINKS.get(id(owner))
+    if entry is None or entry[0] is not owner:
+        return None
+    return entry[1](instance, topic)
+
+
 def check_topic(topic: object) -> str:
     """``topic`` as a plain ``str`` (a subclass's ``__hash__`` never runs), or refused."""
     checked = check_str_matching(
@@ -245,7 +296,6 @@ class Bus:
 
     def __init__(self, clock: SimClock | None = None) -> None:
         self._lock = threading.RLock()
-        self._seq = itertools.count()
         self._next_sequence = 0
         # Invariant: every element is (stamp_ns, sequence, message) with
         # stamp_ns >= the bound clock's now at the time it was pushed.
@@ -256,6 +306,9 @@ class Bus:
         # subscribe or cancel, not at every publish. Invariant: emptied under the
         # lock whenever _subs changes; a delivery iterates the tuple it started with.
         self._targets: dict[str, tuple[Subscriber, ...]] = {}
+        # topic -> ((sink, subscriber), ...) when every target of the topic has a trace
+        # sink, else None; emptied with _targets.
+        self._sinks: dict[str, tuple[tuple[LineSink, Subscriber], ...] | None] = {}
         self._delivering = False
         self._last_stamp = 0
         self._clock: SimClock | None = None
@@ -305,6 +358,7 @@ class Bus:
         with self._lock:
             self._subs.setdefault(topic, []).append(callback)
             self._targets.clear()
+            self._sinks.clear()
 
         def cancel() -> None:
             with self._lock:
@@ -314,6 +368,7 @@ class Bus:
                         # Copy-on-write: a delivery in progress iterates the old list.
                         self._subs[topic] = subs[:i] + subs[i + 1 :]
                         self._targets.clear()
+                        self._sinks.clear()
                         return
 
         return Handle(cancel=cancel)
@@ -358,7 +413,7 @@ class Bus:
                 # Before the sequence is taken: a clock that refuses the stamp (a
                 # strict GridClock, off its grid) must leave the bus unchanged.
                 clock.schedule(stamp, self.flush)
-            seq = next(self._seq)
+            seq = self._next_sequence
             self._next_sequence = seq + 1
             message = checked_message(topic, stamp, seq, payload, None)
             heapq.heappush(self._pending, (stamp, seq, message))
@@ -434,7 +489,7 @@ class Bus:
                     # A foreign clock's now, checked before the sequence is taken: a
                     # refused publish leaves the bus as it was.
                     stamp = check_time_ns(stamp, "stamp_ns")
-                seq = next(self._seq)
+                seq = self._next_sequence
                 self._next_sequence = seq + 1
                 message = checked_message(checked, stamp, seq, payload, encoded)
                 self._last_stamp = max(self._last_stamp, stamp)
@@ -472,6 +527,104 @@ class Bus:
             return message
 
         return publish
+
+    def sender(self, topic: str) -> Sender:
+        """Library API: ``send(encoded, payload, make_payload)`` on ``topic`` stamped now.
+
+        A :meth:`publisher` for a payload whose canonical JSON the caller has
+        already made (``encoded``, or ``None``), and whose payload object may
+        be built only if someone needs it: ``payload`` is the payload when
+        ``make_payload`` is ``None``, else ``make_payload()`` is. When every
+        subscriber of the topic has a trace sink (:func:`register_trace_sink`)
+        and the message is delivered at once, the sinks get its four fields
+        and neither the :class:`Message` nor the payload is built; otherwise
+        it is ``publisher(topic)(payload, encoded)``. The order, the sequences
+        and what each subscriber sees are the same either way (C-BUS-1..4);
+        a sink that raises is reported with the message built then (C-BUS-4).
+        A reserved topic always takes the message path (a recorder reads the
+        payload of ``/clock``).
+        """
+        checked = check_topic(topic)
+        publish = self.publisher(checked)
+        if is_reserved_topic(checked):
+
+            def send_message(
+                encoded: bytes | None, payload: Any, make_payload: Callable[[], Any] | None
+            ) -> None:
+                publish(payload if make_payload is None else make_payload(), encoded)
+
+            return send_message
+        pending = self._pending
+        routes = self._sinks
+        # acquire/release, not `with`: a with-statement costs twice as much, and this
+        # runs twice per message; every path between them is try/finally.
+        acquire = self._lock.acquire
+        release = self._lock.release
+
+        def send(
+            encoded: bytes | None, payload: Any, make_payload: Callable[[], Any] | None
+        ) -> None:
+            clock = self._clock
+            sinks = routes.get(checked, False)
+            if sinks is False:
+                sinks = self._sinks_of(checked)
+            if sinks is None or clock is None or type(encoded) is not bytes:
+                publish(payload if make_payload is None else make_payload(), encoded)
+                return
+            acquire()
+            try:
+                stamp = clock.now_ns()
+                if type(stamp) is not int or stamp < 0:
+                    stamp = check_time_ns(stamp, "stamp_ns")  # as publisher: nothing taken yet
+                # Delivered at once only if nothing queued comes first (see publisher).
+                direct = not self._delivering and (not pending or pending[0][0] > stamp)
+                if direct:
+                    seq = self._next_sequence
+                    self._next_sequence = seq + 1
+                    if stamp > self._last_stamp:
+                        self._last_stamp = stamp
+                    self._delivering = True
+            finally:
+                release()
+            if not direct:
+                publish(payload if make_payload is None else make_payload(), encoded)
+                return
+            try:
+                for sink, sub in sinks:
+                    try:
+                        sink(stamp, seq, encoded)
+                    except Exception as exc:  # C-BUS-4, with the message it would have had
+                        if make_payload is not None:
+                            payload, make_payload = make_payload(), None
+                        message = checked_message(checked, stamp, seq, payload, encoded)
+                        self._report_subscriber_failure(message, sub, exc)
+            except BaseException:
+                with self._lock:
+                    self._delivering = False
+                raise
+            acquire()
+            try:
+                if not pending:
+                    self._delivering = False
+                    return
+            finally:
+                release()
+            self._drain(None)  # what the sinks' failure reports published meanwhile
+
+        return send
+
+    def _sinks_of(self, topic: str) -> tuple[tuple[LineSink, Subscriber], ...] | None:
+        """The trace sinks of every target of ``topic``, or ``None`` if one has none; cached."""
+        with self._lock:  # one critical section: a subscribe cannot land between the two
+            targets = self._targets.get(topic)
+            if targets is None:
+                targets = self._targets_of(topic)
+            pairs = [(_trace_sink(sub, topic), sub) for sub in targets]
+            sinks = None
+            if all(sink is not None for sink, _ in pairs):
+                sinks = tuple((sink, sub) for sink, sub in pairs if sink is not None)
+            self._sinks[topic] = sinks
+            return sinks
 
     def _discard_before(self, t_ns: int) -> None:
         """Drop the pending messages stamped before ``t_ns``: they will never be delivered.

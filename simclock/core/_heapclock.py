@@ -29,6 +29,7 @@ from __future__ import annotations
 import types
 from fractions import Fraction
 from functools import cmp_to_key
+from collections.abc import Callable
 from typing import Any, Final, Protocol, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr
@@ -352,11 +353,51 @@ class HeapSimClock:
             )
         if source is not None:
             check_timed_source(source)
+            self._run_to(target, source, source.next_ns())
+        else:
+            self._fire(target)
+            self._now = target
+
+    def run_steps(
+        self,
+        target_ns: int,
+        step_ns: int,
+        hook: Callable[[int], object],
+        source: TimedSource | None,
+        on_hook_failure: Callable[[int, Exception], object],
+    ) -> None:
+        """Library API: ``GridClock.advance``'s boundary loop, to ``target_ns``, in one call.
+
+        For each boundary ``b = k*step_ns`` in ``(now, target_ns]``: everything
+        before ``b`` (entries and ``source`` items, as :meth:`run_until`), then
+        ``hook(k)`` with ``now == b - 1``; then everything up to ``target_ns``.
+        A hook raising ``Exception`` goes to ``on_hook_failure(k, exc)`` and the
+        loop goes on; a ``BaseException`` propagates with ``now == b - 1``.
+        Arguments are the caller's, checked once: ``target_ns >= now``, an int
+        ``step_ns > 0``, the clock idle. ``source.next_ns()`` is asked at the
+        start and after each ``fire``, never in between: only its own ``fire``
+        moves it (a session's phases, a replay's messages).
+        """
+        k = self._now // step_ns + 1
+        boundary = k * step_ns
+        at = None if source is None else source.next_ns()
+        while boundary <= target_ns:
+            at = self._run_to(boundary - 1, source, at)
+            try:
+                hook(k)
+            except Exception as exc:
+                on_hook_failure(k, exc)
+            k += 1
+            boundary += step_ns
+        self._run_to(target_ns, source, at)
+
+    def _run_to(self, target: int, source: TimedSource | None, at: int | None) -> int | None:
+        """Fire entries and ``source`` items up to ``target``; ``at`` is ``source.next_ns()``.
+
+        Returns the source's next time after the last fire (or ``at`` unchanged).
+        """
         if source is not None:
-            while True:
-                at = source.next_ns()
-                if at is None or at > target:
-                    break
+            while at is not None and at <= target:
                 self._fire(at - 1)
                 if at < self._now:
                     raise SimclockRuntimeError(
@@ -368,8 +409,10 @@ class HeapSimClock:
                     source.fire(at)
                 finally:
                     self._running = False
+                at = source.next_ns()
         self._fire(target)
         self._now = target
+        return at
 
     def skip_to(self, t_ns: SupportsIndex) -> None:
         """Library API: move ``now`` to ``t_ns`` firing nothing before it (a replay's seek).

@@ -263,6 +263,18 @@ class SeededRandomSource(LabelledStream):
         check_sigma(sigma)
         return self._draw("normal", float, (mu, sigma), check_size(size))
 
+    def normal_checked(self, mu: float, sigma: float, size: int) -> Any:
+        """Library API: :meth:`normal` for arguments the caller checked once (a sensor's noise).
+
+        ``mu``/``sigma`` finite floats with ``sigma >= 0``, ``size`` an int in
+        ``[0, MAX_DRAW_ELEMENTS]``: the same draws and the same observer call
+        as ``normal(mu, sigma, size=size)``, without checking them per draw.
+        """
+        value = self._gen.normal(mu, sigma, size)
+        if self._observer is not None:
+            self._observer(self._label, "normal", (mu, sigma, size), value)
+        return value
+
     def integers(self, low: int, high: int, size: int | tuple[int, ...] | None = None) -> Any:
         """Integers in ``[low, high)``: an ``int`` when ``size`` is None, else an ndarray.
 

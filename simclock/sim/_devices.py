@@ -21,6 +21,7 @@ controller's component id is ``controllers/<id>``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ __all__ = [
     "SensorSpec",
     "check_component_segment",
     "new_sample",
+    "sample_json_template",
 ]
 
 _SEGMENT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
@@ -211,29 +213,26 @@ class Sample:
         """The canonical JSON of :meth:`to_json` as bytes (C-X-FP), made without a JSON encoder.
 
         ``device_json`` is the canonical JSON string of :attr:`device` (made
-        once per device). ``None`` when a value is NaN or infinite: those have
-        no canonical form, and the generic encoder reports the error. Equal to
-        ``canonical_json(self.to_json()).encode()`` otherwise (keys in sorted
-        order, ints and floats as Python's ``repr``, as ``json`` writes them);
-        the tests check it.
+        once per device). ``None`` unless every value is a finite ``float``:
+        NaN and infinities have no canonical form, and the generic encoder
+        reports the error. Equal to ``canonical_json(self.to_json()).encode()``
+        otherwise (keys in sorted order, ints and floats as Python's
+        ``repr``, as ``json`` writes them); the tests check it.
         """
-        values = ",".join(map(float.__repr__, self.values))
-        if "n" in values:  # "nan", "inf": a finite float's repr has no "n"
+        values = self.values
+        if not all(type(v) is float and math.isfinite(v) for v in values):
             return None
-        return (
-            _SAMPLE_JSON
-            % (
-                self.acquisition_ns,
-                self.delivery_ns,
-                device_json,
-                self.episode,
-                self.episode_start_ns,
-                self.index,
-                self.nominal_acquisition_ns,
-                self.requested_delivery_ns,
-                values,
-            )
-        ).encode("ascii")
+        template = sample_json_template(
+            device_json, self.episode, self.episode_start_ns, len(values)
+        )
+        return template % (
+            self.acquisition_ns,
+            self.delivery_ns,
+            self.index,
+            self.nominal_acquisition_ns,
+            self.requested_delivery_ns,
+            *values,
+        )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Sample:
@@ -300,11 +299,23 @@ def new_sample(
     return sample
 
 
-# The keys of Sample.to_json() in sorted order (canonical JSON, C-X-FP).
-_SAMPLE_JSON = (
-    '{"acquisition_ns":%d,"delivery_ns":%d,"device":%s,"episode":%d,"episode_start_ns":%d,'
-    '"index":%d,"nominal_acquisition_ns":%d,"requested_delivery_ns":%d,"values":[%s]}'
-)
+def sample_json_template(device_json: str, episode: int, episode_start_ns: int, dim: int) -> bytes:
+    """The canonical JSON of a sample of one device and episode with ``dim`` values, as a template.
+
+    ``template % (acquisition_ns, delivery_ns, index, nominal_acquisition_ns,
+    requested_delivery_ns, *values)`` is :meth:`Sample.canonical_json` for
+    finite ``float`` values (``%r`` is their ``repr``, as ``json`` writes
+    them); the keys are in sorted order (C-X-FP). A session makes one per
+    device, episode and number of values, then one format per sample.
+    """
+    device = device_json.replace("%", "%%")  # a literal in the template
+    return (
+        '{"acquisition_ns":%d,"delivery_ns":%d,'
+        f'"device":{device},"episode":{int(episode)},"episode_start_ns":{int(episode_start_ns)},'
+        '"index":%d,"nominal_acquisition_ns":%d,"requested_delivery_ns":%d,'
+        f'"values":[{",".join(["%r"] * dim)}]}}'
+    ).encode("ascii")
+
 
 _JSON_KEYS = (
     "device",

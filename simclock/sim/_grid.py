@@ -175,8 +175,6 @@ class GridClock:
         self._s = step
         self._default_policy = policy
         self._on_step = on_step
-        # Invariant: between calls, _steps == now_ns() // _s (one hook call per boundary).
-        self._steps = start // step
         self._running = False
         self._source: TimedSource | None = None
 
@@ -186,7 +184,10 @@ class GridClock:
 
     default_policy = ReadOnly[Policy]("_default_policy", "The policy when schedule* names none.")
 
-    steps = ReadOnly[int]("_steps", "Boundaries crossed: now_ns() // step_ns().")
+    @property
+    def steps(self) -> int:
+        """Boundaries crossed: ``now_ns() // step_ns()`` (``k - 1`` while ``on_step(k)`` runs)."""
+        return self._inner.now_ns() // self._s
 
     running = ReadOnly[bool]("_running", "True inside advance (callbacks, on_step).")
 
@@ -355,39 +356,25 @@ class GridClock:
         hook = self._on_step
         source = self._source
         target = inner.now_ns() + dt
-        s = self._s
         self._running = True
         try:
             if hook is None:
-                try:
-                    inner.run_until(target, source)
-                finally:
-                    # Also after a BaseException (C-ERR-2): now stopped at the failing
-                    # entry, and steps must follow it, not stay where it was.
-                    self._steps = inner.now_ns() // s
-                return
-            # One run_until per boundary: the one that ends just before boundary k+1
-            # also fires everything at boundary k (after hook k) and in between, in
-            # the same order as a call ending at k followed by one ending at k+1 - 1
-            # (C-ADV-5), with hook k+1 then between the two boundaries' work.
-            k = self._steps + 1
-            boundary = k * s
-            while boundary <= target:
-                # Everything before the boundary (future-stamped bus deliveries, the
-                # previous boundary's work) fires before the step; now is boundary - 1.
-                inner.run_until(boundary - 1, source)
-                try:
-                    hook(k)
-                except Exception as exc:
-                    # C-ERR-1 for the hook too: reported once, then the boundary is
-                    # passed, so the next advance never runs step k again.
-                    publish_callback_failure(self.bus, inner.now_ns(), hook, exc, {"step": k})
-                self._steps = k
-                k += 1
-                boundary += s
-            inner.run_until(target, source)
+                inner.run_until(target, source)
+            else:
+                # One call for every boundary (the loop is in the compiled core): the
+                # run that ends just before boundary k+1 also fires everything at
+                # boundary k (after hook k) and in between, in the same order as a call
+                # ending at k followed by one ending at k+1 - 1 (C-ADV-5). steps is
+                # now // s throughout, so it follows a BaseException's stop.
+                if source is not None:
+                    check_timed_source(source)
+                inner.run_steps(target, self._s, hook, source, self._hook_failed)
         finally:
             self._running = False
+
+    def _hook_failed(self, k: int, exc: Exception) -> None:
+        """C-ERR-1 for the hook: reported once; the boundary is then passed, never re-run."""
+        publish_callback_failure(self.bus, self._inner.now_ns(), self._on_step, exc, {"step": k})
 
 
 def _name(name: str | None, cb: Callback) -> str:

@@ -214,6 +214,7 @@ class MujocoClock(GridClock):
                 f"got {safe_repr(start_ns)}"
             ) from None
         self._mujoco = mujoco
+        self._mj_step = mujoco.mj_step  # bound once: the hook runs at every boundary
         self.model = model
         """The ``MjModel``."""
         self.data = mujoco.MjData(model) if data is None else data
@@ -228,11 +229,14 @@ class MujocoClock(GridClock):
             default_policy=default_policy,
             on_step=self._step,
         )
+        # The compiled core's now_ns, bound once: forward() asks it at every sensor read.
+        self._now = self._inner.now_ns
         if start:
             self.data.time = seconds
 
     def _step(self, _k: int) -> None:
-        self._mujoco.mj_step(self.model, self.data)
+        """The ``on_step`` hook: one ``mj_step`` of the clock's model and data."""
+        self._mj_step(self.model, self.data)
 
     def forward(self) -> None:
         """Make derived quantities (``sensordata``) match the current state, once per boundary.
@@ -242,10 +246,10 @@ class MujocoClock(GridClock):
         boundary ``k`` calls this first. ``mj_forward`` does not change the
         state, and it runs at most once per boundary.
         """
-        steps = self._steps
-        if self._forward_at != steps:
+        now = self._now()
+        if self._forward_at != now:
             self._mujoco.mj_forward(self.model, self.data)
-            self._forward_at = steps
+            self._forward_at = now
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
@@ -275,7 +279,7 @@ class MujocoClock(GridClock):
         else:
             self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
-        self._forward_at = self.steps
+        self._forward_at = self._now()
 
 
 def _check_name(name: object, argument: str) -> None:

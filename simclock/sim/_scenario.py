@@ -19,7 +19,13 @@ from simclock.core._bus import Bus
 from simclock.core._errors import SimclockTypeError
 from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats, RandomSource
-from simclock.core._random import DrawObserver, check_seed
+from simclock.core._random import (
+    DrawObserver,
+    SeededRandomSource,
+    check_seed,
+    check_sigma,
+    check_size,
+)
 from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
@@ -42,25 +48,31 @@ __all__ = ["RunResult", "build_session", "run_scenario"]
 # -- an instance of the plan -------------------------------------------------------------
 
 
-def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSource], Any]:
+def _device_reader(
+    config: DeviceConfig, clock: GridClock
+) -> Callable[[SeededRandomSource], tuple[float, ...]]:
     """The device's ``read(noise)``, resolved once: the sensor's slice, its dim, its noise.
 
     Per sample it does only the sample's work: ``mj_forward`` once per boundary
     (see :meth:`MujocoClock.forward`), one slice of ``sensordata``, one draw of
-    ``dim`` normals. The values are Python floats; with noise, each is
-    ``value + draw`` in float64, the same sum as Python's ``float`` addition.
+    ``dim`` normals (its arguments checked here, once). The values are a tuple
+    of Python floats; with noise, each is ``value + draw`` in float64, the same
+    sum as Python's ``float`` addition.
     """
     std = config.noise_std
     dim = config.dim
+    # Once, not per draw: the checks SeededRandomSource.normal makes on every call.
+    check_sigma(std)
+    check_size(dim)
     where = config.sensor_range
     # Invariant: load_scenario only resolves a sensor with MuJoCo physics.
     assert where is None or isinstance(clock, MujocoClock)
     if where is None or not isinstance(clock, MujocoClock):
-        zeros = [0.0] * dim
+        zeros = (0.0,) * dim
 
-        def read_zeros(noise: RandomSource) -> list[float]:
+        def read_zeros(noise: SeededRandomSource) -> tuple[float, ...]:
             if std > 0:
-                return [0.0 + d for d in noise.normal(0.0, std, size=dim).tolist()]
+                return tuple([0.0 + d for d in noise.normal_checked(0.0, std, dim).tolist()])
             return zeros
 
         return read_zeros
@@ -68,16 +80,27 @@ def _device_reader(config: DeviceConfig, clock: GridClock) -> Callable[[RandomSo
     forward = clock.forward
     # The MjData's buffer never moves: one view for the whole session.
     sensordata = clock.data.sensordata
+    item = sensordata.item
+    if std > 0:
 
-    def read_sensor(noise: RandomSource) -> list[float]:
+        def read_noisy(noise: SeededRandomSource) -> tuple[float, ...]:
+            forward()
+            return tuple((sensordata[start:stop] + noise.normal_checked(0.0, std, dim)).tolist())
+
+        return read_noisy
+    if stop == start + 1:
+
+        def read_scalar(noise: SeededRandomSource) -> tuple[float, ...]:
+            forward()
+            return (item(start),)
+
+        return read_scalar
+
+    def read_exact(noise: SeededRandomSource) -> tuple[float, ...]:
         forward()
-        values = sensordata[start:stop]
-        if std > 0:
-            values = values + noise.normal(0.0, std, size=dim)
-        result: list[float] = values.tolist()
-        return result
+        return tuple(sensordata[start:stop].tolist())
 
-    return read_sensor
+    return read_exact
 
 
 def _pd_step(
@@ -159,7 +182,7 @@ def build_session(
         clock, seed=run_seed, clock_topic=None, on_reset=on_reset, draw_observer=draw_observer
     )
     for device in scenario.devices:
-        session.add_sensor(device.spec, _device_reader(device, clock))
+        session._add_float_sensor(device.spec, _device_reader(device, clock))
     for ctl in scenario.controllers:
         if ctl.kind == "pd":
             assert isinstance(clock, MujocoClock)  # Invariant: checked by load_scenario

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -33,7 +34,7 @@ from simclock.core._bus import (
     Bus,
     Event,
     EventKind,
-    Message,
+    Sender,
     check_topic,
     is_reserved_topic,
 )
@@ -44,7 +45,7 @@ from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, check_seed
 from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
-from simclock.recording._fingerprint import canonical_json
+from simclock.recording._fingerprint import canonical_json, fast_canonical_bytes
 from simclock.sim._devices import (
     ControllerSpec,
     ControllerStep,
@@ -53,6 +54,7 @@ from simclock.sim._devices import (
     SensorSpec,
     check_component_segment,
     new_sample,
+    sample_json_template,
 )
 from simclock.sim._grid import GridClock, quantise
 
@@ -137,42 +139,33 @@ class _Component:
     phase_ns: int
     step_ns: int
     fn: Callable[..., Any]
-    publish: Callable[[Any, bytes | None], Message]
-    """``publish(payload, encoded)`` on the component's topic, checked once (Bus.publisher)."""
+    send: Sender
+    """``send(encoded, payload, make_payload)`` on the component's topic, checked once."""
+    device_id: str = ""
+    """A sensor's device id (its samples' ``device``)."""
     device_json: str = ""
-    """A sensor's device id as canonical JSON (for :meth:`Sample.canonical_json`)."""
+    """The device id as canonical JSON (for its samples' encoding)."""
     sensor: SensorSpec | None = None
     controller: ControllerSpec | None = None
     noise: SeededRandomSource | None = None
-    base_ns: int = 0
+    latency_ns: int = 0
+    floats: bool = False
+    """``fn`` returns a tuple of Python floats (the built-in readers): no conversion."""
+    origin_ns: int = 0
+    """Nominal time of firing 0 of this episode: episode start + phase."""
+    templates: dict[int, bytes] = field(default_factory=dict)
+    """Number of values -> the canonical JSON template of this episode's samples."""
     k: int = 0
     next_at: int = 0
     fired: int = 0
     failed: int = 0
     overrun: int = 0
 
-    def nominal(self, k: int) -> int:
-        return self.base_ns + self.phase_ns + k * self.period_ns
-
     def restart(self, base_ns: int) -> None:
-        self.base_ns = base_ns
+        self.origin_ns = base_ns + self.phase_ns
         self.k = 0
-        self.next_at = quantise(self.nominal(0), self.step_ns)
-
-    def take(self, now: int) -> int:
-        """Consume firing ``k`` (due now) and return its nominal time; count an overrun."""
-        origin = self.base_ns + self.phase_ns
-        period = self.period_ns
-        k = self.k
-        nominal = origin + k * period
-        self.k = k + 1
-        self.fired += 1
-        following = nominal + period
-        if now >= following:
-            self.overrun += 1
-        step = self.step_ns
-        self.next_at = -(-following // step) * step  # quantise, inlined: once per firing
-        return nominal
+        self.next_at = quantise(self.origin_ns, self.step_ns)
+        self.templates.clear()
 
 
 class Session:
@@ -229,6 +222,7 @@ class Session:
         if not isinstance(clock, GridClock):
             raise SimclockTypeError(f"clock must be a simclock.GridClock, got {safe_repr(clock)}")
         self._clock = clock
+        self._step = clock.step_ns()
         self._seed = clock.random_source().seed if seed is None else check_seed(seed)
         period = clock.step_ns() if clock_period_ns is None else clock_period_ns
         self._clock_period = check_positive_ns(period, "clock_period_ns")
@@ -256,6 +250,8 @@ class Session:
         self._observer = draw_observer
         self._sensors: dict[str, _Component] = {}
         self._controllers: dict[str, _Component] = {}
+        self._sensor_list: list[_Component] = []  # as added
+        self._controller_list: list[_Component] = []  # as added
         self._components: list[_Component] = []  # sensors then controllers, as added
         self._publish_clock = None if topic is None else clock.bus.publisher(topic)
         self._started = False
@@ -264,8 +260,8 @@ class Session:
         self._episode_start = clock.now_ns()
         self._next_clock_ns = 0
         # Invariant: _deliveries is a heap of (delivery_ns, acquisition order, sample,
-        # sensor); the order is unique, so neither sample nor sensor is ever compared.
-        self._deliveries: list[tuple[int, int, Sample, _Component]] = []
+        # sensor, encoded); the order is unique, so nothing after it is ever compared.
+        self._deliveries: list[tuple[int, int, Sample, _Component, bytes | None]] = []
         self._acquired = 0
         self._latest: dict[str, Sample] = {}
         self._latest_view = MappingProxyType(self._latest)  # cleared, never replaced
@@ -298,6 +294,11 @@ class Session:
         if not isinstance(spec, SensorSpec):
             raise SimclockTypeError(f"spec must be a SensorSpec, got {safe_repr(spec)}")
         self._add("sensor", spec.device_id, self._sensors, spec, "read", read, sensor=spec)
+
+    def _add_float_sensor(self, spec: SensorSpec, read: Callable[[Any], tuple[float, ...]]) -> None:
+        """:meth:`add_sensor` for a reader that returns a tuple of Python floats (built-in ones)."""
+        self.add_sensor(spec, read)
+        self._sensors[spec.device_id].floats = True
 
     def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
@@ -335,14 +336,18 @@ class Session:
             spec.phase_ns,
             step,
             fn,
-            self._clock.bus.publisher(spec.topic),
+            self._clock.bus.sender(spec.topic),
+            ident,
             canonical_json(ident, "device id"),
             sensor=sensor,
             controller=controller,
+            latency_ns=0 if sensor is None else sensor.latency_ns,
         )
         registry[ident] = comp
-        # Sensors before controllers: the order of _tick's phases (see _refresh_due).
-        self._components = [*self._sensors.values(), *self._controllers.values()]
+        # In the order they were added: the order of _tick's phases.
+        self._sensor_list = list(self._sensors.values())
+        self._controller_list = list(self._controllers.values())
+        self._components = [*self._sensor_list, *self._controller_list]
 
     # -- time -----------------------------------------------------------------
 
@@ -504,45 +509,60 @@ class Session:
 
     def _refresh_due(self) -> None:
         """Recompute the first boundary with work: O(components)."""
-        due = self._next_clock_ns if self._clock_topic is not None else None
+        due: float = math.inf
+        if self._publish_clock is not None:
+            due = self._next_clock_ns
         for comp in self._components:
-            if due is None or comp.next_at < due:
+            if comp.next_at < due:
                 due = comp.next_at
         deliveries = self._deliveries
-        if deliveries and (due is None or deliveries[0][0] < due):
+        if deliveries and deliveries[0][0] < due:
             due = deliveries[0][0]
-        self._due = due
+        self._due = None if due == math.inf else int(due)
 
-    def _tick(self) -> None:
-        """Run the phases due at this boundary (see the class docstring); idempotent.
+    def _tick(self, now: int) -> None:
+        """Run the phases due at boundary ``now`` (see the class docstring); idempotent.
 
         O(components + due firings); the per-firing work is the firing's own:
-        topics, sensors and readers were resolved when the components were added.
-        The acquisitions and deliveries are inlined here: they run once per
-        sample, and a call costs as much as the rest of their work.
+        topics, sensors and readers were resolved when the components were
+        added, each sample's canonical JSON is one format of its sensor's
+        template for the episode, and a sample due at its own acquisition
+        boundary is delivered without the heap. The firings, acquisitions and
+        deliveries are inlined: they run once per sample, and a call costs as
+        much as the rest of their work.
         """
-        now = self._clock.now_ns()
         if self._publish_clock is not None and now >= self._next_clock_ns:
             self._publish_clock(clock_payload(now), None)
             self._next_clock_ns = now + self._clock_period
         deliveries = self._deliveries
+        step = self._step
+        # Samples acquired now and due now: after every earlier acquisition due now.
+        at_once: list[tuple[Sample, _Component, bytes | None]] = []
         # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
-        for comp in self._sensors.values():
+        for comp in self._sensor_list:
             while comp.next_at <= now:
-                spec = comp.sensor
-                assert spec is not None and comp.noise is not None
+                # The firing (C-GRID-2), inlined: consume firing k, count an overrun.
                 index = comp.k
-                nominal = comp.take(now)
+                period = comp.period_ns
+                nominal = comp.origin_ns + index * period
+                comp.k = index + 1
+                comp.fired += 1
+                following = nominal + period
+                if now >= following:
+                    comp.overrun += 1
+                comp.next_at = -(-following // step) * step  # quantise, inlined
                 try:
-                    values = tuple(map(float, comp.fn(comp.noise)))
+                    if comp.floats:
+                        values = comp.fn(comp.noise)
+                    else:
+                        values = tuple(map(float, comp.fn(comp.noise)))
                 except Exception as exc:
                     self._failed(comp, exc)
                     continue
-                requested = nominal + spec.latency_ns
-                step = comp.step_ns
-                delivery = -(-requested // step) * step  # quantise, inlined: once per sample
+                requested = nominal + comp.latency_ns
+                delivery = -(-requested // step) * step  # quantise, inlined
                 sample = new_sample(
-                    spec.device_id,
+                    comp.device_id,
                     index,
                     self._episode,
                     self._episode_start,
@@ -552,25 +572,54 @@ class Session:
                     delivery,
                     values,
                 )
-                heapq.heappush(deliveries, (delivery, self._acquired, sample, comp))
+                encoded = None
+                total = sum(values)
+                if total - total == 0.0:  # every value finite (else the generic encoder reports)
+                    template = comp.templates.get(len(values))
+                    if template is None:
+                        template = comp.templates[len(values)] = sample_json_template(
+                            comp.device_json, self._episode, self._episode_start, len(values)
+                        )
+                    encoded = template % (now, delivery, index, nominal, requested, *values)
+                if delivery == now:
+                    at_once.append((sample, comp, encoded))
+                else:
+                    heapq.heappush(deliveries, (delivery, self._acquired, sample, comp, encoded))
                 self._acquired += 1
         # 3. deliveries (C-DEV-1, C-DEV-2), in acquisition order, stamped now.
-        if deliveries and deliveries[0][0] <= now:
+        if (deliveries and deliveries[0][0] <= now) or at_once:
             latest = self._latest
             samples = self.samples
             while deliveries and deliveries[0][0] <= now:
-                _, _, sample, comp = heapq.heappop(deliveries)
+                _, _, sample, comp, encoded = heapq.heappop(deliveries)
                 # Invariant: deliveries are popped exactly at their quantised boundary.
                 assert now == sample.delivery_ns
                 latest[sample.device] = sample
                 samples.append(sample)
-                # Built once, encoded once: the fingerprint and the recorder share the bytes.
-                comp.publish(sample.to_json(), sample.canonical_json(comp.device_json))
+                comp.send(encoded, None, sample.to_json)
+            for sample, comp, encoded in at_once:
+                latest[sample.device] = sample
+                samples.append(sample)
+                comp.send(encoded, None, sample.to_json)
         # 4. controllers, seeing every sample delivered so far.
-        for comp in self._controllers.values():
+        for comp in self._controller_list:
             while comp.next_at <= now:
-                comp.take(now)
-                self._control(comp)
+                index = comp.k
+                period = comp.period_ns
+                nominal = comp.origin_ns + index * period
+                comp.k = index + 1
+                comp.fired += 1
+                following = nominal + period
+                if now >= following:
+                    comp.overrun += 1
+                comp.next_at = -(-following // step) * step  # quantise, inlined
+                try:
+                    command = comp.fn(self._latest_view)
+                    if command is not None:
+                        payload = dict(command)
+                        comp.send(fast_canonical_bytes(payload), payload, None)
+                except Exception as exc:
+                    self._failed(comp, exc)
         self._refresh_due()
 
     def _failed(self, comp: _Component, exc: Exception) -> None:
@@ -584,15 +633,6 @@ class Session:
             {"component": comp.component_id},
         )
 
-    def _control(self, comp: _Component) -> None:
-        """Run one controller firing; an ``Exception`` is reported, never fatal (C-ERR-1)."""
-        try:
-            command = comp.fn(self._latest_view)
-            if command is not None:
-                comp.publish(dict(command), None)
-        except Exception as exc:
-            self._failed(comp, exc)
-
 
 class _Phases:
     """A session's phases as the :class:`~simclock.lowlevel.TimedSource` of its grid clock.
@@ -604,16 +644,15 @@ class _Phases:
     stays the session's.
     """
 
-    __slots__ = ("_session",)
+    __slots__ = ("_session", "fire")
 
     def __init__(self, session: Session) -> None:
         self._session = session
+        self.fire = session._tick
+        """``fire(at_ns)``: run the phases due at ``at_ns`` (the clock's ``now``)."""
 
     def next_ns(self) -> int | None:
         """The next boundary with work, or ``None`` before the session starts."""
         session = self._session
         return session._due if session._started else None
 
-    def fire(self, at_ns: int) -> None:
-        """Run the phases due at ``at_ns`` (the clock's ``now``)."""
-        self._session._tick()
