@@ -233,9 +233,10 @@ TraceSink = Callable[[Any, str], LineSink]
 
 Registered with :func:`register_trace_sink` for a subscriber whose whole work
 on a message with canonical JSON ``encoded`` is a function of its stamp,
-sequence, topic and ``encoded`` (the fingerprint, the recorder), and which
-never publishes. A :meth:`Bus.sender` hands such messages to the topic's
-sinks without building the :class:`Message` or its payload.
+sequence, topic and ``encoded`` (the fingerprint), which never publishes and
+never waits on anything that may wait on a bus: a sink runs with the bus's
+lock held. A :meth:`Bus.sender` hands such messages to the topic's sinks
+without building the :class:`Message` or its payload.
 """
 
 Sender = Callable[[bytes | None, Any, Callable[[], Any] | None], None]
@@ -556,8 +557,8 @@ class Bus:
             return send_message
         pending = self._pending
         routes = self._sinks
-        # acquire/release, not `with`: a with-statement costs twice as much, and this
-        # runs twice per message; every path between them is try/finally.
+        # acquire/release, not `with`: a with-statement costs twice as much, once per
+        # message; the path between them is a try/finally.
         acquire = self._lock.acquire
         release = self._lock.release
 
@@ -571,6 +572,7 @@ class Bus:
             if sinks is None or clock is None or type(encoded) is not bytes:
                 publish(payload if make_payload is None else make_payload(), encoded)
                 return
+            failures = None
             acquire()
             try:
                 stamp = clock.now_ns()
@@ -583,33 +585,23 @@ class Bus:
                     self._next_sequence = seq + 1
                     if stamp > self._last_stamp:
                         self._last_stamp = stamp
-                    self._delivering = True
+                    # Under the lock (sinks never publish nor wait on the bus): no other
+                    # message can be sequenced or delivered until every sink has this one.
+                    for sink, sub in sinks:
+                        try:
+                            sink(stamp, seq, encoded)
+                        except Exception as exc:  # C-BUS-4: reported once all sinks have it
+                            failures = [*(failures or ()), (sub, exc)]
             finally:
                 release()
             if not direct:
                 publish(payload if make_payload is None else make_payload(), encoded)
-                return
-            try:
-                for sink, sub in sinks:
-                    try:
-                        sink(stamp, seq, encoded)
-                    except Exception as exc:  # C-BUS-4, with the message it would have had
-                        if make_payload is not None:
-                            payload, make_payload = make_payload(), None
-                        message = checked_message(checked, stamp, seq, payload, encoded)
-                        self._report_subscriber_failure(message, sub, exc)
-            except BaseException:
-                with self._lock:
-                    self._delivering = False
-                raise
-            acquire()
-            try:
-                if not pending:
-                    self._delivering = False
-                    return
-            finally:
-                release()
-            self._drain(None)  # what the sinks' failure reports published meanwhile
+            elif failures is not None:
+                message = checked_message(
+                    checked, stamp, seq, payload if make_payload is None else make_payload(), encoded
+                )
+                for sub, exc in failures:
+                    self._report_subscriber_failure(message, sub, exc)
 
         return send
 

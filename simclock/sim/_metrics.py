@@ -121,10 +121,13 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
     return tuple(metrics)
 
 
-def _metric(config: MetricConfig, samples: Sequence[Sample]) -> float | int | None:
-    """``config`` over ``samples``, the samples of its device (in delivery order)."""
-    after = config.after_ns
-    chosen = [s for s in samples if s.nominal_acquisition_ns - s.episode_start_ns >= after]
+def _metric(config: MetricConfig, chosen: Sequence[Sample], read: list[float]) -> float | int | None:
+    """``config`` over ``chosen`` (its device's samples from ``after``, in delivery order).
+
+    ``read`` is ``[float(s.values[config.index]) for s in chosen]`` for the
+    kinds that read values (made once for all metrics of the same device,
+    ``after`` and index), else empty.
+    """
     kind = config.kind
     if kind == "samples":
         return len(chosen)
@@ -132,13 +135,12 @@ def _metric(config: MetricConfig, samples: Sequence[Sample]) -> float | int | No
         return None
     if kind == "max_lateness":
         return max(s.delivery_ns - s.requested_delivery_ns for s in chosen)
-    values = [float(s.values[config.index]) for s in chosen]
     if kind == "final":
-        return values[-1]
+        return read[-1]
     if kind == "mean":
         # math.fsum: exactly rounded, so the result does not depend on summation order.
-        return math.fsum(values) / len(values)
-    errors = [v - config.target for v in values]
+        return math.fsum(read) / len(read)
+    errors = [v - config.target for v in read]
     if kind == "max_abs_error":
         return max(abs(e) for e in errors)
     # Invariant: load_metrics only accepts METRIC_KINDS; rms_error is the last one left.
@@ -152,14 +154,37 @@ def compute_metrics(
     """Every metric of ``configs`` over ``samples``, in declaration order.
 
     O(samples + metrics * samples of the metric's device): one pass sorts the
-    samples by device, keeping their delivery order.
+    samples by device, keeping their delivery order; metrics of the same
+    device and ``after`` share their selection, and of the same index too
+    their values.
     """
     by_device: dict[str, list[Sample]] = {c.device: [] for c in configs}
     for sample in samples:
-        chosen = by_device.get(sample.device)
-        if chosen is not None:
-            chosen.append(sample)
-    return {c.name: _metric(c, by_device[c.device]) for c in configs}
+        of_device = by_device.get(sample.device)
+        if of_device is not None:
+            of_device.append(sample)
+    selections: dict[tuple[str, int], list[Sample]] = {}
+    readings: dict[tuple[str, int, int], list[float]] = {}
+    result: dict[str, float | int | None] = {}
+    for config in configs:
+        key = (config.device, config.after_ns)
+        chosen = selections.get(key)
+        if chosen is None:
+            after = config.after_ns
+            chosen = selections[key] = [
+                s
+                for s in by_device[config.device]
+                if s.nominal_acquisition_ns - s.episode_start_ns >= after
+            ]
+        read: list[float] = []
+        if config.kind in _VALUE_KINDS and chosen:
+            vkey = (*key, config.index)
+            made = readings.get(vkey)
+            if made is None:
+                made = readings[vkey] = [float(s.values[config.index]) for s in chosen]
+            read = made
+        result[config.name] = _metric(config, chosen, read)
+    return result
 
 
 def metric_violation(configs: Sequence[MetricConfig], values: Mapping[str, Any]) -> str | None:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
+from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_time_ns, seconds_to_ns
 from simclock.sim._grid import GridClock, Policy
 
@@ -250,6 +252,41 @@ class MujocoClock(GridClock):
         if self._forward_at != now:
             self._mujoco.mj_forward(self.model, self.data)
             self._forward_at = now
+
+    def sensor_reader(
+        self, start: int, stop: int, noise_std: float, dim: int
+    ) -> Callable[[SeededRandomSource], tuple[float, ...]]:
+        """Library API: ``read(noise)``, the values of ``sensordata[start:stop]`` at this boundary.
+
+        :meth:`forward` inlined (a call per sample costs as much as the read):
+        ``mj_forward`` at most once per instant. With ``noise_std > 0`` each
+        value is ``value + draw``, ``dim == stop - start`` normals drawn with
+        ``normal_checked`` (the caller checked ``noise_std`` and ``dim``).
+        The values are a tuple of Python floats.
+        """
+        now = self._now
+        forward = self._mujoco.mj_forward
+        model, data = self.model, self.data
+        # The MjData's buffer never moves: one view for the whole session.
+        sensordata = data.sensordata
+        item = sensordata.item
+
+        noisy = noise_std > 0
+        scalar = stop == start + 1
+
+        def read(noise: SeededRandomSource) -> tuple[float, ...]:
+            at = now()
+            if self._forward_at != at:  # forward(), inlined
+                forward(model, data)
+                self._forward_at = at
+            if noisy:
+                draw = noise.normal_checked(0.0, noise_std, dim)
+                return tuple((sensordata[start:stop] + draw).tolist())
+            if scalar:
+                return (item(start),)
+            return tuple(sensordata[start:stop].tolist())
+
+        return read
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""

@@ -77,30 +77,7 @@ def _device_reader(
 
         return read_zeros
     start, stop = where
-    forward = clock.forward
-    # The MjData's buffer never moves: one view for the whole session.
-    sensordata = clock.data.sensordata
-    item = sensordata.item
-    if std > 0:
-
-        def read_noisy(noise: SeededRandomSource) -> tuple[float, ...]:
-            forward()
-            return tuple((sensordata[start:stop] + noise.normal_checked(0.0, std, dim)).tolist())
-
-        return read_noisy
-    if stop == start + 1:
-
-        def read_scalar(noise: SeededRandomSource) -> tuple[float, ...]:
-            forward()
-            return (item(start),)
-
-        return read_scalar
-
-    def read_exact(noise: SeededRandomSource) -> tuple[float, ...]:
-        forward()
-        return tuple(sensordata[start:stop].tolist())
-
-    return read_exact
+    return clock.sensor_reader(start, stop, std, dim)
 
 
 def _pd_step(

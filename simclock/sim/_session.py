@@ -26,6 +26,7 @@ import heapq
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -269,8 +270,8 @@ class Session:
         """Every delivered sample, in delivery order (C-DEV-2)."""
         self.dropped_in_flight = 0
         """Samples acquired but not yet delivered when an episode was reset."""
-        # Invariant: once started, _due is the first boundary at which _tick has work
-        # (a /clock message, an acquisition, a delivery or a controller), or None.
+        # Invariant: None before the session starts; then the first boundary at which
+        # _tick has work (a /clock message, an acquisition, a delivery or a controller).
         self._due: int | None = None
         # Last: a clock that already runs a session refuses, and nothing above leaked.
         clock.attach_source(_Phases(self))
@@ -536,6 +537,8 @@ class Session:
             self._next_clock_ns = now + self._clock_period
         deliveries = self._deliveries
         step = self._step
+        # The next boundary with work (_refresh_due, folded into the loops below).
+        due: float = math.inf if self._publish_clock is None else self._next_clock_ns
         # Samples acquired now and due now: after every earlier acquisition due now.
         at_once: list[tuple[Sample, _Component, bytes | None]] = []
         # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
@@ -586,6 +589,8 @@ class Session:
                 else:
                     heapq.heappush(deliveries, (delivery, self._acquired, sample, comp, encoded))
                 self._acquired += 1
+            if comp.next_at < due:
+                due = comp.next_at
         # 3. deliveries (C-DEV-1, C-DEV-2), in acquisition order, stamped now.
         if (deliveries and deliveries[0][0] <= now) or at_once:
             latest = self._latest
@@ -620,7 +625,11 @@ class Session:
                         comp.send(fast_canonical_bytes(payload), payload, None)
                 except Exception as exc:
                     self._failed(comp, exc)
-        self._refresh_due()
+            if comp.next_at < due:
+                due = comp.next_at
+        if deliveries and deliveries[0][0] < due:
+            due = deliveries[0][0]
+        self._due = None if due == math.inf else int(due)
 
     def _failed(self, comp: _Component, exc: Exception) -> None:
         """Report one failed firing; never fatal (C-ERR-1)."""
@@ -644,15 +653,13 @@ class _Phases:
     stays the session's.
     """
 
-    __slots__ = ("_session", "fire")
+    __slots__ = ("_session", "fire", "next_ns")
 
     def __init__(self, session: Session) -> None:
         self._session = session
         self.fire = session._tick
         """``fire(at_ns)``: run the phases due at ``at_ns`` (the clock's ``now``)."""
-
-    def next_ns(self) -> int | None:
-        """The next boundary with work, or ``None`` before the session starts."""
-        session = self._session
-        return session._due if session._started else None
-
+        # Invariant: session._due is None until the session starts (see Session.__init__).
+        # getattr in a partial: the clock asks once per boundary, with no Python frame.
+        self.next_ns = partial(getattr, session, "_due")
+        """``next_ns()``: the next boundary with work, or ``None`` before the session starts."""
