@@ -566,8 +566,9 @@ class Bus:
             encoded: bytes | None, payload: Any, make_payload: Callable[[], Any] | None
         ) -> None:
             clock = self._clock
-            sinks = routes.get(checked, False)
-            if sinks is False:
+            try:
+                sinks = routes[checked]
+            except KeyError:  # the first message since a subscribe or cancel
                 sinks = self._sinks_of(checked)
             if sinks is None or clock is None or type(encoded) is not bytes:
                 publish(payload if make_payload is None else make_payload(), encoded)
@@ -583,8 +584,7 @@ class Bus:
                 if direct:
                     seq = self._next_sequence
                     self._next_sequence = seq + 1
-                    if stamp > self._last_stamp:
-                        self._last_stamp = stamp
+                    self._last_stamp = max(self._last_stamp, stamp)
                     # Under the lock (sinks never publish nor wait on the bus): no other
                     # message can be sequenced or delivered until every sink has this one.
                     for sink, sub in sinks:
@@ -598,10 +598,14 @@ class Bus:
                 publish(payload if make_payload is None else make_payload(), encoded)
             elif failures is not None:
                 message = checked_message(
-                    checked, stamp, seq, payload if make_payload is None else make_payload(), encoded
+                    checked,
+                    stamp,
+                    seq,
+                    payload if make_payload is None else make_payload(),
+                    encoded,
                 )
-                for sub, exc in failures:
-                    self._report_subscriber_failure(message, sub, exc)
+                for sub, error in failures:
+                    self._report_subscriber_failure(message, sub, error)
 
         return send
 

@@ -27,9 +27,9 @@ library API (not part of the protocol, used by those clocks):
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cmp_to_key
-from collections.abc import Callable
 from typing import Any, Final, Protocol, SupportsIndex, cast
 
 from mypy_extensions import mypyc_attr

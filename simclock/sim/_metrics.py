@@ -121,7 +121,9 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
     return tuple(metrics)
 
 
-def _metric(config: MetricConfig, chosen: Sequence[Sample], read: list[float]) -> float | int | None:
+def _metric(
+    config: MetricConfig, chosen: Sequence[Sample], read: list[float]
+) -> float | int | None:
     """``config`` over ``chosen`` (its device's samples from ``after``, in delivery order).
 
     ``read`` is ``[float(s.values[config.index]) for s in chosen]`` for the

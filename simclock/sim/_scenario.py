@@ -13,12 +13,11 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockTypeError
 from simclock.core._names import safe_repr
-from simclock.core._protocols import PeriodicStats, RandomSource
+from simclock.core._protocols import PeriodicStats
 from simclock.core._random import (
     DrawObserver,
     SeededRandomSource,

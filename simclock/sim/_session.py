@@ -22,10 +22,7 @@ episode that was reset with seed ``S``.
 from __future__ import annotations
 
 import hashlib
-import heapq
-import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -35,13 +32,13 @@ from simclock.core._bus import (
     Bus,
     Event,
     EventKind,
-    Sender,
     check_topic,
     is_reserved_topic,
 )
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._names import exact_str, safe_repr
+from simclock.core._phases import Component, Phases
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import DrawObserver, SeededRandomSource, check_seed
 from simclock.core._readonly import ReadOnly
@@ -57,7 +54,7 @@ from simclock.sim._devices import (
     new_sample,
     sample_json_template,
 )
-from simclock.sim._grid import GridClock, quantise
+from simclock.sim._grid import GridClock
 
 __all__ = [
     "CLOCK_TOPIC",
@@ -129,44 +126,6 @@ def clock_payload(session_ns: int) -> dict[str, dict[str, int]]:
     """A ``rosgraph_msgs/msg/Clock``-shaped payload for SessionTime (C-EP-2, C-MCAP-3)."""
     sec, nanosec = divmod(session_ns, 1_000_000_000)
     return {"clock": {"sec": sec, "nanosec": nanosec}}
-
-
-@dataclass(slots=True)
-class _Component:
-    """Run-time state of one sensor or controller within the current episode."""
-
-    component_id: str
-    period_ns: int
-    phase_ns: int
-    step_ns: int
-    fn: Callable[..., Any]
-    send: Sender
-    """``send(encoded, payload, make_payload)`` on the component's topic, checked once."""
-    device_id: str = ""
-    """A sensor's device id (its samples' ``device``)."""
-    device_json: str = ""
-    """The device id as canonical JSON (for its samples' encoding)."""
-    sensor: SensorSpec | None = None
-    controller: ControllerSpec | None = None
-    noise: SeededRandomSource | None = None
-    latency_ns: int = 0
-    floats: bool = False
-    """``fn`` returns a tuple of Python floats (the built-in readers): no conversion."""
-    origin_ns: int = 0
-    """Nominal time of firing 0 of this episode: episode start + phase."""
-    templates: dict[int, bytes] = field(default_factory=dict)
-    """Number of values -> the canonical JSON template of this episode's samples."""
-    k: int = 0
-    next_at: int = 0
-    fired: int = 0
-    failed: int = 0
-    overrun: int = 0
-
-    def restart(self, base_ns: int) -> None:
-        self.origin_ns = base_ns + self.phase_ns
-        self.k = 0
-        self.next_at = quantise(self.origin_ns, self.step_ns)
-        self.templates.clear()
 
 
 class Session:
@@ -249,30 +208,36 @@ class Session:
         self._clock_topic = topic
         self._on_reset = on_reset
         self._observer = draw_observer
-        self._sensors: dict[str, _Component] = {}
-        self._controllers: dict[str, _Component] = {}
-        self._sensor_list: list[_Component] = []  # as added
-        self._controller_list: list[_Component] = []  # as added
-        self._components: list[_Component] = []  # sensors then controllers, as added
-        self._publish_clock = None if topic is None else clock.bus.publisher(topic)
+        self._sensors: dict[str, Component] = {}
+        self._controllers: dict[str, Component] = {}
         self._started = False
         self._episode = -1
         self._episode_seed = self._seed
         self._episode_start = clock.now_ns()
-        self._next_clock_ns = 0
-        # Invariant: _deliveries is a heap of (delivery_ns, acquisition order, sample,
-        # sensor, encoded); the order is unique, so nothing after it is ever compared.
-        self._deliveries: list[tuple[int, int, Sample, _Component, bytes | None]] = []
-        self._acquired = 0
         self._latest: dict[str, Sample] = {}
         self._latest_view = MappingProxyType(self._latest)  # cleared, never replaced
         self.samples: list[Sample] = []
         """Every delivered sample, in delivery order (C-DEV-2)."""
         self.dropped_in_flight = 0
         """Samples acquired but not yet delivered when an episode was reset."""
-        # Invariant: None before the session starts; then the first boundary at which
-        # _tick has work (a /clock message, an acquisition, a delivery or a controller).
-        self._due: int | None = None
+        # The per-boundary loop and its state (compiled with the core where it can be).
+        self._phases = Phases(
+            self._step,
+            new_sample,
+            sample_json_template,
+            fast_canonical_bytes,
+            self._failed,
+            self._latest,
+            self.samples,
+        )
+        if topic is not None:
+            publish_clock = clock.bus.publisher(topic)
+
+            def clock_message(now: int) -> None:
+                publish_clock(clock_payload(now), None)
+
+            self._phases.clock_message = clock_message
+            self._phases.clock_period = self._clock_period
         # Last: a clock that already runs a session refuses, and nothing above leaked.
         clock.attach_source(_Phases(self))
 
@@ -313,7 +278,7 @@ class Session:
         self,
         what: str,
         ident: str,
-        registry: dict[str, _Component],
+        registry: dict[str, Component],
         spec: SensorSpec | ControllerSpec,
         fn_name: str,
         fn: Callable[..., Any],
@@ -331,24 +296,20 @@ class Session:
             )
         step = self._clock.step_ns()
         spec.check_grid(step)
-        comp = _Component(
+        comp = Component(
             spec.component_id,
             spec.period_ns,
             spec.phase_ns,
             step,
             fn,
             self._clock.bus.sender(spec.topic),
-            ident,
-            canonical_json(ident, "device id"),
-            sensor=sensor,
-            controller=controller,
-            latency_ns=0 if sensor is None else sensor.latency_ns,
+            ident if sensor is not None else "",
+            canonical_json(ident, "device id") if sensor is not None else "",
+            0 if sensor is None else sensor.latency_ns,
         )
         registry[ident] = comp
-        # In the order they were added: the order of _tick's phases.
-        self._sensor_list = list(self._sensors.values())
-        self._controller_list = list(self._controllers.values())
-        self._components = [*self._sensor_list, *self._controller_list]
+        # In the order they were added: the order of the phases at a boundary.
+        (self._phases.sensors if sensor is not None else self._phases.controllers).append(comp)
 
     # -- time -----------------------------------------------------------------
 
@@ -421,8 +382,8 @@ class Session:
         now = self._clock.now_ns()
         self._begin(0, chosen)  # first: an on_reset that raises leaves the session unstarted
         self._started = True
-        self._next_clock_ns = now
-        self._refresh_due()
+        self._phases.next_clock_ns = now
+        self._phases.refresh_due()
 
     def reset_episode(self, seed: int | None = None) -> None:
         """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
@@ -486,12 +447,13 @@ class Session:
         if self._on_reset is not None:
             self._on_reset()
         now = self._clock.now_ns()
-        self.dropped_in_flight += len(self._deliveries)
-        self._deliveries.clear()
+        phases = self._phases
+        self.dropped_in_flight += len(phases.deliveries)
+        phases.deliveries.clear()
         self._latest.clear()
-        self._episode = index
+        self._episode = phases.episode = index
         self._episode_seed = seed
-        self._episode_start = now
+        self._episode_start = phases.episode_start = now
         if index > 0:
             self.bus.publish(
                 EVENTS_TOPIC,
@@ -504,134 +466,11 @@ class Session:
             comp.restart(now)
         for comp in self._controllers.values():
             comp.restart(now)
-        self._refresh_due()
+        phases.refresh_due()
 
     # -- the per-boundary phases ---------------------------------------------------
 
-    def _refresh_due(self) -> None:
-        """Recompute the first boundary with work: O(components)."""
-        due: float = math.inf
-        if self._publish_clock is not None:
-            due = self._next_clock_ns
-        for comp in self._components:
-            if comp.next_at < due:
-                due = comp.next_at
-        deliveries = self._deliveries
-        if deliveries and deliveries[0][0] < due:
-            due = deliveries[0][0]
-        self._due = None if due == math.inf else int(due)
-
-    def _tick(self, now: int) -> None:
-        """Run the phases due at boundary ``now`` (see the class docstring); idempotent.
-
-        O(components + due firings); the per-firing work is the firing's own:
-        topics, sensors and readers were resolved when the components were
-        added, each sample's canonical JSON is one format of its sensor's
-        template for the episode, and a sample due at its own acquisition
-        boundary is delivered without the heap. The firings, acquisitions and
-        deliveries are inlined: they run once per sample, and a call costs as
-        much as the rest of their work.
-        """
-        if self._publish_clock is not None and now >= self._next_clock_ns:
-            self._publish_clock(clock_payload(now), None)
-            self._next_clock_ns = now + self._clock_period
-        deliveries = self._deliveries
-        step = self._step
-        # The next boundary with work (_refresh_due, folded into the loops below).
-        due: float = math.inf if self._publish_clock is None else self._next_clock_ns
-        # Samples acquired now and due now: after every earlier acquisition due now.
-        at_once: list[tuple[Sample, _Component, bytes | None]] = []
-        # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
-        for comp in self._sensor_list:
-            while comp.next_at <= now:
-                # The firing (C-GRID-2), inlined: consume firing k, count an overrun.
-                index = comp.k
-                period = comp.period_ns
-                nominal = comp.origin_ns + index * period
-                comp.k = index + 1
-                comp.fired += 1
-                following = nominal + period
-                if now >= following:
-                    comp.overrun += 1
-                comp.next_at = -(-following // step) * step  # quantise, inlined
-                try:
-                    if comp.floats:
-                        values = comp.fn(comp.noise)
-                    else:
-                        values = tuple(map(float, comp.fn(comp.noise)))
-                except Exception as exc:
-                    self._failed(comp, exc)
-                    continue
-                requested = nominal + comp.latency_ns
-                delivery = -(-requested // step) * step  # quantise, inlined
-                sample = new_sample(
-                    comp.device_id,
-                    index,
-                    self._episode,
-                    self._episode_start,
-                    nominal,
-                    now,
-                    requested,
-                    delivery,
-                    values,
-                )
-                encoded = None
-                total = sum(values)
-                if total - total == 0.0:  # every value finite (else the generic encoder reports)
-                    template = comp.templates.get(len(values))
-                    if template is None:
-                        template = comp.templates[len(values)] = sample_json_template(
-                            comp.device_json, self._episode, self._episode_start, len(values)
-                        )
-                    encoded = template % (now, delivery, index, nominal, requested, *values)
-                if delivery == now:
-                    at_once.append((sample, comp, encoded))
-                else:
-                    heapq.heappush(deliveries, (delivery, self._acquired, sample, comp, encoded))
-                self._acquired += 1
-            if comp.next_at < due:
-                due = comp.next_at
-        # 3. deliveries (C-DEV-1, C-DEV-2), in acquisition order, stamped now.
-        if (deliveries and deliveries[0][0] <= now) or at_once:
-            latest = self._latest
-            samples = self.samples
-            while deliveries and deliveries[0][0] <= now:
-                _, _, sample, comp, encoded = heapq.heappop(deliveries)
-                # Invariant: deliveries are popped exactly at their quantised boundary.
-                assert now == sample.delivery_ns
-                latest[sample.device] = sample
-                samples.append(sample)
-                comp.send(encoded, None, sample.to_json)
-            for sample, comp, encoded in at_once:
-                latest[sample.device] = sample
-                samples.append(sample)
-                comp.send(encoded, None, sample.to_json)
-        # 4. controllers, seeing every sample delivered so far.
-        for comp in self._controller_list:
-            while comp.next_at <= now:
-                index = comp.k
-                period = comp.period_ns
-                nominal = comp.origin_ns + index * period
-                comp.k = index + 1
-                comp.fired += 1
-                following = nominal + period
-                if now >= following:
-                    comp.overrun += 1
-                comp.next_at = -(-following // step) * step  # quantise, inlined
-                try:
-                    command = comp.fn(self._latest_view)
-                    if command is not None:
-                        payload = dict(command)
-                        comp.send(fast_canonical_bytes(payload), payload, None)
-                except Exception as exc:
-                    self._failed(comp, exc)
-            if comp.next_at < due:
-                due = comp.next_at
-        if deliveries and deliveries[0][0] < due:
-            due = deliveries[0][0]
-        self._due = None if due == math.inf else int(due)
-
-    def _failed(self, comp: _Component, exc: Exception) -> None:
+    def _failed(self, comp: Component, exc: Exception) -> None:
         """Report one failed firing; never fatal (C-ERR-1)."""
         comp.failed += 1
         publish_callback_failure(
@@ -657,9 +496,9 @@ class _Phases:
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        self.fire = session._tick
+        phases = session._phases
+        self.fire = phases.tick
         """``fire(at_ns)``: run the phases due at ``at_ns`` (the clock's ``now``)."""
-        # Invariant: session._due is None until the session starts (see Session.__init__).
         # getattr in a partial: the clock asks once per boundary, with no Python frame.
-        self.next_ns = partial(getattr, session, "_due")
+        self.next_ns = partial(getattr, phases, "due")
         """``next_ns()``: the next boundary with work, or ``None`` before the session starts."""
