@@ -59,12 +59,15 @@ test: check $(NATIVE_MANIFEST)
 	$(MAKE) --no-print-directory test-pure
 
 # The pure-Python build of the core on the same clauses: HeapSimClock's conformance
-# suite and its oracle state machine (skipped when the main run was pure already).
+# suite, its oracle state machine, and the session's phases on the golden traces
+# (skipped when the main run was pure already).
 test-pure: $(STAMP)
 	@if $(BIN)/python -c 'import simclock, sys; sys.exit(0 if simclock.COMPILED else 1)'; then \
 		SIMCLOCK_PURE=1 $(BIN)/python -m simclock.core && \
 		SIMCLOCK_PURE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_native.py \
 			tests/test_conformance_heap.py tests/test_sec1_simclock.py \
+			tests/test_fingerprints_golden.py tests/test_devices.py tests/test_session.py \
+			tests/test_sender.py \
 			"tests/test_state_machine.py::test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle" \
 			"tests/test_state_machine.py::test_C_CAN_4_schedule_cancel_churn_keeps_heap_bounded_and_matches_oracle"; \
 	else echo "test-pure: the core is pure Python already, the main run covered it"; fi

@@ -901,6 +901,13 @@ def _cases() -> list[Case]:
         ),
         _m(
             "Bus",
+            "sender",
+            bus_ctx,
+            bound_bus_state,
+            lambda c: {"topic": "/t"},
+        ),
+        _m(
+            "Bus",
             "deliver",
             bus_ctx,
             bound_bus_state,
@@ -1753,6 +1760,7 @@ FOLLOW_UPS: dict[str, Callable[[Ctx, Any], None]] = {
     "Bus.bind": _publish_on,
     "Bus.subscribe": _publish_on,
     "Bus.publisher": lambda _c, publish: publish({"a": 1}, b'{"a":1}'),
+    "Bus.sender": lambda _c, send: send(b'{"a":1}', None, lambda: {"a": 1}),
     "Event": _fingerprint_payload,
     "Event.from_json": _fingerprint_payload,
     "Message": _fingerprint_message,

@@ -366,7 +366,7 @@ def test_read_only_attributes_read_through_and_refuse_assignment_like_a_property
     with pytest.raises(
         AttributeError, match=r"^property 'steps' of 'GridClock' object has no setter$"
     ):
-        clock.steps = 7  # type: ignore[assignment]
+        clock.steps = 7  # type: ignore[misc]
     with pytest.raises(
         AttributeError, match=r"^property 'label' of 'SeededRandomSource' object has no deleter$"
     ):

@@ -263,7 +263,7 @@ class SeededRandomSource(LabelledStream):
         check_sigma(sigma)
         return self._draw("normal", float, (mu, sigma), check_size(size))
 
-    def normal_checked(self, mu: float, sigma: float, size: int) -> Any:
+    def _normal_checked(self, mu: float, sigma: float, size: int) -> Any:
         """Library API: :meth:`normal` for arguments the caller checked once (a sensor's noise).
 
         ``mu``/``sigma`` finite floats with ``sigma >= 0``, ``size`` an int in

@@ -189,7 +189,7 @@ class GridClock:
 
     @property
     def steps(self) -> int:
-        """Boundaries crossed: ``now_ns() // step_ns()`` (``k - 1`` while ``on_step(k)`` runs)."""
+        """Boundaries crossed: now_ns() // step_ns()."""
         return self._inner.now_ns() // self._s
 
     running = ReadOnly[bool]("_running", "True inside advance (callbacks, on_step).")

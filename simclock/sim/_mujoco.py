@@ -253,7 +253,7 @@ class MujocoClock(GridClock):
             self._mujoco.mj_forward(self.model, self.data)
             self._forward_at = now
 
-    def sensor_reader(
+    def _sensor_reader(
         self, start: int, stop: int, noise_std: float, dim: int
     ) -> Callable[[SeededRandomSource], tuple[float, ...]]:
         """Library API: ``read(noise)``, the values of ``sensordata[start:stop]`` at this boundary.
@@ -261,7 +261,7 @@ class MujocoClock(GridClock):
         :meth:`forward` inlined (a call per sample costs as much as the read):
         ``mj_forward`` at most once per instant. With ``noise_std > 0`` each
         value is ``value + draw``, ``dim == stop - start`` normals drawn with
-        ``normal_checked`` (the caller checked ``noise_std`` and ``dim``).
+        ``_normal_checked`` (the caller checked ``noise_std`` and ``dim``).
         The values are a tuple of Python floats.
         """
         now = self._now
@@ -280,7 +280,7 @@ class MujocoClock(GridClock):
                 forward(model, data)
                 self._forward_at = at
             if noisy:
-                draw = noise.normal_checked(0.0, noise_std, dim)
+                draw = noise._normal_checked(0.0, noise_std, dim)
                 return tuple((sensordata[start:stop] + draw).tolist())
             if scalar:
                 return (item(start),)

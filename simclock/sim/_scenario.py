@@ -71,12 +71,12 @@ def _device_reader(
 
         def read_zeros(noise: SeededRandomSource) -> tuple[float, ...]:
             if std > 0:
-                return tuple([0.0 + d for d in noise.normal_checked(0.0, std, dim).tolist()])
+                return tuple([0.0 + d for d in noise._normal_checked(0.0, std, dim).tolist()])
             return zeros
 
         return read_zeros
     start, stop = where
-    return clock.sensor_reader(start, stop, std, dim)
+    return clock._sensor_reader(start, stop, std, dim)
 
 
 def _pd_step(
