@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import simclock
 from simclock import (
     EVENTS_TOPIC,
     Bus,
@@ -29,8 +31,10 @@ from simclock import (
 )
 from simclock.core._bus import register_trace_sink
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, fast_canonical_bytes
+from simclock.sim._scenario import build_session
 
 MS = 1_000_000
+PENDULUM = Path(__file__).resolve().parent.parent / "examples" / "pendulum.toml"
 
 
 class _Maker:
@@ -275,3 +279,25 @@ def test_C_DEV_2_samples_due_together_are_delivered_in_acquisition_order() -> No
 
 def _one(noise: object) -> list[float]:
     return [1.0]
+
+
+def _recorded(path: Path, ordinary_subscriber: bool) -> tuple[str, int]:
+    """The pendulum for 1 s recorded; with an ordinary subscriber every message is a Message."""
+    scenario = simclock.load_scenario(PENDULUM)
+    bus = Bus()
+    recorder = simclock.Recorder(path, bus, seed=3, record_draws=True, clock_period_ns=2 * MS)
+    if ordinary_subscriber:
+        bus.subscribe(None, lambda message: None)
+    session = build_session(scenario, 3, bus=bus, draw_observer=recorder.draw_observer)
+    session.run_until(1_000 * MS)
+    recorder.close()
+    return recorder.fingerprint(), recorder.message_count
+
+
+def test_C_DET_1_C_X_FP_the_recorders_sink_writes_the_file_of_its_message_path(
+    tmp_path: Path,
+) -> None:
+    sink = _recorded(tmp_path / "sink.mcap", ordinary_subscriber=False)
+    message = _recorded(tmp_path / "message.mcap", ordinary_subscriber=True)
+    assert sink == message and sink[1] == 895
+    assert (tmp_path / "sink.mcap").read_bytes() == (tmp_path / "message.mcap").read_bytes()

@@ -19,6 +19,8 @@ library API (not part of the protocol, used by those clocks):
 * :meth:`HeapSimClock.run_until` -- advance to a target while interleaving a
   :class:`TimedSource` (recorded messages, a session's phases): a source item
   at an instant shared with entries runs first, with ``now`` at its time;
+* :meth:`HeapSimClock.run_steps` -- ``GridClock.advance``'s boundary loop in
+  one call: ``run_until`` to just before each boundary, then its physics hook;
 * :meth:`HeapSimClock.skip_to` -- jump forward without firing (a replay's
   seek): one-shots due before the jump are dropped and counted ``skipped``,
   repeating entries resume at their first grid point at or after it.

@@ -21,7 +21,9 @@ class TimedSource(Protocol):
     session's per-boundary phases. ``next_ns()`` is the time of its next item
     (``>= now``) or ``None``; ``fire(at_ns)`` runs everything it has due at
     ``at_ns`` (the clock's ``now`` is ``at_ns`` meanwhile) and must move
-    ``next_ns()`` past ``at_ns``.
+    ``next_ns()`` past ``at_ns``. Only ``fire`` may move ``next_ns()``: the
+    clock asks it at the start of a run and after each ``fire``, and keeps
+    the answer in between (while entries and physics steps run).
     """
 
     def next_ns(self) -> int | None:

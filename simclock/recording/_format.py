@@ -330,6 +330,8 @@ def _json_floats(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return {"float": repr(value)}  # 'nan', 'inf' or '-inf': JSON has no such numbers
     if isinstance(value, list | tuple):
+        if all(type(v) is float and v - v == 0.0 for v in value):
+            return list(value)  # finite floats only (a draw's values): nothing to replace
         return [_json_floats(v) for v in value]
     return value
 
@@ -342,6 +344,21 @@ def _plain_floats(value: Any) -> Any:
     return value
 
 
+# id(dtype) -> (dtype, str(dtype)): numpy's str of a dtype costs microseconds, and a
+# sensor's draws share one dtype object. The entry keeps the dtype alive, so its id
+# is never reused while cached; bounded, as the dtypes of a run are few.
+_DTYPE_NAMES: dict[int, tuple[np.dtype[Any], str]] = {}
+
+
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    entry = _DTYPE_NAMES.get(id(dtype))
+    if entry is None or entry[0] is not dtype:
+        entry = (dtype, str(dtype))
+        if len(_DTYPE_NAMES) < 256:
+            _DTYPE_NAMES[id(dtype)] = entry
+    return entry[1]
+
+
 def encode_draw_value(value: Any) -> Any:
     """JSON form of a draw's value or arguments (arrays as ``{"data", "dtype", "shape"}``).
 
@@ -351,7 +368,7 @@ def encode_draw_value(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return {
             "data": _json_floats(value.tolist()),
-            "dtype": str(value.dtype),
+            "dtype": _dtype_name(value.dtype),
             "shape": list(value.shape),
         }
     if isinstance(value, np.floating):

@@ -37,13 +37,13 @@ import hashlib
 import os
 import platform
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import numpy as np
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 
-from simclock.core._bus import Bus, Message
+from simclock.core._bus import Bus, Message, checked_message, register_trace_sink
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
@@ -298,11 +298,13 @@ class Recorder(Closing):
         when the bus is unbound). Raises ``SimclockRuntimeError`` after
         finishing the file if a message could not be recorded.
         """
+        # Unsubscribed first, outside the lock: a bus calls the recorder's trace sink
+        # with its own lock held, so this lock is never held while taking the bus's.
+        self._handle.cancel()
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._handle.cancel()
             try:
                 clock = self._bus.clock
                 end = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
@@ -549,28 +551,69 @@ class Recorder(Closing):
                 text = f"message sequence={seq} at {stamp} ns on {topic!r}: {channel}"
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
-            if stamp > self._clock_last:
-                self._clock_to(stamp)
             payload = text.encode() if encoded is None else encoded
             if channel == self._clock_channel:
                 cdr = clock_cdr_of(message.payload)
                 assert cdr is not None  # _bus_clock_channel accepted this payload
-                data = cdr
-                infix = self._bus_clock_infix
+                self._append(channel, stamp, seq, topic, cdr, self._bus_clock_infix, payload)
             else:
                 data = ENVELOPE % (payload, seq)  # encode_envelope, inlined: once per message
-                infix = self._line_infix[channel]
-            try:  # self._write, inlined: once per message
-                self._writer.add_message(channel, stamp, data, stamp, seq & U32)
-            except OSError as exc:
-                raise self._write_failed(exc) from None
-            self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, payload))
-            self._count += 1
-            counts = self._counts
-            counts[topic] = counts.get(topic, 0) + 1
-            self._last_stamp = stamp
-            self._last_seq = seq
-            self._last_log_time = stamp
+                self._append(channel, stamp, seq, topic, data, self._line_infix[channel], payload)
+
+    def _append(
+        self, channel: int, stamp: int, seq: int, topic: str, data: bytes, infix: bytes, line: bytes
+    ) -> None:
+        """Write one checked bus message and hash its line (C-X-FP); the caller holds the lock.
+
+        ``data`` is the record's bytes, ``line`` the payload's canonical JSON.
+        """
+        if stamp > self._clock_last:
+            self._clock_to(stamp)
+        try:  # self._write, inlined: once per message
+            self._writer.add_message(channel, stamp, data, stamp, seq & U32)
+        except OSError as exc:
+            raise self._write_failed(exc) from None
+        self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, line))
+        self._count += 1
+        counts = self._counts
+        counts[topic] = counts.get(topic, 0) + 1
+        self._last_stamp = stamp
+        self._last_seq = seq
+        self._last_log_time = stamp
+
+    def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
+        """The trace sink of :meth:`record` for ``topic`` (see ``Bus.sender``).
+
+        The message path's work for a pre-encoded message on a topic that is
+        not ``/clock``: the same checks, record and line. Anything unusual (a
+        closed recorder, a stamp out of order, a channel refused) goes to
+        :meth:`record` with the message built then, which reports it as it
+        always does; ``record`` reads a payload only on ``/clock``, which never
+        reaches a sink.
+        """
+        key = (topic, "json")
+        lock = self._lock
+        channels = self._channels
+
+        def line(stamp: int, seq: int, encoded: bytes) -> None:
+            lock.acquire()  # not `with`: half the cost, once per message
+            try:
+                usable = not self._closed and stamp >= self._start
+                usable = usable and (
+                    stamp > self._last_stamp or (stamp == self._last_stamp and seq > self._last_seq)
+                )
+                channel = channels.get(key) if usable else None
+                if channel is not None:
+                    data = ENVELOPE % (encoded, seq)
+                    self._append(
+                        channel, stamp, seq, topic, data, self._line_infix[channel], encoded
+                    )
+            finally:
+                lock.release()
+            if channel is None:  # the first message on the topic, or one record refuses
+                self.record(checked_message(topic, stamp, seq, None, encoded))
+
+        return line
 
     def _check_fields(self, message: Message) -> tuple[int, int, str]:
         """Normalise a message's fields; a malformed one is refused and kept as the error."""
@@ -622,3 +665,6 @@ class Recorder(Closing):
                 return  # kept as the recording's error; the run's draw is not broken
             self._draw_index[label] = index + 1
             self._last_log_time = at
+
+
+register_trace_sink(Recorder.record, Recorder._line_sink)
