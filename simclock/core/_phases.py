@@ -23,6 +23,8 @@ from typing import Any, final
 
 __all__ = ["Component", "Phases"]
 
+new_object = object.__new__
+
 Send = Callable[[bytes | None, Any, Callable[[], Any] | None], None]
 
 
@@ -60,6 +62,8 @@ class Component:
         """The device id as canonical JSON (for its samples' template)."""
         self.latency_ns = latency_ns
         self.floats = False
+        self.encodes = False
+        """``fn`` returns ``(payload, canonical JSON or None)`` (the built-in controllers)."""
         self.noise: Any = None
         self.origin_ns = 0
         """Nominal time of firing 0 of this episode: episode start + phase."""
@@ -98,8 +102,9 @@ class Component:
 class Phases:
     """The components of a session and the work of one boundary (:meth:`tick`).
 
-    ``make_sample(device, index, episode, episode_start_ns, nominal, acquisition,
-    requested, delivery, values)`` builds a sample; ``template(device_json,
+    A sample is ``object.__new__(sample_type)`` given its fields by ``setters``,
+    the slot setters of (device, index, episode, episode_start_ns, nominal,
+    acquisition, requested, delivery, values); ``template(device_json,
     episode, episode_start_ns, n)`` is the bytes template of its canonical JSON
     for ``n`` finite float values (``template % (acquisition, delivery, index,
     nominal, requested, *values)``); ``encode(payload)`` is a command's
@@ -111,7 +116,8 @@ class Phases:
     def __init__(
         self,
         step_ns: int,
-        make_sample: Callable[..., Any],
+        sample_type: type,
+        setters: tuple[Callable[[Any, Any], None], ...],
         template: Callable[[str, int, int, int], bytes],
         encode: Callable[[Any], bytes | None],
         failed: Callable[[Component, Exception], None],
@@ -119,7 +125,10 @@ class Phases:
         samples: list[Any],
     ) -> None:
         self.step_ns = step_ns
-        self.make_sample = make_sample
+        self.sample_type = sample_type
+        if len(setters) != 9:
+            raise ValueError(f"setters must be the nine slot setters of a sample, got {setters!r}")
+        self.setters = setters
         self.template = template
         self.encode = encode
         self.failed = failed
@@ -169,6 +178,18 @@ class Phases:
             clock_message(now)
             self.next_clock_ns = now + self.clock_period
         deliveries = self.deliveries
+        sample_type = self.sample_type
+        (
+            set_device,
+            set_index,
+            set_episode,
+            set_episode_start,
+            set_nominal,
+            set_acquisition,
+            set_requested,
+            set_delivery,
+            set_values,
+        ) = self.setters
         at_once: list[tuple[Any, Component, bytes | None]] = []
         # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
         for comp in self.sensors:
@@ -186,17 +207,17 @@ class Phases:
                 requested = nominal + comp.latency_ns
                 step = comp.step_ns
                 delivery = -(-requested // step) * step
-                sample = self.make_sample(
-                    comp.device_id,
-                    index,
-                    self.episode,
-                    self.episode_start,
-                    nominal,
-                    now,
-                    requested,
-                    delivery,
-                    values,
-                )
+                # make_sample, inlined: its nine slot stores, without its frame.
+                sample: Any = new_object(sample_type)
+                set_device(sample, comp.device_id)
+                set_index(sample, index)
+                set_episode(sample, self.episode)
+                set_episode_start(sample, self.episode_start)
+                set_nominal(sample, nominal)
+                set_acquisition(sample, now)
+                set_requested(sample, requested)
+                set_delivery(sample, delivery)
+                set_values(sample, values)
                 encoded: bytes | None = None
                 total = sum(values)
                 if total - total == 0.0:  # every value finite (else the generic encoder reports)
@@ -231,7 +252,10 @@ class Phases:
                 comp.take(now)
                 try:
                     command = comp.fn(self.latest_view)
-                    if command is not None:
+                    if comp.encodes:
+                        payload, encoded = command
+                        comp.send(encoded, payload, None)
+                    elif command is not None:
                         payload = dict(command)
                         comp.send(self.encode(payload), payload, None)
                 except Exception as exc:

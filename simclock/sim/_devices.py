@@ -35,6 +35,7 @@ from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.sim._grid import Policy, check_policy, check_schedule_on_grid
 
 __all__ = [
+    "SAMPLE_SETTERS",
     "ControllerSpec",
     "ControllerStep",
     "DeviceRead",
@@ -329,6 +330,12 @@ _JSON_KEYS = (
     "values",
 )
 
+SAMPLE_SETTERS = tuple(
+    Sample.__dict__[name].__set__
+    for name in _JSON_KEYS  # the fields, in their order
+)
+"""The slot setters of :class:`Sample`'s fields, in their order (see :func:`new_sample`)."""
+
 (
     _set_device,
     _set_index,
@@ -339,7 +346,4 @@ _JSON_KEYS = (
     _set_requested,
     _set_delivery,
     _set_values,
-) = (
-    Sample.__dict__[name].__set__
-    for name in _JSON_KEYS  # the fields, in their order
-)
+) = SAMPLE_SETTERS

@@ -28,7 +28,7 @@ from simclock.core._random import (
 from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
-from simclock.sim._devices import ControllerStep, Sample
+from simclock.sim._devices import Sample
 from simclock.sim._grid import GridClock
 from simclock.sim._metrics import compute_metrics
 from simclock.sim._mujoco import MujocoClock, compiled_model
@@ -81,7 +81,7 @@ def _device_reader(
 
 def _pd_step(
     config: ControllerConfig, clock: MujocoClock
-) -> Callable[[Mapping[str, Sample]], dict[str, float]]:
+) -> Callable[[Mapping[str, Sample]], tuple[dict[str, float], bytes | None]]:
     pd = config.pd
     assert pd is not None  # Invariant: load_scenario resolves every pd controller
     act, low, high = pd.actuator_index, pd.low, pd.high
@@ -93,7 +93,7 @@ def _pd_step(
     lo = -math.inf if low is None else low
     hi = math.inf if high is None else high
 
-    def step(latest: Mapping[str, Sample]) -> dict[str, float]:
+    def step(latest: Mapping[str, Sample]) -> tuple[dict[str, float], bytes | None]:
         angle = latest.get(angle_id)
         rate = latest.get(rate_id)
         u = 0.0
@@ -102,9 +102,13 @@ def _pd_step(
             if limited:
                 u = min(max(u, lo), hi)
         ctrl[act] = u
-        return {"u": u}
+        # The command's canonical JSON made here, once: u is a float ({"u": <repr>}).
+        return {"u": u}, (_U_JSON % (u,) if u - u == 0.0 else None)
 
     return step
+
+
+_U_JSON = b'{"u":%r}'  # canonical JSON of {"u": <a finite float>}: %r is its repr
 
 
 def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dict[str, int]]:
@@ -162,10 +166,9 @@ def build_session(
     for ctl in scenario.controllers:
         if ctl.kind == "pd":
             assert isinstance(clock, MujocoClock)  # Invariant: checked by load_scenario
-            step: ControllerStep = _pd_step(ctl, clock)
+            session._add_encoding_controller(ctl.spec, _pd_step(ctl, clock))
         else:
-            step = _tick_step(ctl)
-        session.add_controller(ctl.spec, step)
+            session.add_controller(ctl.spec, _tick_step(ctl))
     return session
 
 

@@ -45,13 +45,13 @@ from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._fingerprint import canonical_json, fast_canonical_bytes
 from simclock.sim._devices import (
+    SAMPLE_SETTERS,
     ControllerSpec,
     ControllerStep,
     DeviceRead,
     Sample,
     SensorSpec,
     check_component_segment,
-    new_sample,
     sample_json_template,
 )
 from simclock.sim._grid import GridClock
@@ -223,7 +223,8 @@ class Session:
         # The per-boundary loop and its state (compiled with the core where it can be).
         self._phases = Phases(
             self._step,
-            new_sample,
+            Sample,
+            SAMPLE_SETTERS,
             sample_json_template,
             fast_canonical_bytes,
             self._failed,
@@ -265,6 +266,17 @@ class Session:
         """:meth:`add_sensor` for a reader that returns a tuple of Python floats (built-in ones)."""
         self.add_sensor(spec, read)
         self._sensors[spec.device_id].floats = True
+
+    def _add_encoding_controller(
+        self, spec: ControllerSpec, step: Callable[[Any], tuple[dict[str, Any], bytes | None]]
+    ) -> None:
+        """:meth:`add_controller` for a step returning ``(command, its canonical JSON or None)``.
+
+        For the built-in controllers, which make a fresh command each firing and
+        know its encoding; ``None`` leaves the encoding to the subscribers.
+        """
+        self.add_controller(spec, step)  # type: ignore[arg-type]
+        self._controllers[spec.controller_id].encodes = True
 
     def add_controller(self, spec: ControllerSpec, step: ControllerStep) -> None:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
