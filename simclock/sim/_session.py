@@ -282,9 +282,7 @@ class Session:
         """Add a controller; ``strict`` by default, refused if off the grid (C-GRID-3)."""
         if not isinstance(spec, ControllerSpec):
             raise SimclockTypeError(f"spec must be a ControllerSpec, got {safe_repr(spec)}")
-        self._add(
-            "controller", spec.controller_id, self._controllers, spec, "step", step, controller=spec
-        )
+        self._add("controller", spec.controller_id, self._controllers, spec, "step", step)
 
     def _add(
         self,
@@ -296,7 +294,6 @@ class Session:
         fn: Callable[..., Any],
         *,
         sensor: SensorSpec | None = None,
-        controller: ControllerSpec | None = None,
     ) -> None:
         """Check then register one component; every check runs before anything is stored."""
         if not callable(fn):
