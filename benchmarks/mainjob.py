@@ -15,7 +15,9 @@ the rounds:
   the list of delivered samples (what the metrics are computed from). Its
   trace of samples is asserted equal to the session's (every time and value),
   so both do the same work;
-* the bare ``mj_step`` loop (5 000 steps, nothing else).
+* the bare ``mj_step`` loop (5 000 steps, nothing else);
+* the official ``mcap`` Writer alone writing the recorded run's 15 361 records
+  again with the Recorder's options: the least a recording costs.
 
 Then seeds per second of ``simclock.sweep`` with 1 and 2 Dask workers (the
 clusters started before timing, as ``simclock.sweep`` configures its own)
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
+import io
 import logging
 import os
 import statistics
@@ -137,6 +140,51 @@ def session_samples(scenario: simclock.Scenario, seed: int) -> list[SampleRow]:
     ]
 
 
+def writer_only(path: Path) -> Callable[[], object]:
+    """The official ``mcap`` Writer writing ``path``'s records again, with the Recorder's options.
+
+    Nothing but the writer: its schemas, channels, every message record and
+    ``finish``, into memory. What recording costs at least, whatever the
+    recorder does around it.
+    """
+    from mcap.reader import make_reader
+    from mcap.writer import CompressionType, Writer
+
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None
+        records = [
+            (channel.id, message.log_time, message.data, message.publish_time, message.sequence)
+            for _, channel, message in reader.iter_messages()
+        ]
+
+    def write() -> None:
+        writer = Writer(
+            io.BytesIO(),
+            chunk_size=1024 * 1024,
+            compression=CompressionType.ZSTD,
+            enable_data_crcs=True,
+        )
+        writer.start(profile="", library="benchmark")
+        schemas = {
+            sid: writer.register_schema(s.name, s.encoding, s.data)
+            for sid, s in summary.schemas.items()
+        }
+        channels = {
+            cid: writer.register_channel(
+                c.topic, c.message_encoding, schemas.get(c.schema_id, 0), dict(c.metadata)
+            )
+            for cid, c in summary.channels.items()
+        }
+        add = writer.add_message
+        for cid, log_time, data, publish_time, sequence in records:
+            add(channels[cid], log_time, data, publish_time, sequence)
+        writer.finish()  # type: ignore[no-untyped-call]
+
+    return write
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Wall and CPU seconds (this thread's) of one call, with GC off during it."""
     gc.collect()
@@ -167,6 +215,7 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
         "run_scenario, recorded": lambda: simclock.run_scenario(scenario, out=out),
         "hand-written loop": lambda: hand_written(model, seed, duration),
         "bare mj_step loop": lambda: bare_steps(model, steps),
+        "mcap Writer alone, the recorded run's records": writer_only(out),
     }
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     for _ in range(rounds):
