@@ -233,7 +233,7 @@ TraceSink = Callable[[Any, str], LineSink]
 
 Registered with :func:`register_trace_sink` for a subscriber whose whole work
 on a message with canonical JSON ``encoded`` is a function of its stamp,
-sequence, topic and ``encoded`` (the fingerprint), which never publishes and
+sequence, topic and ``encoded`` (the fingerprint, the recorder), which never publishes and
 never waits on anything that may wait on a bus: a sink runs with the bus's
 lock held. A :meth:`Bus.sender` hands such messages to the topic's sinks
 without building the :class:`Message` or its payload.
@@ -591,7 +591,9 @@ class Bus:
                         try:
                             sink(stamp, seq, encoded)
                         except Exception as exc:  # C-BUS-4: reported once all sinks have it
-                            failures = [*(failures or ()), (sub, exc)]
+                            if failures is None:
+                                failures = []
+                            failures.append((sub, exc))
             finally:
                 release()
             if not direct:

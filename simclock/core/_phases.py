@@ -8,10 +8,10 @@ public API; this module owns only the loop that runs once per boundary, so
 it can be compiled with the core (C-NATIVE-1): the components are native
 objects, and the per-firing bookkeeping is native int arithmetic.
 
-It knows nothing of samples, JSON or the bus: the session hands it the
-callables that make a sample, its canonical JSON template and a command's
-encoding, and each component's ``send`` (``Bus.sender``). It imports nothing
-above the core.
+It knows nothing of samples, JSON or the bus: the session hands it the sample
+type and its slot setters, the callables that make a sample's canonical JSON
+template and a command's encoding, and each component's ``send``
+(``Bus.sender``). It imports nothing from simclock.
 """
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ class Phases:
     ) -> None:
         self.step_ns = step_ns
         self.sample_type = sample_type
-        if len(setters) != 9:
-            raise ValueError(f"setters must be the nine slot setters of a sample, got {setters!r}")
+        # Invariant: the nine slot setters of sample_type's fields, in that order (the
+        # session passes SAMPLE_SETTERS); tick unpacks them once per boundary.
         self.setters = setters
         self.template = template
         self.encode = encode

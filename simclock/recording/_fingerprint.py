@@ -164,17 +164,6 @@ def canonical_json(value: object, what: str = "payload") -> str:
         ) from None
 
 
-# key -> b'{"<key>":%r}', the canonical JSON of {key: <a finite float>} (%r is its repr).
-_ONE_FLOAT: dict[str, bytes] = {}
-
-
-def _one_float_template(key: str) -> bytes:
-    template = b"{%s:%%r}" % canonical_json(key, "key").replace("%", "%%").encode("ascii")
-    if len(_ONE_FLOAT) < 1024:  # a bound: keys are a program's few command names
-        _ONE_FLOAT[key] = template
-    return template
-
-
 def fast_canonical_bytes(payload: object) -> bytes | None:
     """:func:`canonical_json` of a plain payload as bytes, or ``None`` where it would raise.
 
@@ -183,14 +172,6 @@ def fast_canonical_bytes(payload: object) -> bytes | None:
     the error as they always did. An :class:`~simclock.Event` or
     :class:`RawPayload` payload is ``None`` too (its kind is not ``json``).
     """
-    if type(payload) is dict and len(payload) == 1:
-        # A command of one float (a PD's output): one format, not the JSON encoder.
-        ((key, value),) = payload.items()
-        if type(key) is str and type(value) is float and value - value == 0.0:
-            template = _ONE_FLOAT.get(key)
-            if template is None:
-                template = _one_float_template(key)
-            return template % (value,)
     if isinstance(payload, Event | RawPayload):
         return None
     try:

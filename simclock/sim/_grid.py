@@ -368,9 +368,8 @@ class GridClock:
                 # run that ends just before boundary k+1 also fires everything at
                 # boundary k (after hook k) and in between, in the same order as a call
                 # ending at k followed by one ending at k+1 - 1 (C-ADV-5). steps is
-                # now // s throughout, so it follows a BaseException's stop.
-                if source is not None:
-                    check_timed_source(source)
+                # now // s throughout, so it follows a BaseException's stop. The source
+                # was checked once, by attach_source.
                 inner.run_steps(target, self._s, hook, source, self._hook_failed)
         finally:
             self._running = False
