@@ -1,4 +1,4 @@
-"""The bus's sender path (``Bus.sender``) and the session's delivery order built on it.
+"""The bus's sender path (``Bus.sender``) and the fast paths of the session built on it.
 
 A sender hands a pre-encoded message to the topic's trace sinks (the
 fingerprint) without building its ``Message`` or payload; these tests check
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,13 +26,15 @@ from simclock import (
     GridClock,
     HeapSimClock,
     Message,
+    Sample,
     SensorSpec,
     Session,
     SimclockValueError,
 )
 from simclock.core._bus import register_trace_sink
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, fast_canonical_bytes
-from simclock.sim._scenario import build_session
+from simclock.recording._format import decode_draw_value, encode_draw_value
+from simclock.sim._scenario import _pd_step, build_session
 
 MS = 1_000_000
 PENDULUM = Path(__file__).resolve().parent.parent / "examples" / "pendulum.toml"
@@ -301,3 +304,113 @@ def test_C_DET_1_C_X_FP_the_recorders_sink_writes_the_file_of_its_message_path(
     message = _recorded(tmp_path / "message.mcap", ordinary_subscriber=True)
     assert sink == message and sink[1] == 895
     assert (tmp_path / "sink.mcap").read_bytes() == (tmp_path / "message.mcap").read_bytes()
+
+
+class _Items:
+    """A TimedSource with items at fixed times, counting how often the clock asks it."""
+
+    def __init__(self, times: list[int], trace: list[tuple[str, int]]) -> None:
+        self.times = times
+        self.trace = trace
+        self.asked = 0
+
+    def next_ns(self) -> int | None:
+        self.asked += 1
+        return self.times[0] if self.times else None
+
+    def fire(self, at_ns: int) -> None:
+        self.trace.append(("fire", at_ns))
+        self.times.pop(0)
+
+
+def test_C_ADV_5_run_steps_asks_the_source_at_the_start_and_after_each_fire_only() -> None:
+    """One advance over five boundaries: each hook at b - 1, each item at its time, three asks."""
+    trace: list[tuple[str, int]] = []
+    clock = GridClock(0, 2, on_step=lambda k: trace.append(("step", k)))
+    source = _Items([2, 6], trace)
+    clock.attach_source(source)
+    clock.advance(10)
+    assert trace == [
+        ("step", 1),
+        ("fire", 2),
+        ("step", 2),
+        ("step", 3),
+        ("fire", 6),
+        ("step", 4),
+        ("step", 5),
+    ]
+    assert source.asked == 3  # at the start, then after each fire
+    assert (clock.now_ns(), clock.steps) == (10, 5)
+
+
+def test_C_X_FP_the_builtin_pd_command_carries_its_canonical_json() -> None:
+    scenario = simclock.load_scenario(PENDULUM)
+    session = build_session(scenario, 7)
+    clock = session.clock
+    assert isinstance(clock, simclock.MujocoClock)
+    step = _pd_step(scenario.controllers[0], clock)
+    assert step({}) == ({"u": 0.0}, b'{"u":0.0}')  # no samples yet: u is 0
+
+    def latest(angle: float, rate: float) -> dict[str, Sample]:
+        return {
+            "encoder0": Sample("encoder0", 0, 0, 0, 0, 0, 0, 0, values=(angle,)),
+            "imu0": Sample("imu0", 0, 0, 0, 0, 0, 0, 0, values=(0.0, rate, 0.0)),
+        }
+
+    payload, encoded = step(latest(0.1, -0.3))
+    assert payload == {"u": 8.0 * (0.0 - 0.1) - 0.8 * -0.3}
+    assert encoded == canonical_json(payload).encode()
+    assert clock.data.ctrl[0] == payload["u"]
+    payload, encoded = step(latest(math.nan, 0.0))  # no canonical form: the encoder reports it
+    assert math.isnan(payload["u"]) and encoded is None
+
+
+def test_C_X_FP_sample_json_leaves_values_that_are_not_floats_to_the_encoder() -> None:
+    sample = Sample("imu0", 0, 0, 0, 0, 0, 0, 0, values=(1, True))
+    assert sample.canonical_json('"imu0"') is None
+    assert canonical_json(sample.to_json()).endswith('"values":[1,true]}')
+
+
+def test_C_REP_3_draw_values_are_encoded_exactly_from_the_dtype_cache() -> None:
+    float32 = np.array([0.5], dtype=np.float32)
+    for _ in range(2):  # the second time from the cached dtype name
+        assert encode_draw_value(np.array([0.25, math.nan])) == {
+            "data": [0.25, {"float": "nan"}],
+            "dtype": "float64",
+            "shape": [2],
+        }
+        assert encode_draw_value(float32) == {"data": [0.5], "dtype": "float32", "shape": [1]}
+    assert encode_draw_value((0.0, 0.02, 3)) == [0.0, 0.02, 3]
+    assert encode_draw_value((1.5, -2.5)) == [1.5, -2.5]
+    assert encode_draw_value([1.5, math.inf]) == [1.5, {"float": "inf"}]
+    back = decode_draw_value(encode_draw_value(float32))
+    assert back.dtype == np.float32 and back.tolist() == [0.5]
+
+
+def test_C_MCAP_1_the_recorders_sink_hands_what_it_cannot_take_to_record(
+    tmp_path: Path,
+) -> None:
+    """The first message of a topic, one out of order, one after close: record's own path."""
+    path = tmp_path / "sink.mcap"
+    recorder = simclock.Recorder(path, Bus(HeapSimClock(0)), seed=1)
+    line = recorder._line_sink("/t")
+    line(0, 0, b'{"a":0}')  # no channel yet: record makes it
+    line(0, 1, b'{"a":1}')
+    assert recorder.message_count == 2
+    with pytest.raises(
+        simclock.SimclockRuntimeError,
+        match=r"^cannot record message sequence=1 at 0 ns on '/t' arrived after sequence=1 "
+        r"at 0 ns \(not in total order\)$",
+    ):
+        line(0, 1, b'{"a":1}')
+    assert recorder.message_count == 2
+    with pytest.raises(
+        simclock.SimclockRuntimeError, match=r"is incomplete: message sequence=1 at 0 ns"
+    ):
+        recorder.close()
+    with pytest.raises(
+        simclock.SimclockRuntimeError,
+        match=r"^record\(\) on a closed Recorder for '.*sink.mcap'; create a new Recorder$",
+    ):
+        line(0, 2, b'{"a":2}')
+    assert recorder.message_count == 2

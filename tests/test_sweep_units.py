@@ -71,6 +71,41 @@ def test_metrics_are_computed_from_the_delivered_samples(tmp_path: Path) -> None
     assert values["none"] is None
 
 
+def test_metrics_sharing_a_device_after_and_index_give_what_each_alone_gives(
+    tmp_path: Path,
+) -> None:
+    """Selections and values are shared between metrics; each still gets its own result."""
+    scenario = load_scenario(
+        _scenario(
+            tmp_path,
+            '[metrics.rms]\nkind = "rms_error"\ndevice = "imu0"\ntarget = 1.0\n'
+            '[metrics.near]\nkind = "max_abs_error"\ndevice = "imu0"\ntarget = 1.0\n'
+            '[metrics.far]\nkind = "max_abs_error"\ndevice = "imu0"\ntarget = -1.0\n'
+            '[metrics.other]\nkind = "max_abs_error"\ndevice = "imu0"\nindex = 1\n'
+            '[metrics.later]\nkind = "mean"\ndevice = "imu0"\nafter = "7 ms"\n'
+            '[metrics.enc]\nkind = "samples"\ndevice = "enc0"\n',
+        )
+    )
+    samples = [
+        _sample("imu0", 0, 0, 0.0),
+        _sample("enc0", 0, 2, 9.0),
+        _sample("imu0", 1, 7, 3.0),
+        _sample("enc0", 1, 9, 9.0),
+        _sample("imu0", 2, 14, 2.0),
+    ]
+    together = compute_metrics(scenario.metrics, samples)
+    alone = {c.name: compute_metrics([c], samples)[c.name] for c in scenario.metrics}
+    assert together == alone
+    assert together == {
+        "rms": math.sqrt((1.0 + 4.0 + 1.0) / 3),
+        "near": 2.0,
+        "far": 4.0,
+        "other": 3.0,
+        "later": 2.5,
+        "enc": 2,
+    }
+
+
 def test_metric_bounds_fail_a_seed_with_one_line() -> None:
     scenario = load_scenario(EXAMPLES / "pendulum.toml")
     ok = {"angle_rms": 0.0003}
