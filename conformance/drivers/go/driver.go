@@ -25,6 +25,7 @@ type Driver struct {
 	features []string
 	clocks   map[string]*clockState
 	quit     bool
+	current  *clockState // the clock of the request being answered, for a failure's reply
 }
 
 // New is a driver for the clocks factory makes; backend is the name hello reports. The
@@ -69,7 +70,7 @@ func isSimclockStreams(s Streamer) (same bool) {
 }
 
 // Features is what hello reports, in the protocol's order.
-func (d *Driver) Features() []string { return append([]string(nil), d.features...) }
+func (d *Driver) Features() []string { return append([]string{}, d.features...) }
 
 func (d *Driver) has(feature string) bool {
 	for _, f := range d.features {
@@ -87,10 +88,11 @@ func (d *Driver) Quit() bool { return d.quit }
 // a failure of the clock or of the driver itself is the reply internal.
 func (d *Driver) Handle(line []byte) (out []byte) {
 	var st *clockState
+	d.current = nil
 	defer func() {
 		if p := recover(); p != nil {
 			r := errorReply(Internal, fmt.Sprintf("the driver failed: %v\n%s", p, debug.Stack()))
-			out = d.encode(d.observeSafely(st, r))
+			out = d.encode(d.observeSafely(d.current, r))
 		}
 	}()
 	req, err := decode(line)
@@ -162,6 +164,7 @@ func (d *Driver) dispatch(req request) (*clockState, *reply, error) {
 		return nil, nil, err
 	}
 	st := d.clocks[id]
+	d.current = st
 	if op == "create" {
 		if st != nil {
 			return st, nil, Errorf(BadRequest, "clock %s is in use; drop it first or pick another id", show(id))

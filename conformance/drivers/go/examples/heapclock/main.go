@@ -17,8 +17,8 @@ type streamingClock struct {
 	driver.Streams
 }
 
-func main() {
-	driver.Main("simclock-go-heap", func(seed *big.Int) (driver.Clock, error) {
-		return streamingClock{&Clock{}, driver.NewStreams(seed)}, nil
-	})
+func newClock(seed *big.Int) (driver.Clock, error) {
+	return streamingClock{&Clock{}, driver.NewStreams(seed)}, nil
 }
+
+func main() { driver.Main("simclock-go-heap", newClock) }
