@@ -238,6 +238,8 @@ type clockState struct {
 // lets it through (C-ERR-2).
 type halt struct{ entry string }
 
+func (h halt) String() string { return "the halt action of entry " + h.entry + " (C-ERR-2)" }
+
 // tooManyFirings stops an advance that fired MaxFired callbacks.
 type tooManyFirings struct{}
 
