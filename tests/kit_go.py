@@ -1,9 +1,10 @@
 """The Go driver kit of ``conformance/drivers/go`` as commands for tests (SPEC §18).
 
-:func:`go_build` builds one of its programs (the reference heap clock, or a peer
-adapter) with the system ``go`` once per source tree and Go version, into the drivers'
-cache directory (``_cache_dir`` of ``tests/wire_drivers.py``), never into the worktree,
-and returns its command line; :func:`go_test` runs the kit's own ``go test ./...``.
+:func:`go_build` builds one of its programs (the reference heap clock, the minimal
+clock, or a peer adapter) with the system ``go`` once per source tree and Go version,
+into the drivers' cache directory (``_cache_dir`` of ``tests/wire_drivers.py``), never
+into the worktree, and returns its command line; :func:`go_test` runs the kit's own
+``go test ./...``.
 Each skips the calling test with one clear reason when ``go`` is missing, and fails it
 with the tool's output when ``go`` is there but the build breaks. The peers' modules come
 from the Go module proxy: a download that fails (offline) skips, as ``npm ci`` does.
@@ -27,6 +28,7 @@ __all__ = ["GO_DIR", "PROGRAMS", "go_build", "go_test"]
 GO_DIR = DRIVERS / "go"
 PROGRAMS: dict[str, tuple[Path, str]] = {
     "heapclock": (GO_DIR, "./examples/heapclock"),
+    "minimal": (GO_DIR, "./examples/minimal"),
     "clockwork": (GO_DIR / "peers", "./clockwork"),
     "k8sclock": (GO_DIR / "peers", "./k8sclock"),
 }
