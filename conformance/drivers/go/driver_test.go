@@ -290,3 +290,69 @@ func TestC_WIRE_1_serve_answers_line_by_line_until_quit(t *testing.T) {
 		t.Fatalf("got %q, want %q", out.String(), want)
 	}
 }
+
+// swallowing recovers every panic of its callbacks, the halt included: the kit must not
+// make up the halted reply the clock did not give (C-ERR-2).
+type swallowing struct{ *listClock }
+
+func (c swallowing) Schedule(at Time, f Callback) (Handle, error) {
+	return c.listClock.Schedule(at, func() (err error) {
+		defer func() { _ = recover() }()
+		return f()
+	})
+}
+
+// stopping stops its advance at the first callback error and returns it: the kit must
+// not isolate what the clock does not (C-ERR-1).
+type stopping struct{ *listClock }
+
+func (c stopping) Advance(dt Time) error {
+	var first error
+	for _, it := range c.items {
+		f := it.f
+		it.f = func() error {
+			err := f()
+			if first == nil {
+				first = err
+			}
+			return err
+		}
+	}
+	target := c.now.Add(dt)
+	for len(c.items) > 0 && !target.Less(c.items[0].at) && first == nil {
+		it := c.items[0]
+		c.items, c.now = c.items[1:], it.at
+		_ = it.f()
+	}
+	if first != nil {
+		return first
+	}
+	c.now = target
+	return nil
+}
+
+func TestC_ERR_the_kit_reports_what_the_clock_does_with_errors_and_halts(t *testing.T) {
+	d := newListDriver(t, nil)
+	transcript(t, d, `
+		> {"op":"create","clock":"s","seed":"1"}
+		< {"ok":true,"now_ns":"0","stored":"0"}
+		> {"op":"create","clock":"e","seed":"1"}
+		< {"ok":true,"now_ns":"0","stored":"0"}
+	`)
+	d.clocks["s"].clock = swallowing{d.clocks["s"].clock.(*listClock)}
+	d.clocks["e"].clock = stopping{d.clocks["e"].clock.(*listClock)}
+	transcript(t, d, `
+		> {"op":"schedule","clock":"s","entry":"h","at_ns":"1","on_fire":[{"do":"halt"}]}
+		< {"ok":true,"now_ns":"0","stored":"1"}
+		> {"op":"schedule","clock":"s","entry":"after","at_ns":"2"}
+		< {"ok":true,"now_ns":"0","stored":"2"}
+		> {"op":"advance","clock":"s","dt_ns":"5"}
+		< {"ok":true,"fired":[{"entry":"h","now_ns":"1"},{"entry":"after","now_ns":"2"}],"failures":[],"now_ns":"5","stored":"0"}
+		> {"op":"schedule","clock":"e","entry":"r","at_ns":"1","on_fire":[{"do":"raise","message":"boom"}]}
+		< {"ok":true,"now_ns":"0","stored":"1"}
+		> {"op":"schedule","clock":"e","entry":"after","at_ns":"2"}
+		< {"ok":true,"now_ns":"0","stored":"2"}
+		> {"op":"advance","clock":"e","dt_ns":"5"}
+		< {"ok":false,"error":"RuntimeError","message":"boom","fired":[{"entry":"r","now_ns":"1"}],"failures":[{"entry":"r","at_ns":"1","message":"boom"}],"now_ns":"1","stored":"1"}
+	`)
+}
