@@ -101,15 +101,19 @@ def go_build(name: str) -> list[str]:
     return [str(binary)]
 
 
-def go_test() -> subprocess.CompletedProcess[str]:
-    """``go test ./...`` of the kit and its example (Go's test cache keeps a rerun quick)."""
+def go_test(module: Path = GO_DIR) -> str:
+    """The output of ``go test ./...`` in ``module`` (the kit, or its peers); fails the test
+    with it when a Go test fails. Go's test cache keeps a rerun quick."""
     go = _go()
-    return subprocess.run(
+    done = subprocess.run(
         [go, "test", "./..."],
-        cwd=GO_DIR,
+        cwd=module,
         env=_env(),
         capture_output=True,
         text=True,
         timeout=_TIMEOUT_S,
         check=False,
     )
+    if done.returncode != 0:
+        _fail_or_skip(f"go test ./... (in {module.relative_to(GO_DIR.parent)})", done)
+    return done.stdout
