@@ -1,0 +1,51 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind names an error the way the protocol does (C-WIRE-5).
+type Kind string
+
+// The clock's own refusals, and the driver's.
+const (
+	TypeError    Kind = "TypeError"    // a time that is not a string of digits (C-WIRE-2, C-TIME-3)
+	ValueError   Kind = "ValueError"   // a value out of range: a past time, a zero period (C-SCH-1, C-PER-1)
+	RuntimeError Kind = "RuntimeError" // a call at the wrong moment: a nested advance (C-ADV-4)
+	BadRequest   Kind = "bad_request"  // unknown op, clock or entry, a malformed request
+	Unsupported  Kind = "unsupported"  // a feature the backend does not declare
+	Internal     Kind = "internal"     // the driver's own failure
+)
+
+// Error is an error of a Kind. A clock returns one (Errorf) to refuse a call; any other
+// error it returns is reported as RuntimeError, a panic as internal.
+type Error struct {
+	Kind    Kind
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
+
+// Errorf is an *Error of kind with a formatted message.
+func Errorf(kind Kind, format string, args ...any) error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// KindOf is the Kind of err: its *Error's, else RuntimeError.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return RuntimeError
+}
+
+// messageOf is err's text without its kind prefix.
+func messageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e == err {
+		return e.Message
+	}
+	return err.Error()
+}

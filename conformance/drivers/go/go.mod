@@ -1,0 +1,3 @@
+module simclock.example/driver
+
+go 1.21
