@@ -51,9 +51,10 @@ body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b}
 table{border-collapse:collapse;font-size:.85rem}
 th,td{border:1px solid #bbb;padding:.25rem .45rem;text-align:center}
 th.clause,td.summary{text-align:left}
+th.clause{white-space:nowrap}
 thead th{position:sticky;top:0;background:#f4f4f4;vertical-align:bottom}
-td.pass{background:#c8ecc9}td.fail{background:#f6b7b2;font-weight:600}
-td.inc{background:#fde6a6}td.na{background:#e4e4e4;color:#555}td.nr{background:#fff}
+.pass{background:#c8ecc9}.fail{background:#f6b7b2;font-weight:600}
+.inc{background:#fde6a6}.na{background:#e4e4e4;color:#555}.nr{background:#fff}
 td a{color:inherit}
 .verdict{font-weight:400;font-size:.75rem;display:block}
 .legend span{display:inline-block;padding:.1rem .5rem;margin-right:.4rem;border:1px solid #bbb}
