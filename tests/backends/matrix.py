@@ -140,10 +140,14 @@ def clause_table() -> str:
 
 
 def trim(report: dict[str, Any]) -> dict[str, Any]:
-    """``report`` with what the page shows: no passed test's details, long texts cut."""
+    """``report`` with what the page shows: no passed test's details, long texts cut.
 
-    def cut(text: object) -> str:
-        text = str(text)
+    Trimming a trimmed report changes nothing.
+    """
+
+    def cut(value: object) -> str:
+        # Paths relative to the repository: the committed page names no machine's folders.
+        text = str(value).replace(f"{ROOT}/", "")
         return text if len(text) <= 3000 else text[:3000] + " ...(cut)"
 
     rows = []
