@@ -26,6 +26,7 @@ import pytest
 from backends.broken import BROKEN
 from backends.selfcheck import (
     CORRECT,
+    HAVE_DRAKE,
     LIMITED,
     OWN,
     PEERS,
@@ -198,6 +199,8 @@ def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(
         "order_dependent_children",
         "numpy_rng_fresh",
         "global_random_jitter",
+        "reseeds_global_random",
+        "reseeds_numpy_with_seed",
         "empty_root_label",
         "labels_unchecked",
     }
@@ -210,6 +213,8 @@ def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(
 def test_docs_tables_are_generated_from_these_results(
     results: dict[str, dict[str, Any]],
 ) -> None:
+    if not HAVE_DRAKE:
+        pytest.skip("the tables have a Drake row: install the 'drake' package to compare them")
     ordered = [results[n] for n in all_names()]
     text = DOC.read_text(encoding="utf-8")
     for start, end, table in (

@@ -206,6 +206,11 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simclock_conformance MODULE:FACTORY [--json REPORT] [--profile ci|thorough]``."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "report":
+        # Many JSON reports as one HTML page (no backend runs).
+        from simclock_conformance._html import report_main
+
+        return report_main(args_list[1:])
     if (args_list and args_list[0] in ("serve", "vectors")) or "--driver" in args_list:
         # The wire profile (SPEC §18): drivers, serve and the golden vectors.
         from simclock_conformance._wire_cli import wire_main
@@ -217,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Exit 0: CONFORMING; 1: NOT CONFORMING; 2: usage error; 3: PARTIAL (some "
         "clauses not run); 4: INCOMPLETE (a mandatory test skipped). Backends in other "
         "languages: --driver [options] -- CMD ARG... (the wire profile); also "
-        "'serve MODULE:FACTORY' and 'vectors --driver -- CMD'.",
+        "'serve MODULE:FACTORY', 'vectors --driver -- CMD' and 'report REPORT.json ...' "
+        "(an HTML matrix of many reports).",
     )
     parser.add_argument("backend", metavar="MODULE:FACTORY", help="FACTORY(seed, bus) -> SimClock")
     parser.add_argument("--json", metavar="REPORT", help="write the per-clause report as JSON")

@@ -270,6 +270,22 @@ class _GlobalJitter(SortedListClock):
         super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SC101
 
 
+class _ReseedsGlobals(SortedListClock):
+    def __init__(self, seed: int, bus: Bus | None = None, *, start_ns: int = 0) -> None:
+        # defect: every new clock reseeds the global generators with one constant, as
+        # simulators that "make runs reproducible" by default do
+        random.seed(1234567)  # noqa: SC101
+        np.random.seed(1234567)  # noqa: SC102
+        super().__init__(seed, bus, start_ns=start_ns)
+
+
+class _ReseedsNumpyWithSeed(SortedListClock):
+    def __init__(self, seed: int, bus: Bus | None = None, *, start_ns: int = 0) -> None:
+        # defect: the clock's seed is also given to the global numpy generator
+        np.random.seed(seed % 2**32)  # noqa: SC102
+        super().__init__(seed, bus, start_ns=start_ns)
+
+
 class _EmptyRootLabel(SortedListClock):
     def _make_root(self, seed: int) -> PathStream:
         return PathStream(seed, "")  # defect: the root is labelled "" instead of "/"
@@ -424,6 +440,16 @@ BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
         "C-RNG-6",
         "draws (zero-scaled) jitter from the global random module",
         _GlobalJitter,
+    ),
+    "reseeds_global_random": (
+        "C-RNG-6",
+        "every new clock reseeds the global random and numpy.random with a constant",
+        _ReseedsGlobals,
+    ),
+    "reseeds_numpy_with_seed": (
+        "C-RNG-6",
+        "the clock's seed is given to numpy.random.seed as well",
+        _ReseedsNumpyWithSeed,
     ),
     "empty_root_label": (
         "C-RNG-1",

@@ -9,6 +9,7 @@ other, which saves the interpreter and pytest start-up per backend.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from typing import Any
@@ -19,7 +20,7 @@ from .broken import BROKEN
 from .clocks import CLOCKS, MUJOCO_HORIZON
 from .horizon import LIMITED as HORIZON_BACKENDS
 
-__all__ = ["CORRECT", "LIMITED", "OWN", "PEERS", "main", "spec_of", "summarise"]
+__all__ = ["CORRECT", "HAVE_DRAKE", "LIMITED", "OWN", "PEERS", "main", "spec_of", "summarise"]
 
 CORRECT: dict[str, str] = {
     "heap": "simclock_conformance:heap_factory",
@@ -45,6 +46,11 @@ PEERS: dict[str, str] = {
     "sched": "sched_adapter:factory",
 }
 """Third-party schedulers through their adapters in ``examples/`` -> ``MODULE:FACTORY``."""
+
+HAVE_DRAKE = importlib.util.find_spec("pydrake") is not None
+"""Drake's wheels exist for x86-64 Linux and macOS only; elsewhere its row is left out."""
+if HAVE_DRAKE:
+    PEERS["drake"] = "drake_adapter:factory"
 
 
 def spec_of(name: str) -> str:
@@ -229,6 +235,7 @@ _WHAT = {
     "simpy": "SimPy `Environment`, `advance` = `env.run(until=...)` (`examples/simpy_adapter.py`)",
     "simpy_stepped": "SimPy `Environment`, `advance` = `env.step()` up to the target",
     "sched": "stdlib `sched.scheduler` through `examples/sched_adapter.py`",
+    "drake": "Drake `Simulator`, periodic publish events (`examples/drake_adapter.py`)",
     "grid_1": "`simclock.GridClock` on a 1 ns grid",
     "grid_3": "`simclock.GridClock` on a 3 ns grid, in units of its step",
     "grid_1ms": "`simclock.GridClock` on a 1 ms grid, in units of its step",
