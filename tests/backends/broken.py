@@ -267,7 +267,7 @@ class _GlobalJitter(SortedListClock):
 
     def _push(self, at: int, timer: Timer) -> None:
         # defect: jitter (disabled, scaled by 0) is still drawn from global random
-        super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SC101
+        super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SCK101
 
 
 class _EmptyRootLabel(SortedListClock):

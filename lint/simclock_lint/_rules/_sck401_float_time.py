@@ -1,4 +1,4 @@
-"""SC401: float given as a time to ``advance`` / ``schedule*``.
+"""SCK401: float given as a time to ``advance`` / ``schedule*``.
 
 What it does:
     Flags float-valued expressions passed where simclock takes integer
@@ -8,7 +8,7 @@ What it does:
     any ``*_ns=`` keyword of an ``advance``/``schedule*`` call. Float-valued
     means: a float literal (``1e9``, ``0.5``), a true division (``10**9 / 30``),
     ``float(...)``, or arithmetic involving one of these. Applies to
-    simulation code, as SC201 and SC301 do (C-LINT-1): every file that
+    simulation code, as SCK201 and SCK301 do (C-LINT-1): every file that
     imports simclock, and every file the configuration declares
     (``simulation-code`` globs, ``simulation-imports``), such as a module
     that is handed a clock and never imports simclock. Elsewhere a
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC401"
+CODE = "SCK401"
 MESSAGE = "float given as a time to `{name}`; simclock takes int nanoseconds (e.g. 1_500_000)"
 
 # Positional arguments that are times (or, for schedule_rate, the exact rate).
