@@ -48,8 +48,8 @@ class _FloatSeconds(SortedListClock):
         if timer.k == 0 or timer.seconds == 0.0:
             timer.seconds = (timer.phase + timer.k * timer.period) / 1e9
         else:
-            timer.seconds += timer.period / 1e9
-        return int(timer.seconds * 1e9)
+            timer.seconds += timer.period / 1e9  # noqa: SCK403 - the defect on show
+        return int(timer.seconds * 1e9)  # noqa: SCK402 - the defect on show
 
 
 class _FloatsAccepted(SortedListClock):

@@ -74,7 +74,8 @@ def test_C_RNG_6_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
     assert (status, out) == (2, "")
     assert err == (
         "simclock-lint: error: --select names unknown code 'SCK9'; use one of "
-        "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401 or a prefix like 'SCK1'\n"
+        "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401, SCK402, SCK403 "
+        "or a prefix like 'SCK1'\n"
     )
     with pytest.raises(SystemExit) as exited:
         main(["--format", "xml"])
@@ -175,6 +176,8 @@ def test_C_RNG_6_explain_and_list_rules(project: Path, capsys: pytest.CaptureFix
         "SCK201",
         "SCK301",
         "SCK401",
+        "SCK402",
+        "SCK403",
     ]
     assert run(capsys, "--explain", "SCK999")[0] == 2
     status, out, _ = run(capsys, "--explain", "SCK301")
@@ -321,12 +324,14 @@ def test_C_RNG_6_config_found_above_the_working_directory(
         (
             'ignore = ["XY1"]',
             "ignore names unknown code 'XY1'; use one of SCK101, SCK102, SCK103, SCK104, SCK201, "
-            "SCK301, SCK401 or a prefix like 'SCK1'",
+            "SCK301, SCK401, SCK402, SCK403 "
+            "or a prefix like 'SCK1'",
         ),
         (
             '[tool.simclock-lint.per-file-ignores]\n"sim/*.py" = ["SCK9"]',
             "per-file-ignores 'sim/*.py' in {path} names unknown code 'SCK9'; use one of "
-            "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401 or a prefix like 'SCK1'",
+            "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401, SCK402, SCK403 "
+            "or a prefix like 'SCK1'",
         ),
     ],
 )
@@ -502,7 +507,7 @@ def test_C_RNG_6_old_codes_in_config_select_ignore_and_per_path(
         write(project, f"{directory}/c.py", unseeded)
         write(project, f"{directory}/d.py", FLOAT)
     config = load_config()
-    assert config.select == frozenset({"SCK101", "SCK102", "SCK301", "SCK401"})
+    assert config.select == frozenset({"SCK101", "SCK102", "SCK301", "SCK401", "SCK402", "SCK403"})
     [(_, ignored)] = config.per_file_ignores
     assert ignored == frozenset({"SCK101", "SCK102", "SCK103", "SCK301"})
     status, out, _ = run(capsys, ".", "--no-cache")
@@ -530,7 +535,8 @@ def test_C_RNG_6_old_codes_on_the_command_line(
     assert (status, out) == (2, "")
     assert err == (
         "simclock-lint: error: --select names unknown code 'SC9'; use one of "
-        "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401 or a prefix like 'SCK1'\n"
+        "SCK101, SCK102, SCK103, SCK104, SCK201, SCK301, SCK401, SCK402, SCK403 "
+        "or a prefix like 'SCK1'\n"
     )
     status, out, _ = run(capsys, "--explain", "SC401")
     assert status == 0 and out.startswith("SCK401: float given as a time")

@@ -357,3 +357,83 @@ def test_C_RNG_6_cut_is_not_fooled_by_strings_comments_and_brackets() -> None:
 def test_C_RNG_6_crlf_line_ends_keep_positions() -> None:
     source = "import time\r\n\r\ndef f():\r\n    return time.time()  # noqa: SCK101\r\n"
     assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 12, "SCK301")]
+
+
+SCK402_MESSAGE = (
+    "float seconds made into int nanoseconds by `{name}` can be off by one "
+    "(int(1.001 * 1e9) == 1000999999); use simclock.seconds_to_ns(...) or int arithmetic"
+)
+
+
+def test_C_RNG_6_float_seconds_to_int_ns_position_message_and_nesting() -> None:
+    """SCK402: the off-by-one ``int(1.001 * 1e9)``; a nested conversion is one finding."""
+    # The bug the rule exists for, as Python computes it.
+    assert int(1.001 * 1e9) == 1_000_999_999
+    source = (
+        "import math\n"
+        "import simclock\n"
+        "from math import floor as round_down\n"
+        "clock.advance(int(1.001 * 1e9))\n"
+        "clock.advance(int(math.ceil(dt * 1e9)))\n"
+        "x_ns = round_down(t * 1e9)\n"
+        "ok = int(1.5 * 1e9)\n"
+    )
+    assert lint_source(source, "sim.py") == [
+        Finding("sim.py", 4, 15, "SCK402", SCK402_MESSAGE.format(name="int()")),
+        Finding("sim.py", 5, 15, "SCK402", SCK402_MESSAGE.format(name="int()")),
+        Finding("sim.py", 6, 8, "SCK402", SCK402_MESSAGE.format(name="floor()")),
+    ]
+
+
+def test_C_RNG_6_float_seconds_to_int_ns_milli_and_micro_only_into_times() -> None:
+    """SCK402: 1e6 and 1e3 scales count where the result is a time, 1e9 anywhere."""
+    source = (
+        "import simclock\n"
+        "samples = int(duration * 1e6)\n"  # a count, not a time
+        "delay_ns = int(delay_ms * 1e6)\n"
+        "clock.schedule(start_ns + int(delay_ms * 1e6), cb)\n"
+        "Timer(offset_ns=int(offset_us * 1e3))\n"
+        "Timer(offset=int(offset_us * 1e3))\n"  # not a *_ns keyword
+        "stamp = int(t * 1e9)\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [
+        (3, "SCK402"),
+        (4, "SCK402"),
+        (5, "SCK402"),
+        (7, "SCK402"),
+    ]
+
+
+def test_C_RNG_6_float_time_accumulation_position_and_message() -> None:
+    """SCK403: ``t += 0.01`` and ``now = now + DT`` on time names; other float state is fine."""
+    source = (
+        "import simclock\n"
+        "DT = 0.01\n"
+        "t = 0.0\n"
+        "while t < 1.0:\n"
+        "    t += 0.01\n"
+        "    self.now = self.now + DT\n"
+        "    x += v * 0.01\n"
+        "    DT_LATER = 1\n"
+    )
+    message = (
+        "float time accumulated in `{name}`; each addition rounds and the error grows "
+        "(0.1 added ten times is 0.9999999999999999): keep int nanoseconds "
+        '(simclock.seconds_to_ns("0.01")) and advance the clock'
+    )
+    assert lint_source(source, "sim.py") == [
+        Finding("sim.py", 5, 5, "SCK403", message.format(name="t")),
+        Finding("sim.py", 6, 5, "SCK403", message.format(name="self.now")),
+    ]
+    # The drift the message names, as Python computes it.
+    total = 0.0
+    for _ in range(10):
+        total += 0.1
+    assert total == 0.9999999999999999
+
+
+def test_C_RNG_6_a_name_bound_twice_is_not_a_float_constant() -> None:
+    source = "import simclock\nDT = 0.01\nDT = load()\nt += DT\nclock.advance(int(DT * 10**9))\n"
+    assert lint_source(source) == []
+    source = "import simclock\ndef f(DT):\n    t += DT\nDT = 0.01\nt += DT\n"
+    assert [(f.line, f.code) for f in lint_source(source)] == [(5, "SCK403")]

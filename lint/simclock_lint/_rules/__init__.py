@@ -11,6 +11,8 @@ from simclock_lint._rules import (
     _sck201_dynamic_child_label,
     _sck301_wall_clock,
     _sck401_float_time,
+    _sck402_float_to_ns,
+    _sck403_float_time_accumulation,
 )
 
 __all__ = ["DEFAULT_RULES", "RULES", "RULES_BY_CODE"]
@@ -23,6 +25,8 @@ RULES: tuple[Rule, ...] = (
     _sck201_dynamic_child_label.RULE,
     _sck301_wall_clock.RULE,
     _sck401_float_time.RULE,
+    _sck402_float_to_ns.RULE,
+    _sck403_float_time_accumulation.RULE,
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 # What runs unless a selection names an opt-in rule by its exact code.
