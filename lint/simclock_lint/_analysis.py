@@ -264,9 +264,7 @@ def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
 
 def _is_float_literal(expr: cst.BaseExpression) -> bool:
     """A float literal, signed or not (``0.01``, ``-1e-3``)."""
-    while isinstance(expr, cst.UnaryOperation) and isinstance(
-        expr.operator, cst.Minus | cst.Plus
-    ):
+    while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus | cst.Plus):
         expr = expr.expression
     return isinstance(expr, cst.Float)
 
@@ -554,8 +552,8 @@ def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
         target = targets[0].target
         assert isinstance(target, cst.Name)
         walker.bind(scope, target.value, _CONST)
-    elif len(targets) == 1 and type(targets[0].target) is cst.Name and _is_float_literal(
-        node.value
+    elif (
+        len(targets) == 1 and type(targets[0].target) is cst.Name and _is_float_literal(node.value)
     ):
         target = targets[0].target
         assert isinstance(target, cst.Name)

@@ -181,9 +181,7 @@ def scale(expr: libcst.BaseExpression) -> int | None:
     return found
 
 
-def is_float(
-    expr: libcst.BaseExpression, analysis: Analysis, *, division: bool = True
-) -> bool:
+def is_float(expr: libcst.BaseExpression, analysis: Analysis, *, division: bool = True) -> bool:
     """Whether ``expr`` is float by its syntax, or through a name bound once to a float literal.
 
     ``division``: whether a true division makes it float (``1 / rate``); without
