@@ -6,7 +6,7 @@ Keys (all optional)::
     select = ["SCK"]                 # codes or prefixes; default: every default-on rule
     ignore = []                      # codes or prefixes removed from select
     exclude = ["tests/fixtures/**"]  # globs never linted (added to the defaults)
-    simulation-code = ["src/sim/**"] # simulation code (SCK201, SCK301, SCK401 apply); default: none
+    simulation-code = ["src/sim/**"] # simulation code (SCK201, SCK301, SCK4xx apply); default: none
     simulation-imports = ["mysim"]   # ... and files importing one of these; simclock always
     cache-dir = ".simclock-lint-cache"
 

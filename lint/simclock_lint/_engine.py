@@ -180,7 +180,7 @@ def lint_source(
     """Findings of ``rules`` on one module's source, sorted by position.
 
     ``path`` is only echoed in the findings. ``simulation`` decides whether
-    the simulation-only rules (SCK201, SCK301, SCK401) apply, all alike
+    the simulation-only rules (SCK201, SCK301, SCK401-SCK403) apply, all alike
     (C-LINT-1): a string says the file is declared simulation code and why
     (a ``simulation-code`` glob matched); a sequence of module names makes it
     so when the file imports simclock or one of them. Never raises for bad

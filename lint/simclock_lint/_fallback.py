@@ -7,7 +7,7 @@ files the engine falls back here: CPython's parser, one iterative walk, and
 each rule's ``flags`` test on every resolved reference, so SCK101, SCK102,
 SCK103, SCK104 and SCK301 still report. The resolution is coarser than the main
 path: imports are taken file-wide, whatever their scope, and local rebinding
-is not followed; SCK201 and SCK401 (which need the concrete tree) are skipped.
+is not followed; SCK201 and SCK401-SCK403 (which need the concrete tree) are skipped.
 
 Complexity: O(nodes).
 """
