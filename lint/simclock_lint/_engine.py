@@ -193,12 +193,17 @@ def lint_source(
         if "*" in silenced:
             return []
         rules = [rule for rule in rules if rule.code not in silenced]
-    active = [rule for rule in rules if rule.may_match(raw)]
+    # Whether the file is simulation code is asked first, once, and only when a
+    # simulation-only rule is selected: outside simulation code their text
+    # pre-filters need not run at all.
     reason: str | None = None
-    if any(rule.simulation_only for rule in active):
+    if any(rule.simulation_only for rule in rules):
         reason = _simulation_reason(raw, simulation)
-        if reason is None:
-            active = [rule for rule in active if not rule.simulation_only]
+    active = [
+        rule
+        for rule in rules
+        if (reason is not None or not rule.simulation_only) and rule.may_match(raw)
+    ]
     if not active:
         return []
     try:
