@@ -258,10 +258,13 @@ HANDED = """\
 import time
 
 
-def step(clock, root, i):
+def step(clock, root, i, dt):
     clock.advance(0.001)
     noise = root.child(f"/cam{i}")
-    return time.time(), noise
+    clock.advance(int(dt * 1e9))
+    elapsed = 0.0
+    elapsed += 0.5
+    return time.time(), noise, elapsed
 """
 
 
@@ -280,11 +283,17 @@ def test_C_LINT_1_declared_module_that_never_imports_simclock_gets_every_simulat
             f"int nanoseconds (e.g. 1_500_000) {reason}",
             "src/sim/step.py:6:24: SCK201 non-constant label in `child()`; use a string literal "
             f"so the stream tree is static {reason}",
-            "src/sim/step.py:7:12: SCK301 wall-clock read `time.time` in simulation code; use "
+            "src/sim/step.py:7:19: SCK402 float seconds made into int nanoseconds by `int()` "
+            "can be off by one (int(1.001 * 1e9) == 1000999999); use "
+            f"simclock.seconds_to_ns(...) or int arithmetic {reason}",
+            "src/sim/step.py:9:5: SCK403 float time accumulated in `elapsed`; each addition "
+            "rounds and the error grows (0.1 added ten times is 0.9999999999999999): keep int "
+            f'nanoseconds (simclock.seconds_to_ns("0.01")) and advance the clock {reason}',
+            "src/sim/step.py:10:12: SCK301 wall-clock read `time.time` in simulation code; use "
             f"clock.now_ns() / advance() {reason}",
         ],
     )
-    # Declared by import instead of by path: the same three findings, the other reason.
+    # Declared by import instead of by path: the same five findings, the other reason.
     write(project, "pyproject.toml", '[tool.simclock-lint]\nsimulation-imports = ["robot"]\n')
     write(project, "src/tools/step.py", "import robot\n" + HANDED)
     status, out, _ = run(capsys, "src/tools", "--no-cache")
@@ -292,6 +301,8 @@ def test_C_LINT_1_declared_module_that_never_imports_simclock_gets_every_simulat
     assert [line.split(": ")[1].split()[0] for line in out.splitlines()] == [
         "SCK401",
         "SCK201",
+        "SCK402",
+        "SCK403",
         "SCK301",
     ]
     assert all(line.endswith("[simulation code: imports robot]") for line in out.splitlines())
