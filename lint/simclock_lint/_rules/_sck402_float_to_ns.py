@@ -52,6 +52,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from simclock_lint._rule import DECLARED, Rule
+from simclock_lint._rules._common import float_names, is_float
 from simclock_lint._rules._sck401_float_time import TIME_POSITIONS
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
@@ -123,18 +124,6 @@ def may_match(source: bytes) -> bool:
     return _SCALE_TEXT.search(source) is not None
 
 
-def words(text: str) -> set[str]:
-    """Names ``name = <float literal>`` may bind: the walk records their bindings."""
-    return set(_FLOAT_BINDING.findall(text))
-
-
-# ``name = 0.01`` or ``name: float = -1e-3``: the names whose bindings the walk must record.
-_FLOAT_BINDING = re.compile(
-    r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*[-+]?[ \t]*(?:\d[\d_]*)?\.?[\d_]*"
-    r"(?:\.|[eE][-+]?\d)"
-)
-
-
 def _power_of_ten(expr: libcst.BaseExpression) -> int | None:
     """3, 6 or 9 when ``expr`` is the literal 10**3, 10**6 or 10**9 in any spelling."""
     import libcst
@@ -179,31 +168,6 @@ def scale(expr: libcst.BaseExpression) -> int | None:
             if not isinstance(node.operator, libcst.Power):
                 stack.extend((node.left, node.right))
     return found
-
-
-def is_float(expr: libcst.BaseExpression, analysis: Analysis, *, division: bool = True) -> bool:
-    """Whether ``expr`` is float by its syntax, or through a name bound once to a float literal.
-
-    ``division``: whether a true division makes it float (``1 / rate``); without
-    it only float literals, ``float(...)`` and float names do.
-    """
-    import libcst
-
-    if isinstance(expr, libcst.Float):
-        return True
-    if isinstance(expr, libcst.Name):
-        return analysis.is_float_constant(expr)
-    if isinstance(expr, libcst.UnaryOperation):
-        return is_float(expr.expression, analysis, division=division)
-    if isinstance(expr, libcst.BinaryOperation):
-        return (
-            (division and isinstance(expr.operator, libcst.Divide))
-            or is_float(expr.left, analysis, division=division)
-            or is_float(expr.right, analysis, division=division)
-        )
-    if isinstance(expr, libcst.Call):
-        return isinstance(expr.func, libcst.Name) and expr.func.value == "float"
-    return False
 
 
 def _exact_and_float(expr: libcst.BaseExpression) -> tuple[Fraction, float] | None:
@@ -369,6 +333,6 @@ RULE = Rule.declared_in(
     globals(),
     simulation_only=True,
     modules=("math", "numpy"),
-    words=words,
+    words=float_names,
     anchors=tuple(CONVERSIONS),
 )

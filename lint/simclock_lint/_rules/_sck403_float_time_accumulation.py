@@ -38,8 +38,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from simclock_lint._rule import DECLARED, Rule
-from simclock_lint._rules._sck402_float_to_ns import is_float
-from simclock_lint._rules._sck402_float_to_ns import words as float_names
+from simclock_lint._rules._common import float_names, is_float
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
