@@ -26,10 +26,12 @@ What it does:
 Why:
     Float seconds rarely hold the decimal the code says: ``1.001 * 1e9`` is
     ``1000999999.9999999``, so ``int(1.001 * 1e9)`` advances 1 000 999 999 ns,
-    one short, and every later event is a nanosecond early. ``round()`` hides
-    it for small values but not past about 104 days of nanoseconds, where a
-    float cannot hold every integer. The clock cannot see the mistake: it gets
-    a valid int.
+    one short, and everything timed from there is a nanosecond off. ``round()``
+    hides it for small values, not in long runs: a float holds every integer
+    nanosecond only up to about 104 days. The clock cannot see the mistake: it
+    gets a valid int. ``simclock.seconds_to_ns`` converts exactly (a float
+    through its shortest decimal) and refuses, rather than rounds, a value that
+    is not a whole number of nanoseconds.
 
 Example:
     clock.advance(int(1.001 * 1e9))
