@@ -83,7 +83,7 @@ class TrioClock:
         """trio's float seconds, rounded to the nearest nanosecond."""
         # trio's time is float seconds by its API; the nearest ns is the intended
         # mapping (seconds_to_ns would refuse a float that is not a whole ns).
-        return round(self._clock.current_time() * 1e9)  # noqa: SCK402
+        return round(self._clock.current_time() * 1e9)
 
     def step_ns(self) -> int:
         """An event clock: 1 ns."""
