@@ -5,7 +5,7 @@ download. Two steps:
 
 ``collect``
     Lints the given installed packages three ways: simclock-lint with its
-    defaults, simclock-lint "wide" (every rule, SC301 everywhere: the old
+    defaults, simclock-lint "wide" (every rule, SCK301 everywhere: the old
     defaults, to find the sites the defaults now leave out) and ruff's nearest
     rules (``NPY002``, ``S311``, ``DTZ``), plus a text search for the misses the
     issue names (``np.random`` bound to a name, ``strftime``, ``default_timer``).

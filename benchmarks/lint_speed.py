@@ -12,7 +12,7 @@ Wall time is best of 3; CPU time (user + system, children included) is best
 of 3 as well and is the figure to trust on a shared, loaded machine.
 
 Then the robustness sweep: lint the whole stdlib + numpy + hypothesis in
-process and count files, parse errors (SC000) and internal errors (SC999).
+process and count files, parse errors (SCK000) and internal errors (SCK999).
 
 Run: ``.venv/bin/python benchmarks/lint_speed.py``. (Not ``benchmarks/lint.py``:
 a script of that name puts ``benchmarks/`` first on ``sys.path`` and shadows the
@@ -205,11 +205,11 @@ def main() -> None:
         codes = Counter(f.code for f in result.findings)
         print(
             f"\nrobustness: {result.files} files (stdlib of {stdlib} without site-packages, "
-            f"numpy, hypothesis); parse errors (SC000) {codes['SC000']}, internal errors "
-            f"(SC999) {codes['SC999']}; findings by code {dict(sorted(codes.items()))}"
+            f"numpy, hypothesis); parse errors (SCK000) {codes['SCK000']}, internal errors "
+            f"(SCK999) {codes['SCK999']}; findings by code {dict(sorted(codes.items()))}"
         )
         for finding in result.findings:
-            if finding.code in {"SC000", "SC999"}:
+            if finding.code in {"SCK000", "SCK999"}:
                 print(f"  {finding.format_text()}")
 
 

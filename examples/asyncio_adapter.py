@@ -91,6 +91,8 @@ class AsyncioClock:
 
     def now_ns(self) -> int:
         """The loop's float seconds, rounded to the nearest nanosecond."""
+        # asyncio's time is float seconds by its API; the nearest ns is the intended
+        # mapping (seconds_to_ns would refuse a float that is not a whole ns).
         return round(self._loop.time() * 1e9)
 
     def step_ns(self) -> int:

@@ -81,6 +81,8 @@ class TrioClock:
 
     def now_ns(self) -> int:
         """trio's float seconds, rounded to the nearest nanosecond."""
+        # trio's time is float seconds by its API; the nearest ns is the intended
+        # mapping (seconds_to_ns would refuse a float that is not a whole ns).
         return round(self._clock.current_time() * 1e9)
 
     def step_ns(self) -> int:

@@ -462,7 +462,7 @@ def _worker_survives(ctx: Ctx, handle: Any) -> None:
     thread = handle.thread
     try:
         while thread.is_alive() and not _settled(handle):
-            time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
+            time.sleep(0.001)  # noqa: SCK301 - host-side polling of a real thread
         if not thread.is_alive():
             reported = [m for m in ctx.obj.bus._hostile_seen if m[0] == simclock.EVENTS_TOPIC]
             raise AssertionError(f"worker {thread.name!r} ended; events: {reported}")

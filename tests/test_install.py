@@ -161,7 +161,7 @@ def test_users_own_packages_and_simclock_commands_side_by_side(installed: Instal
     assert (done.returncode, done.stdout) == (0, "the user lint\n"), done.stderr
     done = installed.run(str(installed.bin / "simclock-lint"), "sim.py")
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("sim.py:3:5: SC101 global random module use `random.random`")
+    assert done.stdout.startswith("sim.py:3:5: SCK101 global random module use `random.random`")
     done = installed.run(py, "-m", "simclock_lint", "sim.py")
     assert done.returncode == 1
     done = installed.run(

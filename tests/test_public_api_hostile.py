@@ -849,10 +849,10 @@ def test_C_SYS_2_a_huge_period_or_phase_does_not_kill_the_worker(
     thread = handle.thread
     assert thread is not None
     # Wait (hang guard: 30 s) until the worker is in its sleep: that is where it used to die.
-    deadline = time.monotonic() + 30  # noqa: SC301 - host-side hang guard, not a measurement
+    deadline = time.monotonic() + 30  # noqa: SCK301 - host-side hang guard, not a measurement
     while not in_function(thread, "_default_sleep") and thread.is_alive():
-        assert time.monotonic() < deadline  # noqa: SC301
-        time.sleep(0.001)  # noqa: SC301 - host-side polling of a real thread
+        assert time.monotonic() < deadline  # noqa: SCK301
+        time.sleep(0.001)  # noqa: SCK301 - host-side polling of a real thread
     assert thread.is_alive() and thread_errors == []
     handle.cancel()
     assert not thread.is_alive() and thread_errors == []

@@ -1,8 +1,9 @@
 """The simclock determinism linter (SPEC §13, C-RNG-6).
 
 Flags global ``random``/``numpy.random`` use, unseeded generators, dynamic
-``.child()`` labels, wall-clock reads in simulation code and float times given
-to ``advance``/``schedule*``. Stands alone: it imports nothing from simclock.
+``.child()`` labels, and in simulation code wall-clock reads, float times given
+to ``advance``/``schedule*``, float seconds made into int nanoseconds and float
+time sums. Stands alone: it imports nothing from simclock.
 
 Command line: ``simclock-lint [paths]`` or ``python -m simclock_lint``; from Python::
 

@@ -42,6 +42,8 @@ __all__ = [
 # Binding kinds stored per name: an import stores the dotted name it binds.
 _CONST = "\x00const"
 _OTHER = "\x00other"
+# ``name = <float literal>`` (``DT = 0.01``, ``step = -1e-3``): a float constant if bound once.
+_FLOAT = "\x00float"
 
 # The fields of a node that may hold code to walk. Everything else is
 # whitespace, punctuation, a binding name (handled by a dedicated handler) or
@@ -141,6 +143,8 @@ class Analysis:
     _scope_of: dict[int, _Scope]
     # id(call) -> dotted target of ``target = call(...)`` (``self.rng``).
     assigned_to: dict[int, str] = field(default_factory=dict)
+    # Every ``=``, annotated and augmented assignment statement, in walk order.
+    assignments: list[cst.Assign | cst.AnnAssign | cst.AugAssign] = field(default_factory=list)
     _by_node: dict[int, str] | None = None
 
     def seeded_receivers(self) -> set[str]:
@@ -187,6 +191,21 @@ class Analysis:
             stack.extend(node.children)
         reads = frozenset(found)
         return CallInfo(info.positional, info.first_is_none, info.keywords, info.star_kwargs, reads)
+
+    def is_float_constant(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a name whose only binding in its scope is ``name = <float literal>``.
+
+        Only names the walk tracked (the rule's ``words``) can be told; any
+        other binding of the name (a parameter, a second assignment, ``+=``)
+        makes it not a constant.
+        """
+        if not isinstance(expr, cst.Name):
+            return False
+        scope = self._scope_of.get(id(expr))
+        if scope is None:
+            return False
+        owner = _owner(expr.value, scope, self._module)
+        return owner is not None and owner.bindings.get(expr.value) == [_FLOAT]
 
     def is_constant_label(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a literal or a module-level name bound once to a str literal."""
@@ -243,6 +262,13 @@ def _resolve(name: str, scope: _Scope, module: _Scope) -> list[str]:
     return []
 
 
+def _is_float_literal(expr: cst.BaseExpression) -> bool:
+    """A float literal, signed or not (``0.01``, ``-1e-3``)."""
+    while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus | cst.Plus):
+        expr = expr.expression
+    return isinstance(expr, cst.Float)
+
+
 def _is_str_literal(expr: cst.BaseExpression) -> bool:
     """A str literal: one string or an implicit concatenation of them, no ``b`` prefix."""
     if isinstance(expr, cst.SimpleString):
@@ -269,6 +295,7 @@ class _Walker:
         self.pending: list[tuple[_Scope, str, str]] = []
         self.compared: set[int] = set()
         self.assigned: dict[int, str] = {}
+        self.assignments: list[cst.Assign | cst.AnnAssign | cst.AugAssign] = []
 
     def bind(self, scope: _Scope, name: str, kind: str) -> None:
         if self.names is not None and name not in self.names:
@@ -514,6 +541,7 @@ def _comprehension(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
 
 def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
     assert isinstance(node, cst.Assign)
+    walker.assignments.append(node)
     targets = node.targets
     if (
         scope.kind == "module"
@@ -524,6 +552,12 @@ def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
         target = targets[0].target
         assert isinstance(target, cst.Name)
         walker.bind(scope, target.value, _CONST)
+    elif (
+        len(targets) == 1 and type(targets[0].target) is cst.Name and _is_float_literal(node.value)
+    ):
+        target = targets[0].target
+        assert isinstance(target, cst.Name)
+        walker.bind(scope, target.value, _FLOAT)
     else:
         if len(targets) == 1 and type(node.value) is cst.Call:
             only = targets[0].target
@@ -536,14 +570,19 @@ def _assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
 
 def _ann_assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
     assert isinstance(node, cst.AnnAssign)
+    walker.assignments.append(node)
     # The annotation is a type: never a use of global state.
-    walker.bind_target(node.target, scope)
+    if type(node.target) is cst.Name and node.value is not None and _is_float_literal(node.value):
+        walker.bind(scope, node.target.value, _FLOAT)
+    else:
+        walker.bind_target(node.target, scope)
     if node.value is not None:
         walker.stack.append((node.value, scope))
 
 
 def _aug_assign(walker: _Walker, node: cst.CSTNode, scope: _Scope) -> None:
     assert isinstance(node, cst.AugAssign)
+    walker.assignments.append(node)
     walker.bind_target(node.target, scope)
     walker.stack.append((node.value, scope))
 
@@ -685,4 +724,12 @@ def analyse(tree: cst.Module, names: frozenset[str] | None = None) -> Analysis:
     walker.run()
     walker.apply_bindings()
     references = list(walker.references())
-    return Analysis(tree, references, walker.calls, walker.module, walker.scope_of, walker.assigned)
+    return Analysis(
+        tree,
+        references,
+        walker.calls,
+        walker.module,
+        walker.scope_of,
+        walker.assigned,
+        walker.assignments,
+    )

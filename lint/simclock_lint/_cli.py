@@ -1,8 +1,10 @@
 """``simclock-lint`` / ``python -m simclock_lint``: the command line (SPEC §13).
 
 Exit status: 0 no finding, 1 findings (a file that Python refuses counts as
-one; a path that is not a regular file, SC001, is only a warning), 2 usage or
-configuration error, or an internal error of the linter.
+one; a path that is not a regular file, SCK001, is only a warning), 2 usage or
+configuration error, or an internal error of the linter. ``--exit-zero`` turns
+the 1 into 0 (the findings are still printed); a 2 stays a 2, since the run
+itself failed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from pathlib import Path
 
 from simclock_lint._config import Config, LintConfigError, load_config, resolve_codes
 from simclock_lint._engine import INTERNAL_ERROR, NOT_LINTED, PARSE_ERROR, WARNINGS
-from simclock_lint._rule import Finding, simulation_imports
+from simclock_lint._rule import (
+    OLD_PREFIX,
+    PREFIX,
+    Finding,
+    canonical_code,
+    simulation_imports,
+)
 from simclock_lint._rules import RULES, RULES_BY_CODE
 from simclock_lint._runner import _read_regular, lint_paths
 
@@ -36,7 +44,7 @@ def _selected_codes(text: str) -> list[str]:
     if not codes:
         # An empty selection would lint nothing and exit 0: a silently open gate.
         raise argparse.ArgumentTypeError(
-            f"names no code, got {text!r}; pass codes or prefixes such as SC1,SC301"
+            f"names no code, got {text!r}; pass codes or prefixes such as SCK1,SCK301"
         )
     return codes
 
@@ -57,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         "--statistics", action="store_true", help="print a count per code instead of findings"
     )
     parser.add_argument("--show-source", action="store_true", help="print the offending line")
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings (usage and internal errors still exit 2)",
+    )
     parser.add_argument("--config", type=Path, help="pyproject.toml to read (default: nearest)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--cache-dir", type=Path, help="cache location (default: from config)")
@@ -114,7 +127,7 @@ def _source_line(finding: Finding, cache: dict[str, list[str]]) -> str:
     lines = cache.get(finding.path)
     if lines is None:
         try:
-            # Never a plain read: the path may be a FIFO or a device (SC001).
+            # Never a plain read: the path may be a FIFO or a device (SCK001).
             raw = _read_regular(finding.path)
             lines = raw.decode("utf-8", errors="replace").splitlines()
         except OSError:
@@ -148,6 +161,8 @@ def _sarif(findings: list[Finding]) -> dict[str, object]:
         rule = RULES_BY_CODE.get(code)
         descriptor: dict[str, object] = {
             "id": code,
+            # The same code under the former prefix, which configurations may still name.
+            "deprecatedIds": [OLD_PREFIX + code.removeprefix(PREFIX)],
             "shortDescription": {"text": _summary(code)},
         }
         if rule is not None:
@@ -255,7 +270,7 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"{rule.code}  {rule.message.format(name='...')}")
         return 0
     if args.explain is not None:
-        explained = RULES_BY_CODE.get(args.explain.strip().upper())
+        explained = RULES_BY_CODE.get(canonical_code(args.explain))
         if explained is None:
             print(
                 f"simclock-lint: error: unknown code {args.explain!r}; see --list-rules",
@@ -263,6 +278,10 @@ def _main(argv: Sequence[str] | None) -> int:
             )
             return 2
         print(explained.doc.strip())
+        print(
+            f"\nAlso accepted as {explained.alias} (in # noqa comments, select, ignore "
+            "and per-file-ignores)."
+        )
         if explained.simulation_only:
             try:
                 config = load_config(args.config)
@@ -313,4 +332,6 @@ def _main(argv: Sequence[str] | None) -> int:
         )
     if any(f.code == INTERNAL_ERROR for f in result.findings):
         return 2
+    if args.exit_zero:
+        return 0
     return 1 if any(f.code not in WARNINGS for f in result.findings) else 0

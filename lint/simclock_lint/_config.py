@@ -3,15 +3,15 @@
 Keys (all optional)::
 
     [tool.simclock-lint]
-    select = ["SC"]                  # codes or prefixes; default: every default-on rule
+    select = ["SCK"]                 # codes or prefixes; default: every default-on rule
     ignore = []                      # codes or prefixes removed from select
     exclude = ["tests/fixtures/**"]  # globs never linted (added to the defaults)
-    simulation-code = ["src/sim/**"] # simulation code (SC201, SC301, SC401 apply); default: none
+    simulation-code = ["src/sim/**"] # simulation code (SCK201, SCK301, SCK4xx apply); default: none
     simulation-imports = ["mysim"]   # ... and files importing one of these; simclock always
     cache-dir = ".simclock-lint-cache"
 
     [tool.simclock-lint.per-file-ignores]
-    "benchmarks/**" = ["SC301"]
+    "benchmarks/**" = ["SCK301"]
 
 Globs are relative to the directory holding the pyproject.toml, use ``/``,
 ``*`` (within one path segment), ``**`` (any number of segments) and ``?``.
@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from simclock_lint._rule import canonical_code
 from simclock_lint._rules import RULES_BY_CODE
 
 __all__ = [
@@ -108,14 +109,15 @@ def _globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
 
 
 def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
-    """The rule codes named by ``selectors`` (codes or prefixes such as ``SC1``).
+    """The rule codes named by ``selectors`` (codes or prefixes such as ``SCK1``).
 
-    A prefix picks the default-on rules only; an opt-in rule (SC104) is picked
-    by its exact code.
+    A prefix picks the default-on rules only; an opt-in rule (SCK104) is picked
+    by its exact code. The former prefix is read as today's (``SC1`` is ``SCK1``,
+    ``SC104`` is ``SCK104``; ``canonical_code``).
     """
     codes: set[str] = set()
     for selector in selectors:
-        text = selector.strip().upper()
+        text = canonical_code(selector)
         matched = (
             {
                 code
@@ -128,7 +130,8 @@ def resolve_codes(selectors: Sequence[str], what: str) -> frozenset[str]:
         if not matched:
             known = ", ".join(sorted(RULES_BY_CODE))
             raise LintConfigError(
-                f"{what} names unknown code {selector!r}; use one of {known} or a prefix like 'SC1'"
+                f"{what} names unknown code {selector!r}; use one of {known} "
+                "or a prefix like 'SCK1'"
             )
         codes |= matched
     return frozenset(codes)
@@ -266,7 +269,7 @@ def load_config(pyproject: Path | None = None, start: Path | None = None) -> Con
             f"known keys: {', '.join(sorted(_KEYS))}"
         )
     root = pyproject.resolve().parent
-    select = resolve_codes(_string_list(table, "select", pyproject) or ["SC"], "select")
+    select = resolve_codes(_string_list(table, "select", pyproject) or ["SCK"], "select")
     imports = (
         _string_list(table, "simulation-imports", pyproject)
         if "simulation-imports" in table

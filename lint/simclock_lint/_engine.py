@@ -4,8 +4,8 @@ Pipeline per file (SPEC §13): a rule whose ``may_match`` is false for the raw
 bytes is skipped, and a file no selected rule may match is never parsed; one
 ``libcst.parse_module`` and one binding walk then serve every rule, and the
 positions of the (rare) findings are computed last, for those nodes only. A
-file that does not parse yields a single ``SC000`` finding carrying the
-parser's message; an exception inside the linter yields ``SC999`` instead of
+file that does not parse yields a single ``SCK000`` finding carrying the
+parser's message; an exception inside the linter yields ``SCK999`` instead of
 stopping the run. libcst is imported on the first file that needs a parse, so
 a run served by the cache never pays for it.
 
@@ -13,7 +13,7 @@ A file libcst refuses (or would take too long on: a line with more than
 ``_DEEP_OPERATORS`` operators, where its parser slows down steeply) goes to
 CPython's ``ast`` parser instead (``lint/simclock_lint/_fallback.py``): when CPython
 compiles it, its findings are reported, so only a file Python itself refuses
-is ``SC000``. A ``# simclock-lint: noqa`` line (optionally ``: SC301,...``)
+is ``SCK000``. A ``# simclock-lint: noqa`` line (optionally ``: SCK301,...``)
 skips the whole file (or those codes) before any parse.
 """
 
@@ -27,16 +27,16 @@ import tokenize
 from collections.abc import Iterable, Sequence
 
 from simclock_lint._prune import prune
-from simclock_lint._rule import Finding, Rule, simulation_imports
+from simclock_lint._rule import Finding, Rule, canonical_code, simulation_imports
 from simclock_lint._rules import DEFAULT_RULES
 from simclock_lint._rules._common import import_statements, imports_module
 
 __all__ = ["INTERNAL_ERROR", "NOT_LINTED", "PARSE_ERROR", "WARNINGS", "lint_source"]
 
-PARSE_ERROR = "SC000"
+PARSE_ERROR = "SCK000"
 # A path that is not a regular file (a FIFO, a device): skipped, a warning only.
-NOT_LINTED = "SC001"
-INTERNAL_ERROR = "SC999"
+NOT_LINTED = "SCK001"
+INTERNAL_ERROR = "SCK999"
 # Codes that never fail a run (exit status 0 when they are all there is).
 WARNINGS = frozenset({NOT_LINTED})
 
@@ -133,7 +133,7 @@ def _suppressed(comment: str | None, code: str) -> bool:
         codes = match.group("codes")
         if codes is None:
             return True
-        if code in {c.strip().upper() for c in codes.split(",")}:
+        if code in {canonical_code(c) for c in codes.split(",")}:
             return True
     return False
 
@@ -147,7 +147,7 @@ def _file_noqa(raw: bytes) -> frozenset[str] | None:
         listed = match.group("codes")
         if listed is None:
             return frozenset({"*"})
-        codes.update(c.strip().upper() for c in listed.decode().split(","))
+        codes.update(canonical_code(c) for c in listed.decode().split(","))
     return frozenset(codes) if codes else None
 
 
@@ -180,11 +180,11 @@ def lint_source(
     """Findings of ``rules`` on one module's source, sorted by position.
 
     ``path`` is only echoed in the findings. ``simulation`` decides whether
-    the simulation-only rules (SC201, SC301, SC401) apply, all alike
+    the simulation-only rules (SCK201, SCK301, SCK401-SCK403) apply, all alike
     (C-LINT-1): a string says the file is declared simulation code and why
     (a ``simulation-code`` glob matched); a sequence of module names makes it
     so when the file imports simclock or one of them. Never raises for bad
-    input: a file Python refuses gives ``SC000``, a linter bug ``SC999``.
+    input: a file Python refuses gives ``SCK000``, a linter bug ``SCK999``.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
     rules = list(rules)
@@ -193,12 +193,17 @@ def lint_source(
         if "*" in silenced:
             return []
         rules = [rule for rule in rules if rule.code not in silenced]
-    active = [rule for rule in rules if rule.may_match(raw)]
+    # Whether the file is simulation code is asked first, once, and only when a
+    # simulation-only rule is selected: outside simulation code their text
+    # pre-filters need not run at all.
     reason: str | None = None
-    if any(rule.simulation_only for rule in active):
+    if any(rule.simulation_only for rule in rules):
         reason = _simulation_reason(raw, simulation)
-        if reason is None:
-            active = [rule for rule in active if not rule.simulation_only]
+    active = [
+        rule
+        for rule in rules
+        if (reason is not None or not rule.simulation_only) and rule.may_match(raw)
+    ]
     if not active:
         return []
     try:
@@ -273,7 +278,7 @@ def _unsuppressed(text: str, path: str, located: list[tuple[int, int, str, str]]
 
 
 def _fallback(text: str, path: str, rules: list[Rule], suffix: dict[str, str]) -> list[Finding]:
-    """Findings from CPython's parser (``_fallback.py``); SC000 if Python refuses the file."""
+    """Findings from CPython's parser (``_fallback.py``); SCK000 if Python refuses the file."""
     from simclock_lint._fallback import fallback_hits
 
     try:

@@ -4,10 +4,10 @@ libcst's grammar refuses some files CPython compiles (tab/space indentation
 that CPython accepts, ``(name): int`` targets), and its parser slows down
 steeply with nesting depth (a 2 000-term sum takes about a minute). For those
 files the engine falls back here: CPython's parser, one iterative walk, and
-each rule's ``flags`` test on every resolved reference, so SC101, SC102,
-SC103, SC104 and SC301 still report. The resolution is coarser than the main
+each rule's ``flags`` test on every resolved reference, so SCK101, SCK102,
+SCK103, SCK104 and SCK301 still report. The resolution is coarser than the main
 path: imports are taken file-wide, whatever their scope, and local rebinding
-is not followed; SC201 and SC401 (which need the concrete tree) are skipped.
+is not followed; SCK201 and SCK401-SCK403 (which need the concrete tree) are skipped.
 
 Complexity: O(nodes).
 """

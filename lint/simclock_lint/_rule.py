@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,31 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     from simclock_lint._analysis import Analysis
     from simclock_lint._callinfo import CallInfo
 
-__all__ = ["DECLARED", "SIMCLOCK", "Finding", "Rule", "simulation_imports"]
+__all__ = [
+    "DECLARED",
+    "OLD_PREFIX",
+    "PREFIX",
+    "SIMCLOCK",
+    "Finding",
+    "Rule",
+    "canonical_code",
+    "simulation_imports",
+]
+
+PREFIX = "SCK"
+"""Every code starts with this: no common flake8 plugin or ruff rule uses it.
+
+Three letters then three digits is also the code shape flake8 accepts in its
+own ``select``/``extend-ignore`` and ``# noqa`` lists.
+"""
+OLD_PREFIX = "SC"
+"""The former prefix, which flake8-spellcheck's SC100/SC200 share.
+
+Still accepted wherever a code or prefix is read: ``# noqa: SC401``,
+``select``/``ignore``/``per-file-ignores``, ``--select``, ``--explain``;
+``SC401`` means ``SCK401`` and the prefix ``SC4`` means ``SCK4``.
+"""
+_OLD_FORM = re.compile(r"SC(?P<digits>[0-9]*)")
 
 SIMCLOCK = "simclock"
 """A file that imports this module is simulation code whatever the configuration (C-LINT-1)."""
@@ -24,6 +49,17 @@ Such a module need not import simclock (a function handed a clock, under a
 ``simulation-code`` glob); every other example is linted with the defaults,
 where simulation code is what imports simclock.
 """
+
+
+def canonical_code(text: str) -> str:
+    """``text`` as a code or prefix of today: upper case, ``SC<digits>`` read as ``SCK<digits>``.
+
+    ``SC`` alone (the old all-rules prefix) becomes ``SCK``; anything else is
+    returned upper-cased for the caller to accept or refuse.
+    """
+    code = text.strip().upper()
+    old = _OLD_FORM.fullmatch(code)
+    return PREFIX + old["digits"] if old is not None else code
 
 
 def simulation_imports(configured: Iterable[str]) -> tuple[str, ...]:
@@ -62,7 +98,7 @@ class Rule:
     for all of them (C-LINT-1): files that import simclock or a configured
     ``simulation-imports`` module, and files matching a ``simulation-code`` glob.
     ``default`` is False for an opt-in rule: it runs only when its exact code
-    is selected (a prefix such as ``SC`` or ``SC1`` does not pick it).
+    is selected (a prefix such as ``SCK`` or ``SCK1`` does not pick it).
 
     ``modules`` and ``words`` limit what the walk records: only names bound
     by an import of ``modules`` (found in the text) and ``words(text)`` can
@@ -90,6 +126,11 @@ class Rule:
     # reference, shared by the libcst check and the ``ast`` fallback (None: the
     # rule needs libcst's tree and the fallback skips it).
     flags: Callable[[str, CallInfo | None, bool], str | None] | None = None
+
+    @property
+    def alias(self) -> str:
+        """The code with the former prefix (``SC401`` for ``SCK401``), accepted where codes are."""
+        return OLD_PREFIX + self.code.removeprefix(PREFIX)
 
     @classmethod
     def declared_in(

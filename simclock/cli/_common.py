@@ -125,7 +125,7 @@ class Progress:
         self._unit = unit
         self._noun = noun
         # Host-side wall clock, for the progress display only; the work never sees it.
-        self._wall = time.monotonic_ns if wall_ns is None else wall_ns  # noqa: SC301
+        self._wall = time.monotonic_ns if wall_ns is None else wall_ns  # noqa: SCK301
         self._wall_start = self._wall()
         self._last_draw = self._wall_start
         self._bar: Any = None

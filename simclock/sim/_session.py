@@ -96,7 +96,7 @@ def component_stream(
     # The one audited dynamic label of the library: the path is a pure function of
     # the validated (component id, stream name) pair, never of creation order or
     # data, so the stream tree stays static per plan (C-RNG-2, C-SEED-1).
-    return SeededRandomSource(seed, observer=observer).child(path)  # noqa: SC201
+    return SeededRandomSource(seed, observer=observer).child(path)  # noqa: SCK201
 
 
 def episode_seed(session_seed: int, episode: int) -> int:

@@ -239,8 +239,8 @@ def run_seed(
     """
     scenario = localise(job)
     run = run_scenario if runner is None else runner
-    start = time.perf_counter_ns()  # noqa: SC301 - wall time for timing.csv only
-    cpu = time.thread_time_ns()  # noqa: SC301 - CPU time for timing.csv only
+    start = time.perf_counter_ns()  # noqa: SCK301 - wall time for timing.csv only
+    cpu = time.thread_time_ns()  # noqa: SCK301 - CPU time for timing.csv only
     mcap = None
     lines = None
     if record == "none" and not trace:
@@ -258,8 +258,8 @@ def run_seed(
                 mcap = path.read_bytes()
             if trace:
                 lines = _trace(scenario, seed, run, Path(tmp) / "trace.mcap")
-    wall = time.perf_counter_ns() - start  # noqa: SC301 - wall time for timing.csv only
-    cpu = time.thread_time_ns() - cpu  # noqa: SC301 - CPU time for timing.csv only
+    wall = time.perf_counter_ns() - start  # noqa: SCK301 - wall time for timing.csv only
+    cpu = time.thread_time_ns() - cpu  # noqa: SCK301 - CPU time for timing.csv only
     if here is None:
         here = _here()
     return Outcome(

@@ -48,8 +48,8 @@ class _FloatSeconds(SortedListClock):
         if timer.k == 0 or timer.seconds == 0.0:
             timer.seconds = (timer.phase + timer.k * timer.period) / 1e9
         else:
-            timer.seconds += timer.period / 1e9
-        return int(timer.seconds * 1e9)
+            timer.seconds += timer.period / 1e9  # noqa: SCK403 - the defect on show
+        return int(timer.seconds * 1e9)  # noqa: SCK402 - the defect on show
 
 
 class _FloatsAccepted(SortedListClock):
@@ -267,7 +267,7 @@ class _GlobalJitter(SortedListClock):
 
     def _push(self, at: int, timer: Timer) -> None:
         # defect: jitter (disabled, scaled by 0) is still drawn from global random
-        super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SC101
+        super()._push(at + int(random.random() * self.jitter_ns), timer)  # noqa: SCK101
 
 
 class _ReseedsGlobals(SortedListClock):

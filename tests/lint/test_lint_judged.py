@@ -7,7 +7,7 @@ habitat-lab, highway-env, minigrid, pybullet's examples/envs and mujoco's
 Python package), each judged by hand as a real hazard or not, with
 the reason, and a short snippet of its file (the imports of tracked modules
 and the enclosing definition). Candidates are the union of what simclock-lint
-finds with its defaults, what it finds "wide" (every rule, SC301 everywhere),
+finds with its defaults, what it finds "wide" (every rule, SCK301 everywhere),
 what ruff's nearest rules find and a text search for known misses
 (``benchmarks/lint_quality.py collect``), so a hazard the defaults miss is in
 the sample too.
@@ -51,7 +51,7 @@ def sites() -> list[Site]:
 
 @functools.cache
 def findings(wide: bool) -> tuple[tuple[Finding, ...], ...]:
-    """Every snippet's findings: defaults, or wide (every rule, SC301 everywhere). Cached."""
+    """Every snippet's findings: defaults, or wide (every rule, SCK301 everywhere). Cached."""
     if wide:
         return tuple(
             tuple(lint_source(s["snippet"], s["file"], RULES, simulation="wide")) for s in _sites()
@@ -110,7 +110,7 @@ def markdown(workdir: Path) -> str:
     wide, wide_caught, _ = score(judged, [found(s, wide=True) for s in judged])
     theirs, ruff_caught, _ = score(judged, ruff_found(workdir, judged))
     rows = [
-        "| rule | real hazards / findings, defaults | same, wide (SC301 everywhere, SC104 on) |",
+        "| rule | real hazards / findings, defaults | same, wide (SCK301 everywhere, SCK104 on) |",
         "|---|---|---|",
     ]
     for rule in RULES:
@@ -147,14 +147,14 @@ def test_C_RNG_6_defaults_are_precise_and_miss_little_on_judged_real_code() -> N
         assert real / total >= 0.95, (code, real, total)
     assert caught / hazards >= 0.97, (caught, hazards)
     # Every default rule that real RL code can trigger is exercised here.
-    assert {"SC101", "SC102", "SC103"} <= set(table)
+    assert {"SCK101", "SCK102", "SCK103"} <= set(table)
 
 
 def test_C_RNG_6_old_defaults_were_imprecise_on_the_same_sites() -> None:
-    # Negative control: with SC301 everywhere, the wall-clock rule is mostly noise.
+    # Negative control: with SCK301 everywhere, the wall-clock rule is mostly noise.
     judged = sites()
     table, _, _ = score(judged, [found(s, wide=True) for s in judged])
-    total, real = table["SC301"]
+    total, real = table["SCK301"]
     assert real / total < 0.5
 
 

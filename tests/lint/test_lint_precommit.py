@@ -83,7 +83,7 @@ def test_C_RNG_6_precommit_blocks_a_commit_with_global_numpy_seed(tmp_path: Path
     assert blocked.returncode == 1
     output = blocked.stdout + blocked.stderr  # git shows hook output on stderr
     assert re.search(r"^simclock-lint\.+Failed$", output, re.MULTILINE)
-    assert "sim.py:2:1: SC102 global numpy.random use `numpy.random.seed`" in output
+    assert "sim.py:2:1: SCK102 global numpy.random use `numpy.random.seed`" in output
     assert git_run("rev-parse", "--verify", "-q", "HEAD").returncode == 1  # nothing committed
 
     (repo / "sim.py").write_text(

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 CORPUS = sorted((HERE / "corpus").glob("*.py.txt"))
 DOC = HERE.parents[1] / "docs" / "lint.md"
 RUFF_SELECT = "NPY002,S311,DTZ"
-_EXPECT = re.compile(r"#\s*expect:\s*(SC\d+(?:[ ,]+SC\d+)*)\s*(\(missed: [^)]*\))?$")
+_EXPECT = re.compile(r"#\s*expect:\s*(SCK\d+(?:[ ,]+SCK\d+)*)\s*(\(missed: [^)]*\))?$")
 _KNOWN_FALSE_POSITIVE = "# known false positive:"
 
 Lines = dict[tuple[str, int], set[str]]

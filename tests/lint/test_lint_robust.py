@@ -38,6 +38,13 @@ TABS = (
 )
 
 
+# This tree's linter, not whichever one the environment has installed.
+_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), str(HERE.parents[1] / "lint")]),
+}
+
+
 def _cli(cwd: Path, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "simclock_lint", "--no-cache", *argv],
@@ -46,24 +53,24 @@ def _cli(cwd: Path, *argv: str, timeout: float = 60) -> subprocess.CompletedProc
         text=True,
         timeout=timeout,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(HERE.parents[1])},
+        env=_ENV,
     )
 
 
 def test_C_RNG_6_file_libcst_refuses_but_python_compiles_is_linted() -> None:
     compile(TABS, "tabs.py", "exec")
     findings = lint_source(TABS, "tabs.py", simulation="test")
-    assert [(f.line, f.col, f.code) for f in findings] == [(7, 6, "SC301"), (9, 6, "SC301")]
+    assert [(f.line, f.col, f.code) for f in findings] == [(7, 6, "SCK301"), (9, 6, "SCK301")]
 
 
 def test_C_RNG_6_fallback_keeps_noqa_annotations_and_comparisons() -> None:
     source = (
         "import numpy as np\nif a:\n  if b:\n    x = 1\n  else:\n"
-        "\t  rs = np.random  # noqa: SC102\n"
+        "\t  rs = np.random  # noqa: SCK102\n"
         "\t  ok = rs is np.random\n"
         "\t  def f(r: np.random.RandomState) -> None: np.random.seed(1)\n"
     )
-    assert [(f.line, f.code) for f in lint_source(source, "x.py")] == [(8, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(source, "x.py")] == [(8, "SCK102")]
 
 
 def test_C_RNG_6_syntax_error_is_reported_with_pythons_message() -> None:
@@ -75,7 +82,7 @@ def test_C_RNG_6_syntax_error_is_reported_with_pythons_message() -> None:
 def test_C_RNG_6_five_hundred_term_sum_is_linted_without_recursion_error() -> None:
     source = "import random\nx = " + " + ".join(["random.random()"] * 500) + "\n"
     findings = lint_source(source, "sum.py")
-    assert len(findings) == 500 and {f.code for f in findings} == {"SC101"}
+    assert len(findings) == 500 and {f.code for f in findings} == {"SCK101"}
     assert [f.col for f in findings[:2]] == [5, 23]
 
 
@@ -101,12 +108,12 @@ def test_C_RNG_6_deep_expression_split_over_lines_goes_to_the_fallback(tmp_path:
     body = " +\n".join(["time.time()"] * 1500)
     (tmp_path / "ml.py").write_text(SIM + "import time\nx = (\n" + body + ")\n")
     done = _cli(tmp_path, "ml.py", "--statistics", timeout=30)
-    assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SC301"])
+    assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SCK301"])
     # The same with the operator leading each line, and a chain with a leading dot.
     body = "\n+ ".join(["time.time()"] * 1500)
     (tmp_path / "ml.py").write_text(SIM + "import time\nx = (\n" + body + ")\n")
     done = _cli(tmp_path, "ml.py", "--statistics", timeout=30)
-    assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SC301"])
+    assert (done.returncode, done.stdout.split()[:2]) == (1, ["1500", "SCK301"])
     (tmp_path / "ml.py").write_text(
         SIM + "import time\nx = (time.time()\n" + "  .b\n" * 3000 + ")\n"
     )
@@ -130,7 +137,7 @@ def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: P
     shown = _cli(tmp_path, "--show-source", ".", timeout=30)
     assert (shown.returncode, shown.stdout) == (0, expected)
     github = _cli(tmp_path, "--format", "github", "fifo.py", timeout=30)
-    assert github.stdout.startswith("::warning file=fifo.py,line=1,col=1,title=SC001::")
+    assert github.stdout.startswith("::warning file=fifo.py,line=1,col=1,title=SCK001::")
     # The cached path reads files to hash them: it must not block either, nor cache the warning.
     for _ in range(2):
         cached = subprocess.run(
@@ -138,7 +145,7 @@ def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: P
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            timeout=30, check=False, env={**os.environ, "PYTHONPATH": str(HERE.parents[1])},
+            timeout=30, check=False, env=_ENV,
         )  # fmt: skip
         assert (cached.returncode, cached.stdout) == (0, expected)
 
@@ -147,10 +154,12 @@ def test_C_RNG_6_fifo_and_device_named_py_are_skipped_with_a_warning(tmp_path: P
     ("header", "expected"),
     [
         ("# simclock-lint: noqa\n", []),
-        ("# simclock-lint: noqa: SC102\n", ["SC101"]),
-        ("#simclock-lint:noqa:sc101, SC102\n", []),
-        ("x = '# simclock-lint: noqa'\n", ["SC101", "SC102"]),
-        ("# flake8: noqa\n", ["SC101", "SC102"]),
+        ("# simclock-lint: noqa: SCK102\n", ["SCK101"]),
+        ("# simclock-lint: noqa: SC102\n", ["SCK101"]),
+        ("# simclock-lint: noqa: SC101, SCK102\n", []),
+        ("#simclock-lint:noqa:sc101, SCK102\n", []),
+        ("x = '# simclock-lint: noqa'\n", ["SCK101", "SCK102"]),
+        ("# flake8: noqa\n", ["SCK101", "SCK102"]),
     ],
 )
 def test_C_RNG_6_file_level_noqa(header: str, expected: list[str]) -> None:
@@ -168,9 +177,11 @@ def test_C_RNG_6_sarif_output(
     assert sarif["version"] == "2.1.0"
     [run] = sarif["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["SC000", "SC001", *(r.code for r in RULES), "SC999"]
+    assert [r["id"] for r in rules] == ["SCK000", "SCK001", *(r.code for r in RULES), "SCK999"]
     [result] = run["results"]
-    assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == "SC102"
+    assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == "SCK102"
+    # Dashboards that know the former prefix map its codes onto these.
+    assert [r["deprecatedIds"] for r in rules][:3] == [["SC000"], ["SC001"], ["SC101"]]
     assert result["level"] == "error"
     assert result["locations"] == [
         {
@@ -192,9 +203,9 @@ def test_C_RNG_6_statistics(
     assert main(["--no-cache", "--statistics", "a.py"]) == 1
     out = capsys.readouterr().out
     assert out.splitlines() == [
-        "     2  SC102  global numpy.random use `...`; draw from a seeded numpy.random.Generator "
+        "     2  SCK102  global numpy.random use `...`; draw from a seeded numpy.random.Generator "
         "(random_source().numpy_rng())",
-        "     1  SC101  global random module use `...`; draw from a seeded stream "
+        "     1  SCK101  global random module use `...`; draw from a seeded stream "
         "(clock.random_source())",
     ]
 
@@ -205,10 +216,10 @@ def test_C_RNG_6_opt_in_rule_needs_its_exact_code(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("import numpy as np\nrs = np.random.RandomState(3)\n")
     assert main(["--no-cache", "a.py"]) == 0
-    assert main(["--no-cache", "--select", "SC1", "a.py"]) == 0
+    assert main(["--no-cache", "--select", "SCK1", "a.py"]) == 0
     capsys.readouterr()
-    assert main(["--no-cache", "--select", "SC104", "a.py"]) == 1
-    assert capsys.readouterr().out.startswith("a.py:2:6: SC104 legacy generator")
+    assert main(["--no-cache", "--select", "SCK104", "a.py"]) == 1
+    assert capsys.readouterr().out.startswith("a.py:2:6: SCK104 legacy generator")
 
 
 def _sources() -> list[tuple[str, str]]:
@@ -240,18 +251,18 @@ def test_C_RNG_6_cut_before_parse_gives_the_same_findings_as_the_whole_text(
 
 
 def test_C_RNG_6_defaults_exclude_opt_in_rules() -> None:
-    assert [r.code for r in DEFAULT_RULES] == [r.code for r in RULES if r.code != "SC104"]
+    assert [r.code for r in DEFAULT_RULES] == [r.code for r in RULES if r.code != "SCK104"]
 
 
 def test_C_RNG_6_fallback_agrees_with_the_main_path_on_judged_real_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Forced through CPython's parser, the 362 real-code snippets give the same
-    # SC101-SC104/SC301 findings; it differs only on the corpus's shadowing cases
+    # SCK101-SCK104/SCK301 findings; it differs only on the corpus's shadowing cases
     # (a parameter named `random`), which the file-wide fallback cannot see.
     judged = json.loads((HERE / "judged" / "sites.json").read_text(encoding="utf-8"))["sites"]
     sources = [(s["file"], s["snippet"]) for s in judged]
-    reference = {"SC101", "SC102", "SC103", "SC104", "SC301"}
+    reference = {"SCK101", "SCK102", "SCK103", "SCK104", "SCK301"}
 
     def run() -> list[list[Finding]]:
         return [

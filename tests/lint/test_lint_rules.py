@@ -14,7 +14,7 @@ from simclock_lint._rule import DECLARED, Rule
 def lint_source(
     source: str, path: str = "<string>", rules: Iterable[Rule] = DEFAULT_RULES
 ) -> list[Finding]:
-    """The engine with every snippet taken as simulation code (SC301 applies), suffix dropped."""
+    """The engine with every snippet taken as simulation code (SCK301 applies), suffix dropped."""
     return [
         Finding(f.path, f.line, f.col, f.code, f.message.removesuffix(" [simulation code: test]"))
         for f in _lint_source(source, path, rules, simulation="test")
@@ -53,14 +53,14 @@ def test_C_RNG_6_rule_documentation_shape(code: str) -> None:
 
 
 def test_C_RNG_6_rule_module_must_declare_every_part() -> None:
-    from simclock_lint._rules import _sc101_global_random as module
+    from simclock_lint._rules import _sck101_global_random as module
 
     namespace = dict(vars(module))
     rebuilt = Rule.declared_in(namespace, modules=("random",), anchors=("random",))
     assert rebuilt == module.RULE
     del namespace["VALID"], namespace["check"]
     with pytest.raises(
-        TypeError, match=r"^rule module '.*_sc101_global_random' does not define VALID, check$"
+        TypeError, match=r"^rule module '.*_sck101_global_random' does not define VALID, check$"
     ):
         Rule.declared_in(namespace)
     namespace = dict(vars(module), __doc__="  ")
@@ -73,7 +73,7 @@ def test_C_RNG_6_rule_module_must_declare_every_part() -> None:
 def test_C_RNG_6_codes_are_unique_and_prefixed() -> None:
     codes = [rule.code for rule in RULES]
     assert codes == sorted(set(codes))
-    assert all(c.startswith("SC") and len(c) == 5 for c in codes)
+    assert all(c.startswith("SCK") and len(c) == 6 for c in codes)
 
 
 def test_C_RNG_6_finding_position_and_text() -> None:
@@ -83,7 +83,7 @@ def test_C_RNG_6_finding_position_and_text() -> None:
             "sim.py",
             4,
             12,
-            "SC102",
+            "SCK102",
             "global numpy.random use `numpy.random.seed`; draw from a seeded "
             "numpy.random.Generator (random_source().numpy_rng())",
         )
@@ -93,7 +93,7 @@ def test_C_RNG_6_finding_position_and_text() -> None:
 def test_C_RNG_6_column_counts_characters_not_bytes() -> None:
     source = "import time\nlabel = 'é→'; t = time.time()\n"
     [finding] = lint_source(source, "sim.py")
-    assert (finding.line, finding.col, finding.code) == (2, 19, "SC301")
+    assert (finding.line, finding.col, finding.code) == (2, 19, "SCK301")
 
 
 def test_C_RNG_6_shadowing_by_parameter_local_and_class_attribute() -> None:
@@ -112,7 +112,7 @@ def test_C_RNG_6_shadowing_by_parameter_local_and_class_attribute() -> None:
         "lam = lambda np: np.random.rand()\n"
         "xs = [random.random() for random in gens]\n"  # comprehension variable
     )
-    assert [(f.line, f.code) for f in lint_source(source)] == [(11, "SC101")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(11, "SCK101")]
 
 
 def test_C_RNG_6_global_and_nonlocal_declarations() -> None:
@@ -128,7 +128,7 @@ def test_C_RNG_6_global_and_nonlocal_declarations() -> None:
         "        return np.random.rand()\n"
         "    return h\n"
     )
-    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SCK102")]
 
 
 def test_C_RNG_6_strings_comments_and_annotations_never_flagged() -> None:
@@ -148,12 +148,17 @@ def test_C_RNG_6_strings_comments_and_annotations_never_flagged() -> None:
     ("comment", "expected"),
     [
         ("# noqa", []),
+        ("# noqa: SCK102", []),
+        ("# NOQA:SCK101,SCK102", []),
+        ("# noqa: E501, SCK102", []),
+        ("# noqa: SCK101", ["SCK102"]),
+        ("# noqa: E501", ["SCK102"]),
+        ("# not a noqa marker", ["SCK102"]),
+        # The former prefix names the same codes; flake8-spellcheck's SC100 is not one of them.
         ("# noqa: SC102", []),
-        ("# NOQA:SC101,SC102", []),
-        ("# noqa: E501, SC102", []),
-        ("# noqa: SC101", ["SC102"]),
-        ("# noqa: E501", ["SC102"]),
-        ("# not a noqa marker", ["SC102"]),
+        ("# noqa: sc101, SC102", []),
+        ("# noqa: SC101", ["SCK102"]),
+        ("# noqa: SC100", ["SCK102"]),
     ],
 )
 def test_C_RNG_6_noqa_suppresses_named_codes(comment: str, expected: list[str]) -> None:
@@ -163,7 +168,7 @@ def test_C_RNG_6_noqa_suppresses_named_codes(comment: str, expected: list[str]) 
 
 def test_C_RNG_6_noqa_inside_a_string_does_not_suppress() -> None:
     source = "import numpy as np\nx = ('# noqa', np.random.rand())\n"
-    assert [f.code for f in lint_source(source)] == ["SC102"]
+    assert [f.code for f in lint_source(source)] == ["SCK102"]
 
 
 def test_C_RNG_6_unparsable_source_reports_the_parser_message() -> None:
@@ -182,18 +187,18 @@ def test_C_RNG_6_statements_that_cannot_matter_are_cut_before_the_parse() -> Non
     # The cut text is parsed, not the whole file: an error in a function that
     # never mentions a trigger word goes unseen, as in a file the pre-filter skips.
     source = "import random\ndef g():\n    b = = 2\ndef f():\n    return random.random()\n"
-    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(5, 12, "SC101")]
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(5, 12, "SCK101")]
 
 
 def test_C_RNG_6_rule_subset_only_reports_selected_codes() -> None:
     source = "import numpy as np\nimport time\nnp.random.seed(0)\nt = time.time()\n"
-    assert [f.code for f in lint_source(source, rules=[RULES_BY_CODE["SC301"]])] == ["SC301"]
-    assert [f.code for f in lint_source(source)] == ["SC102", "SC301"]
+    assert [f.code for f in lint_source(source, rules=[RULES_BY_CODE["SCK301"]])] == ["SCK301"]
+    assert [f.code for f in lint_source(source)] == ["SCK102", "SCK301"]
 
 
 def test_C_RNG_6_star_import_of_tracked_module_resolves_unbound_names() -> None:
     source = "from numpy.random import *\nfrom os import *\nx = rand(2)\ny = len(x)\n"
-    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SCK102")]
 
 
 def test_C_RNG_6_dense_and_sparse_files_give_the_same_findings() -> None:
@@ -201,8 +206,8 @@ def test_C_RNG_6_dense_and_sparse_files_give_the_same_findings() -> None:
     body = "".join(f"a{i} = np.zeros({i})\n" for i in range(400))
     dense = "import numpy as np\n" + body + "np.random.seed(1)\n"
     sparse = "import numpy as np\n" + body.replace("np.zeros", "zeros") + "np.random.seed(1)\n"
-    assert [(f.line, f.code) for f in lint_source(dense)] == [(402, "SC102")]
-    assert [(f.line, f.code) for f in lint_source(sparse)] == [(402, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(dense)] == [(402, "SCK102")]
+    assert [(f.line, f.code) for f in lint_source(sparse)] == [(402, "SCK102")]
 
 
 KITCHEN_SINK = """
@@ -262,25 +267,25 @@ def fmt(width):
 def test_C_RNG_6_kitchen_sink_syntax_and_scopes() -> None:
     findings = lint_source(KITCHEN_SINK, "sink.py")
     assert [(f.line, f.code) for f in findings] == [
-        (7, "SC301"),
-        (10, "SC101"),
-        (11, "SC102"),
-        (13, "SC101"),  # a comprehension in a class body sees the module, not the class
-        (21, "SC101"),
-        (51, "SC102"),
+        (7, "SCK301"),
+        (10, "SCK101"),
+        (11, "SCK102"),
+        (13, "SCK101"),  # a comprehension in a class body sees the module, not the class
+        (21, "SCK101"),
+        (51, "SCK102"),
     ]
 
 
 def test_C_RNG_6_form_feed_does_not_shift_lines_or_noqa() -> None:
-    source = "import numpy as np\n\x0c\nnp.random.seed(0)  # noqa: SC102\nnp.random.rand()\n"
-    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 1, "SC102")]
+    source = "import numpy as np\n\x0c\nnp.random.seed(0)  # noqa: SCK102\nnp.random.rand()\n"
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 1, "SCK102")]
 
 
 def test_C_RNG_6_import_split_by_backslashes_is_seen() -> None:
     source = "from numpy.random \\\n    import (\n    rand)\nx = rand(3)\n"
-    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(4, "SCK102")]
     source = "import os, \\\n    time as clock_module\nt = clock_module.time()\n"
-    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SC301")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(3, "SCK301")]
 
 
 def test_C_RNG_6_cut_keeps_global_declarations_and_shadowing_definitions() -> None:
@@ -298,7 +303,7 @@ def test_C_RNG_6_cut_keeps_global_declarations_and_shadowing_definitions() -> No
         "        pass\n"
         "    return numpy.random.rand()\n"
     )
-    assert [(f.line, f.code) for f in lint_source(source)] == [(6, "SC102")]
+    assert [(f.line, f.code) for f in lint_source(source)] == [(6, "SCK102")]
 
 
 def test_C_RNG_6_cut_body_and_lines_after_it() -> None:
@@ -320,8 +325,8 @@ def test_C_RNG_6_cut_body_and_lines_after_it() -> None:
         "            random.seed(0))\n"
     )
     assert [(f.line, f.col, f.code) for f in lint_source(source)] == [
-        (2, 11, "SC101"),
-        (14, 13, "SC101"),
+        (2, 11, "SCK101"),
+        (14, 13, "SCK101"),
     ]
 
 
@@ -344,11 +349,91 @@ def test_C_RNG_6_cut_is_not_fooled_by_strings_comments_and_brackets() -> None:
         "random.seed(1)'\n"
         "    return s\n"
     )
-    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(9, 13, "SC101")]
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(9, 13, "SCK101")]
     unbalanced = source + "y = (\n"
-    assert [f.code for f in lint_source(unbalanced)] == ["SC000"]
+    assert [f.code for f in lint_source(unbalanced)] == ["SCK000"]
 
 
 def test_C_RNG_6_crlf_line_ends_keep_positions() -> None:
-    source = "import time\r\n\r\ndef f():\r\n    return time.time()  # noqa: SC101\r\n"
-    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 12, "SC301")]
+    source = "import time\r\n\r\ndef f():\r\n    return time.time()  # noqa: SCK101\r\n"
+    assert [(f.line, f.col, f.code) for f in lint_source(source)] == [(4, 12, "SCK301")]
+
+
+SCK402_MESSAGE = (
+    "float seconds made into int nanoseconds by `{name}` can be off by one "
+    "(int(1.001 * 1e9) == 1000999999); use simclock.seconds_to_ns(...) or int arithmetic"
+)
+
+
+def test_C_RNG_6_float_seconds_to_int_ns_position_message_and_nesting() -> None:
+    """SCK402: the off-by-one ``int(1.001 * 1e9)``; a nested conversion is one finding."""
+    # The bug the rule exists for, as Python computes it.
+    assert int(1.001 * 1e9) == 1_000_999_999  # noqa: SCK402 - the bug itself
+    source = (
+        "import math\n"
+        "import simclock\n"
+        "from math import floor as round_down\n"
+        "clock.advance(int(1.001 * 1e9))\n"
+        "clock.advance(int(math.ceil(dt * 1e9)))\n"
+        "x_ns = round_down(t * 1e9)\n"
+        "ok = int(1.5 * 1e9)\n"
+    )
+    assert lint_source(source, "sim.py") == [
+        Finding("sim.py", 4, 15, "SCK402", SCK402_MESSAGE.format(name="int()")),
+        Finding("sim.py", 5, 15, "SCK402", SCK402_MESSAGE.format(name="int()")),
+        Finding("sim.py", 6, 8, "SCK402", SCK402_MESSAGE.format(name="floor()")),
+    ]
+
+
+def test_C_RNG_6_float_seconds_to_int_ns_milli_and_micro_only_into_times() -> None:
+    """SCK402: 1e6 and 1e3 scales count where the result is a time, 1e9 anywhere."""
+    source = (
+        "import simclock\n"
+        "samples = int(duration * 1e6)\n"  # a count, not a time
+        "delay_ns = int(delay_ms * 1e6)\n"
+        "clock.schedule(start_ns + int(delay_ms * 1e6), cb)\n"
+        "Timer(offset_ns=int(offset_us * 1e3))\n"
+        "Timer(offset=int(offset_us * 1e3))\n"  # not a *_ns keyword
+        "stamp = int(t * 1e9)\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [
+        (3, "SCK402"),
+        (4, "SCK402"),
+        (5, "SCK402"),
+        (7, "SCK402"),
+    ]
+
+
+def test_C_RNG_6_float_time_accumulation_position_and_message() -> None:
+    """SCK403: ``t += 0.01`` and ``now = now + DT`` on time names; other float state is fine."""
+    source = (
+        "import simclock\n"
+        "DT = 0.01\n"
+        "t = 0.0\n"
+        "while t < 1.0:\n"
+        "    t += 0.01\n"
+        "    self.now = self.now + DT\n"
+        "    x += v * 0.01\n"
+        "    DT_LATER = 1\n"
+    )
+    message = (
+        "float time accumulated in `{name}`; each addition rounds and the error grows "
+        "(0.1 added ten times is 0.9999999999999999): keep int nanoseconds "
+        '(simclock.seconds_to_ns("0.01")) and advance the clock'
+    )
+    assert lint_source(source, "sim.py") == [
+        Finding("sim.py", 5, 5, "SCK403", message.format(name="t")),
+        Finding("sim.py", 6, 5, "SCK403", message.format(name="self.now")),
+    ]
+    # The drift the message names, as Python computes it.
+    total = 0.0
+    for _ in range(10):
+        total += 0.1
+    assert total == 0.9999999999999999
+
+
+def test_C_RNG_6_a_name_bound_twice_is_not_a_float_constant() -> None:
+    source = "import simclock\nDT = 0.01\nDT = load()\nt += DT\nclock.advance(int(DT * 10**9))\n"
+    assert lint_source(source) == []
+    source = "import simclock\ndef f(DT):\n    t += DT\nDT = 0.01\nt += DT\n"
+    assert [(f.line, f.code) for f in lint_source(source)] == [(5, "SCK403")]

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 from simclock_lint._rule import Rule
 from simclock_lint._rules import (
-    _sc101_global_random,
-    _sc102_global_numpy_random,
-    _sc103_unseeded_generator,
-    _sc104_legacy_random_state,
-    _sc201_dynamic_child_label,
-    _sc301_wall_clock,
-    _sc401_float_time,
+    _sck101_global_random,
+    _sck102_global_numpy_random,
+    _sck103_unseeded_generator,
+    _sck104_legacy_random_state,
+    _sck201_dynamic_child_label,
+    _sck301_wall_clock,
+    _sck401_float_time,
+    _sck402_float_to_ns,
+    _sck403_float_time_accumulation,
 )
 
 __all__ = ["DEFAULT_RULES", "RULES", "RULES_BY_CODE"]
 
 RULES: tuple[Rule, ...] = (
-    _sc101_global_random.RULE,
-    _sc102_global_numpy_random.RULE,
-    _sc103_unseeded_generator.RULE,
-    _sc104_legacy_random_state.RULE,
-    _sc201_dynamic_child_label.RULE,
-    _sc301_wall_clock.RULE,
-    _sc401_float_time.RULE,
+    _sck101_global_random.RULE,
+    _sck102_global_numpy_random.RULE,
+    _sck103_unseeded_generator.RULE,
+    _sck104_legacy_random_state.RULE,
+    _sck201_dynamic_child_label.RULE,
+    _sck301_wall_clock.RULE,
+    _sck401_float_time.RULE,
+    _sck402_float_to_ns.RULE,
+    _sck403_float_time_accumulation.RULE,
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 # What runs unless a selection names an opt-in rule by its exact code.

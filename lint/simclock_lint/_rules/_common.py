@@ -1,13 +1,19 @@
-"""Text pre-filters shared by the rules and the engine: cheap conditions on raw bytes."""
+"""What the rules share: text pre-filters on raw bytes, and the float test of SCK401-SCK403."""
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from simclock_lint._callinfo import CallInfo
 
-__all__ = ["CallInfo", "import_statements", "imports_module"]
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst
+
+    from simclock_lint._analysis import Analysis
+
+__all__ = ["CallInfo", "float_names", "import_statements", "imports_module", "is_float"]
 
 
 _IMPORT = re.compile(rb"\bimport\b")
@@ -51,3 +57,40 @@ def imports_module(source: bytes, module: str) -> bool:
     """
     word = module.encode()
     return word in source and any(word in names for names in import_statements(source))
+
+
+def float_names(text: str) -> set[str]:
+    """Names ``name = <float literal>`` may bind: the walk records their bindings."""
+    return set(_FLOAT_BINDING.findall(text))
+
+
+# ``name = 0.01`` or ``name: float = -1e-3``: the names whose bindings the walk must record.
+_FLOAT_BINDING = re.compile(
+    r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*[-+]?[ \t]*(?:\d[\d_]*)?\.?[\d_]*"
+    r"(?:\.|[eE][-+]?\d)"
+)
+
+
+def is_float(expr: libcst.BaseExpression, analysis: Analysis, *, division: bool = True) -> bool:
+    """Whether ``expr`` is float by its syntax, or through a name bound once to a float literal.
+
+    ``division``: whether a true division makes it float (``1 / rate``); without
+    it only float literals, ``float(...)`` and float names do.
+    """
+    import libcst
+
+    if isinstance(expr, libcst.Float):
+        return True
+    if isinstance(expr, libcst.Name):
+        return analysis.is_float_constant(expr)
+    if isinstance(expr, libcst.UnaryOperation):
+        return is_float(expr.expression, analysis, division=division)
+    if isinstance(expr, libcst.BinaryOperation):
+        return (
+            (division and isinstance(expr.operator, libcst.Divide))
+            or is_float(expr.left, analysis, division=division)
+            or is_float(expr.right, analysis, division=division)
+        )
+    if isinstance(expr, libcst.Call):
+        return isinstance(expr.func, libcst.Name) and expr.func.value == "float"
+    return False

@@ -1,10 +1,10 @@
-"""SC104: seeded legacy ``numpy.random.RandomState`` (opt-in).
+"""SCK104: seeded legacy ``numpy.random.RandomState`` (opt-in).
 
 What it does:
     Flags constructions of numpy's legacy generator with a seed,
     ``np.random.RandomState(seed)``, under any alias. Off by default: select
-    it by its exact code (``--select SC104`` or ``select = ["SC", "SC104"]``).
-    An unseeded ``RandomState()`` is SC103; a reference without a call (a
+    it by its exact code (``--select SCK104`` or ``select = ["SCK", "SCK104"]``).
+    An unseeded ``RandomState()`` is SCK103; a reference without a call (a
     type check, an annotation) is never flagged.
 
 Why:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC104"
+CODE = "SCK104"
 MESSAGE = "legacy generator `{name}`; prefer numpy.random.Generator (default_rng(seed))"
 
 CLASSES = frozenset({"numpy.random.RandomState", "numpy.random.mtrand.RandomState"})

@@ -1,4 +1,4 @@
-"""SC103: generator created without a seed.
+"""SCK103: generator created without a seed.
 
 What it does:
     Flags constructions that take their seed from the operating system:
@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING
 
 from simclock_lint._rule import Rule
 from simclock_lint._rules._common import CallInfo, imports_module
-from simclock_lint._rules._sc301_wall_clock import NOW_WHEN_BARE, WALL_CLOCK
+from simclock_lint._rules._sck301_wall_clock import NOW_WHEN_BARE, WALL_CLOCK
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC103"
+CODE = "SCK103"
 MESSAGE = (
     "generator `{name}` is not seeded from the scenario (OS entropy or wall clock); "
     "pass the scenario seed or a stream"

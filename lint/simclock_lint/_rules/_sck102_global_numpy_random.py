@@ -1,4 +1,4 @@
-"""SC102: global ``numpy.random`` use.
+"""SCK102: global ``numpy.random`` use.
 
 What it does:
     Flags every call of, or reference to, numpy's legacy global random API:
@@ -10,8 +10,8 @@ What it does:
     as a value (``random_state = random_state or np.random``), since every
     draw from that name is a global one. Comparing against it is fine, and
     type annotations are not uses. A ``RandomState(seed)`` is a seeded,
-    private generator, not global use: an unseeded one is SC103, and the
-    opt-in SC104 nudges seeded ones towards ``Generator``.
+    private generator, not global use: an unseeded one is SCK103, and the
+    opt-in SCK104 nudges seeded ones towards ``Generator``.
 
 Why:
     The module-level functions share one hidden ``RandomState`` for the whole
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC102"
+CODE = "SCK102"
 MESSAGE = (
     "global numpy.random use `{name}`; draw from a seeded numpy.random.Generator "
     "(random_source().numpy_rng())"

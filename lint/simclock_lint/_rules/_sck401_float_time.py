@@ -1,4 +1,4 @@
-"""SC401: float given as a time to ``advance`` / ``schedule*``.
+"""SCK401: float given as a time to ``advance`` / ``schedule*``.
 
 What it does:
     Flags float-valued expressions passed where simclock takes integer
@@ -7,8 +7,9 @@ What it does:
     and ``schedule_rate``, the rate (first argument) of ``schedule_rate``, and
     any ``*_ns=`` keyword of an ``advance``/``schedule*`` call. Float-valued
     means: a float literal (``1e9``, ``0.5``), a true division (``10**9 / 30``),
-    ``float(...)``, or arithmetic involving one of these. Applies to
-    simulation code, as SC201 and SC301 do (C-LINT-1): every file that
+    ``float(...)``, a name bound once, in its scope, to a float literal
+    (``STEP = 0.001``), or arithmetic involving one of these. Applies to
+    simulation code, as SCK201 and SCK301 do (C-LINT-1): every file that
     imports simclock, and every file the configuration declares
     (``simulation-code`` globs, ``simulation-imports``), such as a module
     that is handed a clock and never imports simclock. Elsewhere a
@@ -38,13 +39,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from simclock_lint._rule import DECLARED, Rule
+from simclock_lint._rules._common import float_names, is_float
 
 if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC401"
+CODE = "SCK401"
 MESSAGE = "float given as a time to `{name}`; simclock takes int nanoseconds (e.g. 1_500_000)"
 
 # Positional arguments that are times (or, for schedule_rate, the exact rate).
@@ -63,6 +65,7 @@ VALID = [
     "import simclock\nclock.advance(10**9 // 30)",
     "import simclock\nclock.schedule(at_ns, cb, note=0.5)",
     "import simclock\ngain = 0.5\nclock.advance(dt_ns)",
+    "import simclock\nSTEP = 0.001\nSTEP = 1_000_000\nclock.advance(STEP)",
     "import simclock\nclock.schedule_rate(Fraction(30000, 1001), cb)",
     "lr = schedule(0.0)",
     # Not simulation code: no simclock import, not declared.
@@ -81,6 +84,7 @@ INVALID = [
     "import simclock\nclock.schedule(2 * 1e6, cb)",
     "import simclock\nclock.schedule_rate(29.97, cb)",
     "import simclock\nadvance(1e3)",
+    "import simclock\nSTEP = 0.001\ndef step(clock):\n    clock.advance(STEP)",
     # Declared simulation code that is handed a clock and never imports simclock.
     DECLARED + "def step(clock):\n    clock.advance(0.001)",
     DECLARED + "def start(clock, tick):\n    clock.schedule_periodic(1e6, tick)",
@@ -99,26 +103,7 @@ def may_match(source: bytes) -> bool:
 
 
 def words(text: str) -> set[str]:
-    return set(_CALLEE.findall(text))
-
-
-def is_float_valued(expr: libcst.BaseExpression) -> bool:
-    """Whether ``expr`` is float by its syntax alone."""
-    import libcst
-
-    if isinstance(expr, libcst.Float):
-        return True
-    if isinstance(expr, libcst.UnaryOperation):
-        return is_float_valued(expr.expression)
-    if isinstance(expr, libcst.BinaryOperation):
-        return (
-            isinstance(expr.operator, libcst.Divide)
-            or is_float_valued(expr.left)
-            or is_float_valued(expr.right)
-        )
-    if isinstance(expr, libcst.Call):
-        return isinstance(expr.func, libcst.Name) and expr.func.value == "float"
-    return False
+    return set(_CALLEE.findall(text)) | float_names(text)
 
 
 def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
@@ -129,13 +114,13 @@ def check(analysis: Analysis) -> Iterator[tuple[libcst.CSTNode, str]]:
             continue
         positional = positional_args(call)
         for index in TIME_POSITIONS.get(name, ()):
-            if index < len(positional) and is_float_valued(positional[index].value):
+            if index < len(positional) and is_float(positional[index].value, analysis):
                 yield positional[index].value, f"{name}()"
         for arg in keyword_args(call):
             if (
                 arg.keyword is not None
                 and arg.keyword.value.endswith("_ns")
-                and is_float_valued(arg.value)
+                and is_float(arg.value, analysis)
             ):
                 yield arg.value, f"{name}()"
 

@@ -1,4 +1,4 @@
-"""SC101: global ``random`` module use.
+"""SCK101: global ``random`` module use.
 
 What it does:
     Flags every call of, or reference to, a function of the stdlib ``random``
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC101"
+CODE = "SCK101"
 MESSAGE = "global random module use `{name}`; draw from a seeded stream (clock.random_source())"
 
 # Module-level functions bound to random's hidden global Random instance.

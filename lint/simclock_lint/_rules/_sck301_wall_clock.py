@@ -1,4 +1,4 @@
-"""SC301: wall-clock read in simulation code.
+"""SCK301: wall-clock read in simulation code.
 
 What it does:
     Flags calls of, and references to, functions that read or wait on the
@@ -11,7 +11,7 @@ What it does:
     argument, ``time.strftime`` only with a format alone (then they read the
     clock).
 
-    Applies only to simulation code, the one definition SC201 and SC401
+    Applies only to simulation code, the one definition SCK201 and SCK401
     share (C-LINT-1): a file is simulation code when it imports simclock or
     one of the ``simulation-imports`` modules, or matches a
     ``simulation-code`` glob (default: none). Every finding says which,
@@ -33,7 +33,7 @@ Example:
 Use instead:
     started_ns = clock.now_ns()
     # real-time pacing and benchmarks: configure their paths out of
-    # ``simulation-code`` or add a per-file ignore for SC301.
+    # ``simulation-code`` or add a per-file ignore for SCK301.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC301"
+CODE = "SCK301"
 MESSAGE = "wall-clock read `{name}` in simulation code; use clock.now_ns() / advance()"
 
 WALL_CLOCK = frozenset(

@@ -1,11 +1,11 @@
-"""SC201: ``.child()`` called with a non-constant label.
+"""SCK201: ``.child()`` called with a non-constant label.
 
 What it does:
     Flags ``x.child(label)`` whose label is not a string literal: f-strings
     with placeholders, ``+`` with a non-literal, ``%``, ``.format()``, calls,
     variables. A literal, a concatenation of literals, or a module-level name
     bound once to a string literal is fine. Applies to simulation code, as
-    SC301 and SC401 do (C-LINT-1): every file that imports simclock, and
+    SCK301 and SCK401 do (C-LINT-1): every file that imports simclock, and
     every file the configuration declares (``simulation-code`` globs,
     ``simulation-imports``), such as a module that is handed a stream and
     never imports simclock. Elsewhere ``element.child(tag)`` of an unrelated
@@ -26,7 +26,7 @@ Use instead:
     front = root.child("/sensors/cam_front/dropout")
     rear = root.child("/sensors/cam_rear/dropout")
     # a genuinely data-driven tree: build it in one place and mark it
-    # ``# noqa: SC201`` with the reason.
+    # ``# noqa: SCK201`` with the reason.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
 
     from simclock_lint._analysis import Analysis
 
-CODE = "SC201"
+CODE = "SCK201"
 MESSAGE = "non-constant label in `{name}`; use a string literal so the stream tree is static"
 
 VALID = [
