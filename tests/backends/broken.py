@@ -274,15 +274,15 @@ class _ReseedsGlobals(SortedListClock):
     def __init__(self, seed: int, bus: Bus | None = None, *, start_ns: int = 0) -> None:
         # defect: every new clock reseeds the global generators with one constant, as
         # simulators that "make runs reproducible" by default do
-        random.seed(1234567)  # noqa: SC101
-        np.random.seed(1234567)  # noqa: SC102
+        random.seed(1234567)  # noqa: SCK101
+        np.random.seed(1234567)  # noqa: SCK102
         super().__init__(seed, bus, start_ns=start_ns)
 
 
 class _ReseedsNumpyWithSeed(SortedListClock):
     def __init__(self, seed: int, bus: Bus | None = None, *, start_ns: int = 0) -> None:
         # defect: the clock's seed is also given to the global numpy generator
-        np.random.seed(seed % 2**32)  # noqa: SC102
+        np.random.seed(seed % 2**32)  # noqa: SCK102
         super().__init__(seed, bus, start_ns=start_ns)
 
 
