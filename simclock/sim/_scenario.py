@@ -28,6 +28,7 @@ from simclock.core._random import (
 from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
+from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
 from simclock.sim._devices import Sample
 from simclock.sim._grid import GridClock
 from simclock.sim._metrics import compute_metrics
@@ -221,8 +222,10 @@ def run_scenario(
     for any chunk size, C-ADV-5). With ``out`` the run is recorded by
     :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
     SessionTime; every noise draw persisted per stream label, C-REP-3) with
-    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``) and
-    ``step_ns``. Episode ``n > 0`` starts with
+    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``),
+    ``step_ns``, ``scenario_text`` and ``scenario_sha256`` (the scenario's
+    canonical text and its hash, :attr:`Scenario.text`) and, with MuJoCo
+    physics, ``model_sha256`` (the MJCF file's hash). Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
 
     Pacing: every chunk continues one :class:`~simclock.PacingReference`, so
@@ -258,7 +261,11 @@ def run_scenario(
             "mode": run_mode,
             "step_ns": str(scenario.physics.step_ns),
             "devices": json.dumps({d.spec.device_id: d.spec.topic for d in scenario.devices}),
+            SCENARIO_TEXT_KEY: scenario.text,
+            SCENARIO_SHA256_KEY: scenario.text_sha256,
         }
+        if scenario.model_sha256 is not None:
+            metadata[MODEL_SHA256_KEY] = scenario.model_sha256
         recorder = Recorder(
             out,
             bus,

@@ -60,6 +60,8 @@ each command is written to ``data.ctrl`` and published on
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import os
 import re
 import tomllib
@@ -72,6 +74,7 @@ from simclock.core._bus import is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.realtime._pacing import PacingMode
+from simclock.recording._fingerprint import canonical_json
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
 from simclock.sim._metrics import MetricConfig, load_metrics
@@ -192,6 +195,14 @@ class Scenario:
     controllers: tuple[ControllerConfig, ...]
     metrics: tuple[MetricConfig, ...] = ()
     """The ``[metrics]`` table (``simclock.sim._metrics``): what a sweep reports per seed."""
+    text: str = ""
+    """The file's TOML document as canonical JSON (sorted keys, no spaces): comments,
+    whitespace, key order and quoting do not change it; any value that does, does."""
+    text_sha256: str = ""
+    """SHA-256 (hex) of :attr:`text`: two runs share it exactly when their files say the same."""
+    model_sha256: str | None = None
+    """SHA-256 (hex) of the MJCF file's bytes (``None`` without MuJoCo physics); files
+    pulled in with ``<include>`` are not covered."""
 
 
 _TOP_KEYS = (
@@ -243,7 +254,9 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError("rtf", f"must be > 0, got {data['rtf']!r}")
     duration = parse_duration(require(data, "duration", ""), "duration")
     episodes = integer(data.get("episodes", 1), "episodes", minimum=1)
-    physics, model = _load_physics(subtable(require(data, "physics", ""), "physics"), file)
+    physics, model, model_digest = _load_physics(
+        subtable(require(data, "physics", ""), "physics"), file
+    )
     step = physics.step_ns
     if duration == 0 or duration % step:
         raise ScenarioError(
@@ -260,6 +273,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         _load_controller(ctl_id, subtable(table, f"controllers.{ctl_id}"), step, model, by_id)
         for ctl_id, table in subtable(data.get("controllers", {}), "controllers").items()
     )
+    text = _canonical_text(data)
     return Scenario(
         path=file,
         name=name,
@@ -272,10 +286,35 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         devices=devices,
         controllers=controllers,
         metrics=load_metrics(data.get("metrics", {}), {d: c.dim for d, c in by_id.items()}),
+        text=text,
+        text_sha256=hashlib.sha256(text.encode("ascii")).hexdigest(),
+        model_sha256=model_digest,
     )
 
 
-def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any]:
+def _canonical_text(data: Mapping[str, Any]) -> str:
+    """The TOML document as canonical JSON; a TOML date or time is refused, naming its key.
+
+    TOML's date and time values have no JSON form, and no scenario key takes one.
+    """
+
+    def check(value: object, key: str) -> None:
+        if isinstance(value, Mapping):
+            for sub, item in value.items():
+                check(item, f"{key}.{sub}" if key else str(sub))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                check(item, f"{key}[{index}]")
+        elif isinstance(value, datetime.date | datetime.time):
+            raise ScenarioError(
+                key, f"a TOML date or time is not a scenario value; quote it: {str(value)!r}"
+            )
+
+    check(data, "")
+    return canonical_json(data, "the scenario")
+
+
+def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any, str | None]:
     check_keys(table, "physics.", ("mujoco", "step", "keyframe"))
     if ("mujoco" in table) == ("step" in table):
         raise ScenarioError("physics", 'give exactly one of mujoco = "model.xml" or step = "2 ms"')
@@ -285,7 +324,7 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
         step = parse_duration(table["step"], "physics.step")
         if step == 0:
             raise ScenarioError("physics.step", "must be > 0")
-        return PhysicsConfig(step_ns=step), None
+        return PhysicsConfig(step_ns=step), None, None
 
     model_path = (file.parent / string(table["mujoco"], "physics.mujoco")).resolve()
     keyframe = None
@@ -297,12 +336,18 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
         step = model_step_ns(model)
     except (SimclockValueError, SimclockRuntimeError) as exc:
         raise ScenarioError("physics.mujoco", str(exc)) from None
+    try:
+        digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
+    except OSError as exc:  # compiled, then removed or unreadable: say so, as for the TOML
+        raise ScenarioError(
+            "physics.mujoco", f"cannot read {str(model_path)!r}: {exc.strerror}"
+        ) from None
     if keyframe is not None:
         try:
             keyframe_id(model, keyframe)
         except SimclockValueError as exc:
             raise ScenarioError("physics.keyframe", str(exc)) from None
-    return PhysicsConfig(step, model_path, keyframe), model
+    return PhysicsConfig(step, model_path, keyframe), model, digest
 
 
 def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -> DeviceConfig:
