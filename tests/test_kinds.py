@@ -151,6 +151,16 @@ class Sensor(simclock.SensorKind):
     def reader(self, run):
         return lambda noise: [self.value]
 
+class Loose(simclock.ControllerKind):
+    keys = ("note",)
+
+    @classmethod
+    def load(cls, params):
+        return cls()
+
+    def controller(self, run):
+        return lambda latest: None
+
 NOT_A_CLASS = 3
 """
 
@@ -238,6 +248,12 @@ def test_C_X_FP_module_class_kinds_of_both_families_run(tmp_path: Path) -> None:
             "my_kinds:Counter",
             'start = "5"',
             "controllers.c.start: expected an integer, got str '5'",
+        ),
+        (
+            "my_kinds:Loose",
+            "note = 2024-01-02",
+            "controllers.c.note: a TOML date or time is not a scenario value; quote it: "
+            "'2024-01-02'",
         ),
         (
             "my kinds:Counter",
