@@ -151,6 +151,9 @@ class Sensor(simclock.SensorKind):
     def reader(self, run):
         return lambda noise: [self.value]
 
+class Greedy(Counter):
+    keys = ("start", "period")
+
 class Loose(simclock.ControllerKind):
     keys = ("note",)
 
@@ -254,6 +257,12 @@ def test_C_X_FP_module_class_kinds_of_both_families_run(tmp_path: Path) -> None:
             "note = 2024-01-02",
             "controllers.c.note: a TOML date or time is not a scenario value; quote it: "
             "'2024-01-02'",
+        ),
+        (
+            "my_kinds:Greedy",
+            "",
+            "controllers.c.kind: 'my_kinds:Greedy'.keys lists period, which every controller "
+            "has; remove it from keys (the loader reads it)",
         ),
         (
             "my kinds:Counter",

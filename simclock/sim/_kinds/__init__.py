@@ -50,6 +50,10 @@ _METHODS: dict[type, tuple[str, str]] = {
     SensorKind: ("load", "reader"),
     ControllerKind: ("load", "controller"),
 }
+_COMMON: dict[type, tuple[str, ...]] = {
+    SensorKind: ("kind", "period", "phase", "latency", "policy", "topic"),
+    ControllerKind: ("kind", "period", "phase", "policy"),
+}
 _WHAT: dict[type, str] = {SensorKind: "sensor", ControllerKind: "controller"}
 
 
@@ -100,6 +104,18 @@ def resolve_kind(value: str, key: str, family: type, base_dir: Path) -> type[Any
                 f"{' and '.join(m + '()' for m in _METHODS[family])} "
                 f"(subclass simclock.{family.__name__})",
             )
+    keys = getattr(cls, "keys", ())
+    if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+        raise ScenarioError(
+            key, f"{safe_repr(value)}.keys must be a tuple of key names, got {safe_repr(keys)}"
+        )
+    clash = [k for k in keys if k in _COMMON[family]]
+    if clash:
+        raise ScenarioError(
+            key,
+            f"{safe_repr(value)}.keys lists {', '.join(clash)}, which every {what} has; "
+            "remove it from keys (the loader reads it)",
+        )
     return cls
 
 
