@@ -9,7 +9,9 @@ A table's ``kind`` is resolved, in this order:
 3. a name registered in the Python entry point group ``simclock.components``
    by an installed package (``lqr = "mypkg.kinds:Lqr"``).
 
-Adding a built-in kind is one module here and one line in ``BUILTIN``.
+Adding a built-in kind touches three files: its module here (``_<name>.py``),
+one line in ``BUILTIN``, and its keys in ``docs/scenario-format.md``. A kind of
+your own is one Python file (plus the scenario naming it, or an entry point).
 """
 
 from __future__ import annotations
