@@ -127,6 +127,9 @@ if TYPE_CHECKING:
         ControllerConfig as ControllerConfig,
     )
     from simclock.sim import (
+        ControllerKind as ControllerKind,
+    )
+    from simclock.sim import (
         ControllerSpec as ControllerSpec,
     )
     from simclock.sim import (
@@ -140,6 +143,12 @@ if TYPE_CHECKING:
     )
     from simclock.sim import (
         GridClock as GridClock,
+    )
+    from simclock.sim import (
+        KindParams as KindParams,
+    )
+    from simclock.sim import (
+        KindRun as KindRun,
     )
     from simclock.sim import (
         MujocoClock as MujocoClock,
@@ -161,6 +170,9 @@ if TYPE_CHECKING:
     )
     from simclock.sim import (
         ScenarioError as ScenarioError,
+    )
+    from simclock.sim import (
+        SensorKind as SensorKind,
     )
     from simclock.sim import (
         SensorSpec as SensorSpec,
@@ -201,6 +213,7 @@ __all__ = [
     "Bus",
     "Callback",
     "ControllerConfig",
+    "ControllerKind",
     "ControllerSpec",
     "ControllerStep",
     "DeviceConfig",
@@ -212,6 +225,8 @@ __all__ = [
     "GridClock",
     "HeapSimClock",
     "JitterStats",
+    "KindParams",
+    "KindRun",
     "LatenessHistogram",
     "Message",
     "MonotonicClock",
@@ -238,6 +253,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SeededRandomSource",
+    "SensorKind",
     "SensorSpec",
     "Session",
     "SimClock",

@@ -1842,6 +1842,13 @@ NOT_CALLED: dict[str, str] = {
     "simclock.DeviceConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.ControllerConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.Sample": "frozen result record (Sample.from_json is driven)",
+    # component kinds: base classes whose methods a kind of your own writes, and the
+    # records load_scenario and build_session hand to them (tests/test_kinds.py drives
+    # kinds through load_scenario, whose refusals are each one ScenarioError line)
+    "simclock.ControllerKind": "base class for kinds of your own (methods are the user's)",
+    "simclock.SensorKind": "base class for kinds of your own (methods are the user's)",
+    "simclock.KindParams": "frozen record load_scenario builds for a kind's load()",
+    "simclock.KindRun": "frozen record build_session builds for a kind's session",
     "simclock_oracles.FailureRecord": "frozen result record",
     "simclock_conformance.Clause": "frozen result record (register_clauses is driven)",
     "simclock_conformance.Outcome": "result record of a conformance run",

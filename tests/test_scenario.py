@@ -113,7 +113,7 @@ def test_C_GRID_3_pendulum_at_200_hz_strict_is_refused(tmp_path: Path) -> None:
         (
             ('period = "7 ms"', 'perod = "7 ms"'),
             "devices.imu.perod: unknown key; expected one "
-            "of period, phase, latency, policy, sensor, dim, noise_std, topic",
+            "of period, phase, latency, policy, sensor, dim, noise_std, topic, kind",
         ),
         (
             ('period = "7 ms"', 'period = "7 ms"\npolicy = "nearest"'),

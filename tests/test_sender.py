@@ -34,7 +34,8 @@ from simclock import (
 from simclock.core._bus import register_trace_sink
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, fast_canonical_bytes
 from simclock.recording._format import decode_draw_value, encode_draw_value
-from simclock.sim._scenario import _pd_step, build_session
+from simclock.sim._kinds import KindRun
+from simclock.sim._scenario import build_session
 
 MS = 1_000_000
 PENDULUM = Path(__file__).resolve().parent.parent / "examples" / "pendulum.toml"
@@ -348,7 +349,9 @@ def test_C_X_FP_the_builtin_pd_command_carries_its_canonical_json() -> None:
     session = build_session(scenario, 7)
     clock = session.clock
     assert isinstance(clock, simclock.MujocoClock)
-    step = _pd_step(scenario.controllers[0], clock)
+    pd = scenario.controllers[0].impl
+    assert pd is not None and pd.encodes
+    step = pd.controller(KindRun(clock, "controllers/pd", 7))
     assert step({}) == ({"u": 0.0}, b'{"u":0.0}')  # no samples yet: u is 0
 
     def latest(angle: float, rate: float) -> dict[str, Sample]:

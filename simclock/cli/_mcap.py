@@ -1,7 +1,9 @@
 """``simclock info | replay | diff``: look into recordings (SPEC §5, §6, C-X-FP).
 
 * ``simclock info FILE [--json]``: writer, seed, contract version, time span,
-  message counts per topic, chunking, persisted draws and the fingerprint.
+  message counts per topic, chunking, persisted draws and the fingerprint;
+  for a ``simclock run`` recording also the scenario's hash and canonical
+  text and the MJCF model's hash.
   For a simclock recording the counts are of bus messages, the trace the
   fingerprint covers (what ``simclock run`` reports writing, ``replay``
   prints and ``recover`` says it kept); the persisted draws and the
@@ -15,8 +17,11 @@
 * ``simclock diff A B``: reads both recordings (every check of replay on) and
   exits 0 when their traces are the same (so are their fingerprints);
   otherwise prints the first divergence (index, time, sequence, topic and
-  both payloads) and exits 1. Stored fingerprints alone are not trusted: an
-  edited file must not pass as identical.
+  both payloads) and exits 1. Before either, when the two runs stored
+  different scenarios or models, it says so and lists every differing key
+  of the canonical scenario (``controllers.pd.kp: 8.0 -> 9.0``). Stored
+  fingerprints alone are not trusted: an edited file must not pass as
+  identical.
 
 Exit code 2 for a file that cannot be read (``simclock <command>: error:``,
 the message names the file and where). The progress bar,
@@ -30,16 +35,20 @@ import argparse
 import itertools
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from simclock.cli._common import Progress, add_command
 from simclock.core._bus import Message
 from simclock.recording._clock import ReplayClock
-from simclock.recording._fingerprint import payload_kind_and_json
+from simclock.recording._fingerprint import canonical_json, payload_kind_and_json
+from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
 from simclock.recording._reader import RecordingInfo, RecordingReader
 
-__all__ = ["handler_diff", "handler_info", "handler_replay", "register"]
+__all__ = ["handler_diff", "handler_info", "handler_replay", "register", "scenario_changes"]
+
+# Shown on lines of their own by ``info`` (the canonical text is long), not as metadata lines.
+_SHOWN_APART = (SCENARIO_TEXT_KEY, SCENARIO_SHA256_KEY, MODEL_SHA256_KEY)
 
 _SLICES = 200  # replay advances in this many slices, so the progress bar can move
 
@@ -159,8 +168,16 @@ def handler_info(args: argparse.Namespace) -> int:
         out.write(f"fingerprint: {info.fingerprint} ({data['fingerprint_algorithm']})\n")
     else:
         out.write("fingerprint: none stored (simclock diff computes one)\n")
-    for key, value in sorted(info.user_metadata.items()):
-        out.write(f"metadata:    {key} = {value}\n")
+    user = info.user_metadata
+    for key, value in sorted(user.items()):
+        if key not in _SHOWN_APART:
+            out.write(f"metadata:    {key} = {value}\n")
+    if SCENARIO_SHA256_KEY in user:
+        out.write(f"scenario:    sha256 {user[SCENARIO_SHA256_KEY]} of its canonical text:\n")
+    if SCENARIO_TEXT_KEY in user:
+        out.write(f"             {user[SCENARIO_TEXT_KEY]}\n")
+    if MODEL_SHA256_KEY in user:
+        out.write(f"model:       sha256 {user[MODEL_SHA256_KEY]} of the MJCF file\n")
     if info.recovered:
         out.write(f"recovered:   {info.recovered}\n")
     if info.note:
@@ -268,9 +285,74 @@ def _side(message: Message | None) -> dict[str, str]:
     }
 
 
+def _flatten(value: object, key: str, out: dict[str, str]) -> None:
+    """Each leaf of a canonical scenario as ``dotted.key -> canonical JSON`` (lists are leaves)."""
+    if isinstance(value, dict) and (value or not key):
+        for sub, item in value.items():
+            _flatten(item, f"{key}.{sub}" if key else sub, out)
+    else:
+        out[key] = canonical_json(value, key)
+
+
+def scenario_changes(text_a: str, text_b: str) -> list[str]:
+    """The keys where two canonical scenario texts differ: ``key: A-value -> B-value``.
+
+    Values are canonical JSON; a key only one side has shows ``(absent)`` on
+    the other. Sorted by key. A text that is not a JSON object counts as one
+    value under the key ``(scenario)``.
+    """
+    sides: list[dict[str, str]] = []
+    for text in (text_a, text_b):
+        flat: dict[str, str] = {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            _flatten(data, "", flat)
+        else:
+            flat["(scenario)"] = json.dumps(text)
+        sides.append(flat)
+    a, b = sides
+    return [
+        f"{key}: {a.get(key, '(absent)')} -> {b.get(key, '(absent)')}"
+        for key in sorted(a.keys() | b.keys())
+        if a.get(key) != b.get(key)
+    ]
+
+
+def _provenance(ua: Mapping[str, str], ub: Mapping[str, str]) -> list[str]:
+    """What ``diff`` says about the runs' scenarios and models, before comparing messages.
+
+    Nothing when both recordings store the same scenario and model, or when
+    neither stores them (recordings made by a ``Recorder`` of your own).
+    """
+    lines: list[str] = []
+    ha, hb = ua.get(SCENARIO_SHA256_KEY), ub.get(SCENARIO_SHA256_KEY)
+    if ha is None and hb is None:
+        return lines
+    if ha is None or hb is None:
+        has, lacks = ("A", "B") if hb is None else ("B", "A")
+        lines.append(f"scenario: only {has} stores its scenario ({lacks} does not); not compared")
+    elif ha != hb:
+        lines.append(f"scenarios differ: A sha256 {ha} | B sha256 {hb}")
+        changes = scenario_changes(ua.get(SCENARIO_TEXT_KEY, ""), ub.get(SCENARIO_TEXT_KEY, ""))
+        lines.extend(f"  {change}" for change in changes)
+    ma, mb = ua.get(MODEL_SHA256_KEY), ub.get(MODEL_SHA256_KEY)
+    if ma is not None and mb is not None and ma != mb:
+        lines.append(f"models differ: A sha256 {ma} | B sha256 {mb}")
+    return lines
+
+
 def handler_diff(args: argparse.Namespace) -> int:
-    """``simclock diff A B``: exit 0 when equal, 1 with the first divergence."""
+    """``simclock diff A B``: exit 0 when equal, 1 with the first divergence.
+
+    First, when the runs stored their scenarios (``simclock run --out``):
+    whether they come from different scenarios (with each differing key of
+    the canonical scenario) or different MJCF models.
+    """
     with RecordingReader(args.a) as ra, RecordingReader(args.b) as rb:
+        provenance = _provenance(ra.info.user_metadata, rb.info.user_metadata)
         fa, fb = ra.info.fingerprint, rb.info.fingerprint
         # Equal stored fingerprints are not trusted alone: the files are read (and
         # checked against them), so an edited message is found, not called identical.
@@ -281,6 +363,8 @@ def handler_diff(args: argparse.Namespace) -> int:
             found = _compare(ra.messages(), rb.messages(), lambda t: progress(t - start, total))
         finally:
             progress.close()
+    for line in provenance:
+        print(line)
     if found is None:
         note = f"fingerprint {fa} ({ra.info.message_count} messages)" if fa else "same trace"
         print(f"identical: {note}")

@@ -89,6 +89,10 @@ _ROOT_NAMES: dict[str, tuple[str, ...]] = {
     ),
     "simclock.sim": (
         "ControllerConfig",
+        "ControllerKind",
+        "KindParams",
+        "KindRun",
+        "SensorKind",
         "ControllerSpec",
         "ControllerStep",
         "DeviceConfig",

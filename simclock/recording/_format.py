@@ -104,9 +104,12 @@ __all__ = [
     "MAX_CLOCK_NS",
     "MESSAGE_SCHEMA",
     "METADATA_NAME",
+    "MODEL_SHA256_KEY",
     "PROFILE",
     "RAW_SCHEMA",
     "RECORDER_TICK",
+    "SCENARIO_SHA256_KEY",
+    "SCENARIO_TEXT_KEY",
     "START_METADATA_NAME",
     "U32",
     "USER_METADATA_NAME",
@@ -393,6 +396,14 @@ def package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "unknown"
+
+
+SCENARIO_TEXT_KEY: Final = "scenario_text"
+"""User metadata of a ``simclock run`` recording: the scenario's canonical text (JSON)."""
+SCENARIO_SHA256_KEY: Final = "scenario_sha256"
+"""User metadata of a ``simclock run`` recording: SHA-256 (hex) of the scenario's canonical text."""
+MODEL_SHA256_KEY: Final = "model_sha256"
+"""User metadata of a ``simclock run`` recording: SHA-256 (hex) of its MJCF file (MuJoCo only)."""
 
 
 def check_user_metadata(metadata: object) -> dict[str, str]:

@@ -8,6 +8,7 @@ from simclock.sim._devices import (
     SensorSpec,
 )
 from simclock.sim._grid import GridClock, Policy, StepHook
+from simclock.sim._kinds import ControllerKind, KindParams, KindRun, SensorKind
 from simclock.sim._mujoco import MujocoClock
 from simclock.sim._scenario import RunResult, build_session, run_scenario
 from simclock.sim._scenario_file import (
@@ -22,11 +23,14 @@ from simclock.sim._session import Session, component_stream, episode_seed
 
 __all__ = [
     "ControllerConfig",
+    "ControllerKind",
     "ControllerSpec",
     "ControllerStep",
     "DeviceConfig",
     "DeviceRead",
     "GridClock",
+    "KindParams",
+    "KindRun",
     "MujocoClock",
     "PhysicsConfig",
     "Policy",
@@ -34,6 +38,7 @@ __all__ = [
     "Sample",
     "Scenario",
     "ScenarioError",
+    "SensorKind",
     "SensorSpec",
     "Session",
     "StepHook",

@@ -8,7 +8,6 @@ Loading and validating the TOML file is ``_scenario_file``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,105 +19,23 @@ from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import (
     DrawObserver,
-    SeededRandomSource,
     check_seed,
-    check_sigma,
-    check_size,
 )
 from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
-from simclock.sim._devices import Sample
+from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
 from simclock.sim._grid import GridClock
+from simclock.sim._kinds import KindRun
 from simclock.sim._metrics import compute_metrics
 from simclock.sim._mujoco import MujocoClock, compiled_model
-from simclock.sim._scenario_file import (
-    MODES,
-    ControllerConfig,
-    DeviceConfig,
-    Scenario,
-    choice,
-)
+from simclock.sim._scenario_file import MODES, Scenario, choice
 from simclock.sim._session import Session
 
 __all__ = ["RunResult", "build_session", "run_scenario"]
 
 
 # -- an instance of the plan -------------------------------------------------------------
-
-
-def _device_reader(
-    config: DeviceConfig, clock: GridClock
-) -> Callable[[SeededRandomSource], tuple[float, ...]]:
-    """The device's ``read(noise)``, resolved once: the sensor's slice, its dim, its noise.
-
-    Per sample it does only the sample's work: ``mj_forward`` once per boundary
-    (see :meth:`MujocoClock.forward`), one slice of ``sensordata``, one draw of
-    ``dim`` normals (its arguments checked here, once). The values are a tuple
-    of Python floats; with noise, each is ``value + draw`` in float64, the same
-    sum as Python's ``float`` addition.
-    """
-    std = config.noise_std
-    dim = config.dim
-    # Once, not per draw: the checks SeededRandomSource.normal makes on every call.
-    check_sigma(std)
-    check_size(dim)
-    where = config.sensor_range
-    # Invariant: load_scenario only resolves a sensor with MuJoCo physics.
-    assert where is None or isinstance(clock, MujocoClock)
-    if where is None or not isinstance(clock, MujocoClock):
-        zeros = (0.0,) * dim
-
-        def read_zeros(noise: SeededRandomSource) -> tuple[float, ...]:
-            if std > 0:
-                return tuple([0.0 + d for d in noise._normal_checked(0.0, std, dim).tolist()])
-            return zeros
-
-        return read_zeros
-    start, stop = where
-    return clock._sensor_reader(start, stop, std, dim)
-
-
-def _pd_step(
-    config: ControllerConfig, clock: MujocoClock
-) -> Callable[[Mapping[str, Sample]], tuple[dict[str, float], bytes | None]]:
-    pd = config.pd
-    assert pd is not None  # Invariant: load_scenario resolves every pd controller
-    act, low, high = pd.actuator_index, pd.low, pd.high
-    kp, kd, target = pd.kp, pd.kd, pd.target
-    angle_id, angle_index = pd.angle, pd.angle_index
-    rate_id, rate_index = pd.rate, pd.rate_index
-    ctrl = clock.data.ctrl
-    limited = low is not None and high is not None
-    lo = -math.inf if low is None else low
-    hi = math.inf if high is None else high
-
-    def step(latest: Mapping[str, Sample]) -> tuple[dict[str, float], bytes | None]:
-        angle = latest.get(angle_id)
-        rate = latest.get(rate_id)
-        u = 0.0
-        if angle is not None and rate is not None:
-            u = kp * (target - angle.values[angle_index]) - kd * rate.values[rate_index]
-            if limited:
-                u = min(max(u, lo), hi)
-        ctrl[act] = u
-        # The command's canonical JSON made here, once: u is a float ({"u": <repr>}).
-        return {"u": u}, (_U_JSON % (u,) if u - u == 0.0 else None)
-
-    return step
-
-
-_U_JSON = b'{"u":%r}'  # canonical JSON of {"u": <a finite float>}: %r is its repr
-
-
-def _tick_step(config: ControllerConfig) -> Callable[[Mapping[str, Sample]], dict[str, int]]:
-    count = [0]
-
-    def step(latest: Mapping[str, Sample]) -> dict[str, int]:
-        count[0] += 1
-        return {"tick": count[0] - 1}
-
-    return step
 
 
 def _check_scenario(scenario: object) -> None:
@@ -161,14 +78,24 @@ def build_session(
     session = Session(
         clock, seed=run_seed, clock_topic=None, on_reset=on_reset, draw_observer=draw_observer
     )
+    # Each kind makes its callable for this session; the built-in ones take the
+    # session's fast paths (float readers, commands that carry their encoding).
     for device in scenario.devices:
-        session._add_float_sensor(device.spec, _device_reader(device, clock))
-    for ctl in scenario.controllers:
-        if ctl.kind == "pd":
-            assert isinstance(clock, MujocoClock)  # Invariant: checked by load_scenario
-            session._add_encoding_controller(ctl.spec, _pd_step(ctl, clock))
+        sensor = device.impl
+        assert sensor is not None  # Invariant: DeviceConfig sets it
+        read = sensor.reader(KindRun(clock, device.spec.component_id, run_seed))
+        if sensor.floats:
+            session._add_float_sensor(device.spec, read)
         else:
-            session.add_controller(ctl.spec, _tick_step(ctl))
+            session.add_sensor(device.spec, read)
+    for ctl in scenario.controllers:
+        controller = ctl.impl
+        assert controller is not None  # Invariant: ControllerConfig sets it
+        step = controller.controller(KindRun(clock, ctl.spec.component_id, run_seed))
+        if controller.encodes:
+            session._add_encoding_controller(ctl.spec, step)
+        else:
+            session.add_controller(ctl.spec, step)
     return session
 
 
@@ -221,8 +148,10 @@ def run_scenario(
     for any chunk size, C-ADV-5). With ``out`` the run is recorded by
     :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
     SessionTime; every noise draw persisted per stream label, C-REP-3) with
-    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``) and
-    ``step_ns``. Episode ``n > 0`` starts with
+    metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``),
+    ``step_ns``, ``scenario_text`` and ``scenario_sha256`` (the scenario's
+    canonical text and its hash, :attr:`Scenario.text`) and, with MuJoCo
+    physics, ``model_sha256`` (the MJCF file's hash). Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
 
     Pacing: every chunk continues one :class:`~simclock.PacingReference`, so
@@ -258,7 +187,11 @@ def run_scenario(
             "mode": run_mode,
             "step_ns": str(scenario.physics.step_ns),
             "devices": json.dumps({d.spec.device_id: d.spec.topic for d in scenario.devices}),
+            SCENARIO_TEXT_KEY: scenario.text,
+            SCENARIO_SHA256_KEY: scenario.text_sha256,
         }
+        if scenario.model_sha256 is not None:
+            metadata[MODEL_SHA256_KEY] = scenario.model_sha256
         recorder = Recorder(
             out,
             bus,

@@ -25,6 +25,7 @@ exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
     # step = "2 ms"            #   or a pure grid with no physics engine
 
     [devices.imu0]             # id: [A-Za-z][A-Za-z0-9_.-]*
+    kind = "basic"             # default; or a kind of your own (below)
     period = "7 ms"            # required
     phase = "0 ms"             # default 0
     latency = "3 ms"           # default 0
@@ -35,7 +36,8 @@ exactly: ``"0.5 ns"`` is refused, floats and bare ints are refused)::
     topic = "/sensors/imu0"    # default
 
     [controllers.pd]
-    kind = "pd"                # "pd" (mujoco physics) or "tick" (publishes a counter)
+    kind = "pd"                # "pd" (mujoco physics), "tick" (publishes a counter),
+                               # or a kind of your own (below)
     period = "4 ms"            # required
     phase = "0 ms"
     policy = "strict"          # default strict (controllers)
@@ -56,32 +58,48 @@ The PD law is ``u = kp*(target - angle) - kd*rate`` on the last *delivered*
 samples (0 until both have arrived), clamped to the actuator's ``ctrlrange``;
 each command is written to ``data.ctrl`` and published on
 ``/controllers/<id>`` as ``{"u": ...}``.
+
+Kinds: a table's ``kind`` names a class (``simclock.sim._kinds``): a built-in
+one, ``"module:Class"`` (a Python module beside the scenario or importable),
+or a name of the entry point group ``simclock.components``. The loader checks
+the common keys (schedule, topic); the kind's ``load`` checks its own keys.
 """
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import os
+import pickle
 import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from simclock.core._bus import is_reserved_topic
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.realtime._pacing import PacingMode
+from simclock.recording._fingerprint import canonical_json
 from simclock.sim._devices import ControllerSpec, SensorSpec
 from simclock.sim._grid import Policy, format_ns
-from simclock.sim._metrics import MetricConfig, load_metrics
-from simclock.sim._mujoco import (
-    actuator_of,
-    compiled_model,
-    keyframe_id,
-    model_step_ns,
-    sensor_range,
+from simclock.sim._kinds import (
+    BUILTIN,
+    ControllerKind,
+    KindParams,
+    SensorKind,
+    check_picklable,
+    resolve_kind,
+    restore_kind,
 )
+from simclock.sim._kinds._basic import BasicSensor
+from simclock.sim._kinds._pd import PdConfig
+from simclock.sim._kinds._tick import Tick
+from simclock.sim._metrics import MetricConfig, load_metrics
+from simclock.sim._mujoco import compiled_model, keyframe_id, model_step_ns
 from simclock.sim._toml import (
     ScenarioError,
     check_id,
@@ -129,9 +147,11 @@ class PhysicsConfig:
 class DeviceConfig:
     """One ``[devices.<id>]`` table: its schedule plus how to read it.
 
-    ``sensor_range`` is where the MuJoCo sensor lives in ``data.sensordata``
-    (``(start, stop)``, resolved once when the file is loaded), ``None``
-    without a sensor.
+    ``kind`` is the table's ``kind`` as written (default ``"basic"``) and
+    ``impl`` what that kind's ``load`` returned (a :class:`~simclock.SensorKind`).
+    For ``basic``, ``sensor``, ``noise_std`` and ``sensor_range`` (where the
+    MuJoCo sensor lives in ``data.sensordata``, ``(start, stop)``, resolved
+    once when the file is loaded) repeat its keys; ``None``/0 for other kinds.
     """
 
     spec: SensorSpec
@@ -139,41 +159,78 @@ class DeviceConfig:
     dim: int
     noise_std: float
     sensor_range: tuple[int, int] | None = None
+    kind: str = "basic"
+    impl: SensorKind | None = None
+    base_dir: str = ""
+    """The scenario's directory: where a ``module:Class`` kind's module is looked for."""
 
+    def __post_init__(self) -> None:
+        if self.impl is None:  # made by hand, as before kinds: the basic kind of these fields
+            basic = BasicSensor(self.sensor, self.dim, self.noise_std, self.sensor_range)
+            object.__setattr__(self, "impl", basic)
 
-@dataclass(frozen=True, slots=True)
-class PdConfig:
-    """A ``kind = "pd"`` controller, resolved when the file is loaded.
-
-    ``u = kp*(target - angle.values[angle_index]) - kd*rate.values[rate_index]``
-    written to ``data.ctrl[actuator_index]``, clamped to ``[low, high]`` when
-    the actuator is ctrl-limited (both ``None`` otherwise).
-    """
-
-    actuator: str
-    actuator_index: int
-    low: float | None
-    high: float | None
-    angle: str
-    angle_index: int
-    rate: str
-    rate_index: int
-    kp: float
-    kd: float
-    target: float
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The kind's module is made importable before its configuration is unpickled
+        # (a sweep worker has not loaded the scenario); see restore_kind.
+        return (
+            _device_config,
+            (*_fields(self, "impl"), _Kind(self.kind, self.base_dir, self.impl)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class ControllerConfig:
-    """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys.
+    """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys as written.
 
-    ``pd`` is the same for ``kind = "pd"``, typed and resolved (``None`` for ``tick``).
+    ``impl`` is what the kind's ``load`` returned (a :class:`~simclock.ControllerKind`);
+    ``pd`` is the same for ``kind = "pd"``, typed and resolved (``None`` otherwise).
     """
 
     spec: ControllerSpec
     kind: str
     params: Mapping[str, Any] = field(default_factory=dict)
     pd: PdConfig | None = None
+    impl: ControllerKind | None = None
+    base_dir: str = ""
+    """The scenario's directory: where a ``module:Class`` kind's module is looked for."""
+
+    def __post_init__(self) -> None:
+        if self.impl is None:  # made by hand, as before kinds
+            object.__setattr__(self, "impl", self.pd if self.kind == "pd" else Tick())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _controller_config,
+            (*_fields(self, "impl"), _Kind(self.kind, self.base_dir, self.impl)),
+        )
+
+
+def _fields(config: Any, last: str) -> list[Any]:
+    names = [f.name for f in fields(config)]
+    assert names[-2:] == [last, "base_dir"]  # Invariant: impl, then base_dir, come last
+    return [getattr(config, name) for name in names[:-2]] + [config.base_dir]
+
+
+def _device_config(*args: Any) -> DeviceConfig:
+    """Inverse of :meth:`DeviceConfig.__reduce__`: the fields, then base_dir, then impl."""
+    return DeviceConfig(*args[:-2], impl=args[-1], base_dir=args[-2])  # type: ignore[misc]
+
+
+def _controller_config(*args: Any) -> ControllerConfig:
+    """Inverse of :meth:`ControllerConfig.__reduce__`."""
+    return ControllerConfig(*args[:-2], impl=args[-1], base_dir=args[-2])  # type: ignore[misc]
+
+
+class _Kind:
+    """A kind's configuration in a pickle: unpickled by :func:`restore_kind`."""
+
+    __slots__ = ("base_dir", "impl", "kind")
+
+    def __init__(self, kind: str, base_dir: str, impl: object) -> None:
+        self.kind, self.base_dir, self.impl = kind, base_dir, impl
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (restore_kind, (self.kind, self.base_dir, pickle.dumps(self.impl)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +249,14 @@ class Scenario:
     controllers: tuple[ControllerConfig, ...]
     metrics: tuple[MetricConfig, ...] = ()
     """The ``[metrics]`` table (``simclock.sim._metrics``): what a sweep reports per seed."""
+    text: str = ""
+    """The file's TOML document as canonical JSON (sorted keys, no spaces): comments,
+    whitespace, key order and quoting do not change it; any value that does, does."""
+    text_sha256: str = ""
+    """SHA-256 (hex) of :attr:`text`: two runs share it exactly when their files say the same."""
+    model_sha256: str | None = None
+    """SHA-256 (hex) of the MJCF file's bytes (``None`` without MuJoCo physics); files
+    pulled in with ``<include>`` are not covered."""
 
 
 _TOP_KEYS = (
@@ -206,9 +271,9 @@ _TOP_KEYS = (
     "controllers",
     "metrics",
 )
-_DEVICE_KEYS = ("period", "phase", "latency", "policy", "sensor", "dim", "noise_std", "topic")
+_DEVICE_KEYS = ("period", "phase", "latency", "policy")
+_DEVICE_TAIL = ("topic", "kind")
 _CONTROLLER_KEYS = ("kind", "period", "phase", "policy")
-_PD_KEYS = ("actuator", "angle", "angle_index", "rate", "rate_index", "kp", "kd", "target")
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
@@ -243,7 +308,9 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError("rtf", f"must be > 0, got {data['rtf']!r}")
     duration = parse_duration(require(data, "duration", ""), "duration")
     episodes = integer(data.get("episodes", 1), "episodes", minimum=1)
-    physics, model = _load_physics(subtable(require(data, "physics", ""), "physics"), file)
+    physics, model, model_digest = _load_physics(
+        subtable(require(data, "physics", ""), "physics"), file
+    )
     step = physics.step_ns
     if duration == 0 or duration % step:
         raise ScenarioError(
@@ -251,15 +318,19 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
             f"{format_ns(duration)} must be a positive multiple of the "
             f"{format_ns(step)} physics step",
         )
+    base_dir = file.parent.resolve()
     devices = tuple(
-        _load_device(dev_id, subtable(table, f"devices.{dev_id}"), step, model)
+        _load_device(dev_id, subtable(table, f"devices.{dev_id}"), step, model, base_dir)
         for dev_id, table in subtable(data.get("devices", {}), "devices").items()
     )
     by_id = {d.spec.device_id: d for d in devices}
     controllers = tuple(
-        _load_controller(ctl_id, subtable(table, f"controllers.{ctl_id}"), step, model, by_id)
+        _load_controller(
+            ctl_id, subtable(table, f"controllers.{ctl_id}"), step, model, by_id, base_dir
+        )
         for ctl_id, table in subtable(data.get("controllers", {}), "controllers").items()
     )
+    text = _canonical_text(data)
     return Scenario(
         path=file,
         name=name,
@@ -272,10 +343,35 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         devices=devices,
         controllers=controllers,
         metrics=load_metrics(data.get("metrics", {}), {d: c.dim for d, c in by_id.items()}),
+        text=text,
+        text_sha256=hashlib.sha256(text.encode("ascii")).hexdigest(),
+        model_sha256=model_digest,
     )
 
 
-def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any]:
+def _canonical_text(data: Mapping[str, Any]) -> str:
+    """The TOML document as canonical JSON; a TOML date or time is refused, naming its key.
+
+    TOML's date and time values have no JSON form, and no scenario key takes one.
+    """
+
+    def check(value: object, key: str) -> None:
+        if isinstance(value, Mapping):
+            for sub, item in value.items():
+                check(item, f"{key}.{sub}" if key else str(sub))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                check(item, f"{key}[{index}]")
+        elif isinstance(value, datetime.date | datetime.time):
+            raise ScenarioError(
+                key, f"a TOML date or time is not a scenario value; quote it: {str(value)!r}"
+            )
+
+    check(data, "")
+    return canonical_json(data, "the scenario")
+
+
+def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, Any, str | None]:
     check_keys(table, "physics.", ("mujoco", "step", "keyframe"))
     if ("mujoco" in table) == ("step" in table):
         raise ScenarioError("physics", 'give exactly one of mujoco = "model.xml" or step = "2 ms"')
@@ -285,7 +381,7 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
         step = parse_duration(table["step"], "physics.step")
         if step == 0:
             raise ScenarioError("physics.step", "must be > 0")
-        return PhysicsConfig(step_ns=step), None
+        return PhysicsConfig(step_ns=step), None, None
 
     model_path = (file.parent / string(table["mujoco"], "physics.mujoco")).resolve()
     keyframe = None
@@ -297,18 +393,28 @@ def _load_physics(table: Mapping[str, Any], file: Path) -> tuple[PhysicsConfig, 
         step = model_step_ns(model)
     except (SimclockValueError, SimclockRuntimeError) as exc:
         raise ScenarioError("physics.mujoco", str(exc)) from None
+    try:
+        digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
+    except OSError as exc:  # compiled, then removed or unreadable: say so, as for the TOML
+        raise ScenarioError(
+            "physics.mujoco", f"cannot read {str(model_path)!r}: {exc.strerror}"
+        ) from None
     if keyframe is not None:
         try:
             keyframe_id(model, keyframe)
         except SimclockValueError as exc:
             raise ScenarioError("physics.keyframe", str(exc)) from None
-    return PhysicsConfig(step, model_path, keyframe), model
+    return PhysicsConfig(step, model_path, keyframe), model, digest
 
 
-def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -> DeviceConfig:
+def _load_device(
+    dev_id: str, table: Mapping[str, Any], step: int, model: Any, base_dir: Path
+) -> DeviceConfig:
     prefix = f"devices.{dev_id}."
     check_id(dev_id, f"devices.{dev_id}")
-    check_keys(table, prefix, _DEVICE_KEYS)
+    kind_name = string(table.get("kind", "basic"), prefix + "kind")
+    kind = resolve_kind(kind_name, prefix + "kind", SensorKind, base_dir)
+    check_keys(table, prefix, (*_DEVICE_KEYS, *kind.keys, *_DEVICE_TAIL))
     period = parse_duration(require(table, "period", prefix), prefix + "period")
     if period == 0:
         raise ScenarioError(prefix + "period", "must be > 0")
@@ -330,24 +436,56 @@ def _load_device(dev_id: str, table: Mapping[str, Any], step: int, model: Any) -
             f"{topic!r} is reserved for the library (/clock and /simclock/...); "
             f"use another topic, e.g. the default '/sensors/{dev_id}'",
         )
-    noise_std = number(table.get("noise_std", 0.0), prefix + "noise_std", minimum=0.0)
-    sensor: str | None = None
-    where: tuple[int, int] | None = None
-    if "sensor" in table:
-        sensor = string(table["sensor"], prefix + "sensor")
-        if model is None:
-            raise ScenarioError(prefix + "sensor", 'needs [physics] mujoco = "model.xml"')
-        if "dim" in table:
-            raise ScenarioError(prefix + "dim", "comes from the MuJoCo sensor; remove it")
-        try:
-            where = sensor_range(model, sensor)
-        except SimclockValueError as exc:
-            raise ScenarioError(prefix + "sensor", str(exc)) from None
-        dim = where[1] - where[0]
-    else:
-        dim = integer(table.get("dim", 1), prefix + "dim", minimum=1)
+    params = _params(kind_name, prefix, table, kind.keys, model, {}, step)
+    impl = _run_load(kind, params, kind_name, prefix, SensorKind)
+    dim = getattr(impl, "dim", None)
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ScenarioError(
+            prefix + "kind",
+            f"{kind_name!r} gave dim = {safe_repr(dim)}; a sensor kind's dim is an int >= 1, "
+            "its number of values per sample",
+        )
     spec = SensorSpec(dev_id, period, phase, latency, policy, topic)
-    return DeviceConfig(spec=spec, sensor=sensor, dim=dim, noise_std=noise_std, sensor_range=where)
+    if isinstance(impl, BasicSensor):
+        return DeviceConfig(
+            spec, impl.sensor, dim, impl.noise_std, impl.sensor_range, kind_name, impl
+        )
+    return DeviceConfig(spec, None, dim, 0.0, None, kind_name, impl, str(base_dir))
+
+
+def _params(
+    kind: str,
+    prefix: str,
+    table: Mapping[str, Any],
+    keys: Sequence[str],
+    model: Any,
+    devices: Mapping[str, int],
+    step: int,
+) -> KindParams:
+    own = {k: v for k, v in table.items() if k in keys}
+    return KindParams(kind, prefix, MappingProxyType(own), model, devices, step)
+
+
+def _run_load(kind: type[Any], params: KindParams, value: str, prefix: str, family: type) -> Any:
+    """``kind.load(params)``: its :class:`ScenarioError` as is, anything else as one line."""
+    try:
+        impl = kind.load(params)
+    except ScenarioError:
+        raise
+    except Exception as exc:
+        raise ScenarioError(
+            prefix + "kind", f"{value!r}.load() failed: {type(exc).__name__}: {exc}"
+        ) from None
+    method = "reader" if family is SensorKind else "controller"
+    if not callable(getattr(impl, method, None)):
+        raise ScenarioError(
+            prefix + "kind",
+            f"{value!r}.load() returned {type(impl).__name__} {safe_repr(impl)}, which has no "
+            f"{method}(); return an instance of the kind",
+        )
+    if kind not in BUILTIN.values():
+        check_picklable(impl, value, prefix + "kind")
+    return impl
 
 
 def _load_controller(
@@ -356,11 +494,13 @@ def _load_controller(
     step: int,
     model: Any,
     devices: Mapping[str, DeviceConfig],
+    base_dir: Path,
 ) -> ControllerConfig:
     prefix = f"controllers.{ctl_id}."
     check_id(ctl_id, f"controllers.{ctl_id}")
-    kind = choice(require(table, "kind", prefix), prefix + "kind", ("pd", "tick"))
-    check_keys(table, prefix, _CONTROLLER_KEYS + (_PD_KEYS if kind == "pd" else ()))
+    kind_name = string(require(table, "kind", prefix), prefix + "kind")
+    kind = resolve_kind(kind_name, prefix + "kind", ControllerKind, base_dir)
+    check_keys(table, prefix, (*_CONTROLLER_KEYS, *kind.keys))
     period = parse_duration(require(table, "period", prefix), prefix + "period")
     if period == 0:
         raise ScenarioError(prefix + "period", "must be > 0")
@@ -369,43 +509,14 @@ def _load_controller(
     for key, value in (("period", period), ("phase", phase)):
         check_on_grid(prefix + key, value, step, policy)
     spec = ControllerSpec(ctl_id, period, phase, policy)
-    if kind == "tick":
-        return ControllerConfig(spec=spec, kind=kind)
-    if model is None:
-        raise ScenarioError(prefix + "kind", 'kind "pd" needs [physics] mujoco = "model.xml"')
-    actuator = string(require(table, "actuator", prefix), prefix + "actuator")
-    try:
-        act, low, high = actuator_of(model, actuator)
-    except SimclockValueError as exc:
-        raise ScenarioError(prefix + "actuator", str(exc)) from None
-    params: dict[str, Any] = {"actuator": actuator}
-    for role in ("angle", "rate"):
-        dev = string(require(table, role, prefix), prefix + role)
-        if dev not in devices:
-            raise ScenarioError(
-                prefix + role, f"{safe_repr(dev)} is not a device; define [devices.{dev}] first"
-            )
-        index = integer(table.get(f"{role}_index", 0), f"{prefix}{role}_index")
-        if index >= devices[dev].dim:
-            raise ScenarioError(
-                f"{prefix}{role}_index",
-                f"{index} is out of range: device {safe_repr(dev)} has {devices[dev].dim} values",
-            )
-        params[role] = dev
-        params[f"{role}_index"] = index
-    for gain in ("kp", "kd", "target"):
-        params[gain] = number(table.get(gain, 0.0), prefix + gain)
-    pd = PdConfig(
-        actuator=actuator,
-        actuator_index=act,
-        low=low,
-        high=high,
-        angle=params["angle"],
-        angle_index=params["angle_index"],
-        rate=params["rate"],
-        rate_index=params["rate_index"],
-        kp=params["kp"],
-        kd=params["kd"],
-        target=params["target"],
+    dims = {d: c.dim for d, c in devices.items()}
+    params = _params(kind_name, prefix, table, kind.keys, model, dims, step)
+    impl = _run_load(kind, params, kind_name, prefix, ControllerKind)
+    return ControllerConfig(
+        spec=spec,
+        kind=kind_name,
+        params=dict(params.table),
+        pd=impl if isinstance(impl, PdConfig) else None,
+        impl=impl,
+        base_dir=str(base_dir),
     )
-    return ControllerConfig(spec=spec, kind=kind, params=params, pd=pd)
