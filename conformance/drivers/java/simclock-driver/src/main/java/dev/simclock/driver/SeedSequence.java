@@ -29,6 +29,17 @@ public final class SeedSequence {
 
     /** {@code SeedSequence(entropy, spawn_key=spawnKey).generate_state(4, uint64)}. */
     public static long[] state(int[] entropy, int[] spawnKey) {
+        int[] state = generateState32(entropy, spawnKey, 8);
+        long[] out = new long[4];
+        // The 32-bit words are read as little-endian pairs.
+        for (int i = 0; i < 4; i++) {
+            out[i] = (state[2 * i] & 0xFFFFFFFFL) | ((long) state[2 * i + 1] << 32);
+        }
+        return out;
+    }
+
+    /** {@code SeedSequence(entropy, spawn_key=spawnKey).generate_state(n, uint32)}. */
+    public static int[] generateState32(int[] entropy, int[] spawnKey, int n) {
         // With a spawn key, the run entropy is zero-padded up to the pool size first.
         int runLen = spawnKey.length > 0 ? Math.max(entropy.length, POOL) : entropy.length;
         int[] words = new int[runLen + spawnKey.length];
@@ -52,9 +63,9 @@ public final class SeedSequence {
                 pool[dst] = mix(pool[dst], hashmix(words[src], hashConst));
             }
         }
-        int[] state = new int[8];
+        int[] state = new int[n];
         int hc = INIT_B;
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < n; i++) {
             int v = pool[i % POOL];
             v ^= hc;
             hc *= MULT_B;
@@ -62,11 +73,7 @@ public final class SeedSequence {
             v ^= v >>> 16;
             state[i] = v;
         }
-        long[] out = new long[4];
-        for (int i = 0; i < 4; i++) {
-            out[i] = (state[2 * i] & 0xFFFFFFFFL) | ((long) state[2 * i + 1] << 32);
-        }
-        return out;
+        return state;
     }
 
     private static int hashmix(int value, int[] hashConst) {
