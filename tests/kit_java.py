@@ -33,6 +33,7 @@ __all__ = [
     "heap_driver",
     "java_build",
     "junit_results",
+    "minimal_driver",
     "reactor_driver",
 ]
 
@@ -124,6 +125,11 @@ def _command(module: str, main: str) -> list[str]:
 def heap_driver() -> list[str]:
     """The command line of the example heap clock on the kit."""
     return _command("simclock-driver-example", "dev.simclock.example.HeapClock")
+
+
+def minimal_driver() -> list[str]:
+    """The command line of the README's minimal clock on the kit."""
+    return _command("simclock-driver-example", "dev.simclock.example.MinimalClock")
 
 
 def reactor_driver() -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kit_java import heap_driver, junit_results, reactor_driver
+from kit_java import JAVA_DIR, heap_driver, junit_results, minimal_driver, reactor_driver
 
 from simclock_conformance._vectors import load, replay
 from simclock_conformance._wire_core import Session
@@ -45,6 +45,25 @@ def test_C_WIRE_6_the_java_heap_clock_is_conforming_wire_profile_1() -> None:
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert proc.stdout.rstrip().splitlines()[-1] == (
         f"{len(WIRE_CLAUSES)} passed, 0 failed, 0 incomplete, 0 not applicable, 0 not run: "
+        "CONFORMING (wire profile 1)"
+    )
+
+
+def test_C_WIRE_6_the_readmes_minimal_java_clock_is_conforming_without_options() -> None:
+    source = JAVA_DIR / "example" / "src" / "main" / "java" / "dev" / "simclock" / "example"
+    code = (source / "MinimalClock.java").read_text(encoding="utf-8")
+    readme = (JAVA_DIR / "README.md").read_text(encoding="utf-8")
+    assert f"```java\n{code}```\n" in readme  # the README shows the file as it is
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "--driver", "--", *minimal_driver()],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert proc.stdout.rstrip().splitlines()[-1] == (
+        f"{len(WIRE_CLAUSES) - 3} passed, 0 failed, 0 incomplete, 3 not applicable, 0 not run: "
         "CONFORMING (wire profile 1)"
     )
 
