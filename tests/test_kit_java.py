@@ -18,7 +18,7 @@ from simclock_conformance._wire_core import Session
 from simclock_conformance._wire_run import WIRE_CLAUSES, run_driver
 
 JUNIT_CLASSES = {
-    "dev.simclock.driver.DriverTest": 6,
+    "dev.simclock.driver.DriverTest": 7,
     "dev.simclock.driver.StreamsTest": 64,
     "dev.simclock.driver.WireTest": 29,
     "dev.simclock.example.HeapClockTest": 9,

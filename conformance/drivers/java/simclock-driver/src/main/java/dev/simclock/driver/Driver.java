@@ -140,9 +140,13 @@ public final class Driver {
             }
             return reply;
         } catch (RuntimeException | Error e) {
-            if (e instanceof CallbackSignal.Halt || CallbackSignal.find(e, CallbackSignal.Raised.class) != null) {
+            CallbackSignal.Halt halt = CallbackSignal.find(e, CallbackSignal.Halt.class);
+            if (halt != null || CallbackSignal.find(e, CallbackSignal.Raised.class) != null) {
                 // A callback's error left a call other than advance (a clock that runs callbacks there).
-                ObjectNode r = error("RuntimeError", "a callback's error left the clock's call: " + Refusal.describe(e));
+                ObjectNode r = halt != null
+                        ? error("halted", halt.getMessage() + " (from inside the clock's " + req.path("op").asText()
+                                + " call)").put("entry", halt.entry).put("at_ns", Long.toUnsignedString(halt.atNs))
+                        : error("RuntimeError", "a callback's error left the clock's call: " + Refusal.describe(e));
                 if (clock != null) {
                     outOfAdvance(clock, r);
                     clock.observe(r);

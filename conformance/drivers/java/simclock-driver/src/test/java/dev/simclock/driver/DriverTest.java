@@ -33,7 +33,11 @@ class DriverTest {
         @Override public Integer schedule(long atNs, Runnable callback) {
             if (atNs == 666) throw new IllegalArgumentException("666 is refused");
             if (runAtSchedule) {
-                callback.run();
+                try {
+                    callback.run();
+                } catch (Error e) {
+                    throw new RuntimeException("wrapped", e); // as Reactor's Exceptions.propagate does
+                }
                 return -1;
             }
             items.add(new Item(atNs, callback));
@@ -160,5 +164,15 @@ class DriverTest {
                 + "dev.simclock.driver.CallbackSignal$Raised: m\",\"fired\":[{\"entry\":\"now\",\"now_ns\":\"0\"}],"
                 + "\"failures\":[{\"entry\":\"now\",\"at_ns\":\"0\",\"message\":\"m\"}],\"now_ns\":\"0\",\"stored\":\"0\"}", r.get(1));
         assertEquals("{\"ok\":true,\"fired\":[],\"failures\":[],\"now_ns\":\"0\",\"stored\":\"0\"}", r.get(2));
+    }
+
+    @Test
+    void test_C_ERR_2_a_halt_that_leaves_schedule_wrapped_is_still_a_halt() throws Exception {
+        clock.runAtSchedule = true;
+        List<String> r = run(CREATE,
+                "{\"op\":\"schedule\",\"clock\":\"c\",\"entry\":\"h\",\"at_ns\":\"0\",\"on_fire\":[{\"do\":\"halt\"}]}");
+        assertEquals("{\"ok\":false,\"error\":\"halted\",\"message\":\"entry h halted the advance (from inside the clock's "
+                + "schedule call)\",\"entry\":\"h\",\"at_ns\":\"0\",\"fired\":[{\"entry\":\"h\",\"now_ns\":\"0\"}],"
+                + "\"failures\":[],\"now_ns\":\"0\",\"stored\":\"0\"}", r.get(1));
     }
 }
