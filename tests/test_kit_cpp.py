@@ -192,3 +192,9 @@ def test_cpp_driver_refuses_an_unknown_example() -> None:
         r"got 'nope'$",
     ):
         cpp_driver(example="nope")
+
+
+def test_readme_shows_the_minimal_clock_verbatim() -> None:
+    readme = (CPP_KIT / "README.md").read_text()
+    source = (CPP_KIT / "examples" / "minimal_clock.cpp").read_text()
+    assert f"```cpp\n{source}```\n" in readme
