@@ -180,7 +180,7 @@ struct Pcg64 {
     /// Seeded from SeedSequence words: initstate = w0:w1, initseq = w2:w3 (64-bit words).
     static Pcg64 from_words(const std::array<u32, 8>& w32) {
         u64 w[4];
-        for (int i = 0; i < 4; ++i) w[i] = static_cast<u64>(w32[2 * i]) | (static_cast<u64>(w32[2 * i + 1]) << 32);
+        for (std::size_t i = 0; i < 4; ++i) w[i] = static_cast<u64>(w32[2 * i]) | (static_cast<u64>(w32[2 * i + 1]) << 32);
         Pcg64 g;
         g.inc = ((((static_cast<u128>(w[2]) << 64) | w[3])) << 1) | 1;
         g.step();

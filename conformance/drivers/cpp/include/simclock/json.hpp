@@ -212,7 +212,8 @@ class Parser {
 /// `v` as a JSON string literal.
 inline std::string quote(const std::string& v) {
     std::string s = "\"";
-    for (unsigned char c : v) {
+    for (char ch : v) {
+        auto c = static_cast<unsigned char>(ch);
         if (c == '"') s += "\\\"";
         else if (c == '\\') s += "\\\\";
         else if (c < 0x20) {
