@@ -176,6 +176,45 @@ TEST_F(BareDriver, C_WIRE_5_bad_requests) {
     EXPECT_EQ(kind(R"({"op":"observe","clock":"c"})"), "bad_request");
 }
 
+namespace {
+
+// A start time and a smaller range: feature start_ns, and the kit refuses beyond max_ns.
+struct SmallClock : BareClock {
+    static constexpr ns_t max_ns = 1000;
+    explicit SmallClock(ns_t start) { now = start; }
+};
+
+// Its own random streams: `draw` works, but no `bits` is claimed.
+struct OwnStreams : BareClock {
+    std::uint64_t draw(const std::string& path) { return path.size(); }
+};
+
+}  // namespace
+
+TEST(Features, C_TIME_4_max_ns_bounds_every_wire_time_and_a_start_time_declares_start_ns) {
+    EXPECT_EQ(simclock::Driver<SmallClock>::features(), std::vector<std::string>{"start_ns"});
+    simclock::Driver<SmallClock> d("small");
+    EXPECT_EQ(d.handle(R"({"op":"create","clock":"c","seed":"0","start_ns":"1001"})"),
+              R"({"ok":false,"error":"ValueError","message":"start_ns = 1001 is larger than 1000, the largest value this backend keeps exactly"})");
+    EXPECT_EQ(d.handle(R"({"op":"create","clock":"c","seed":"0","start_ns":"7"})"), R"({"ok":true,"now_ns":"7","stored":"0"})");
+    EXPECT_EQ(d.handle(R"({"op":"schedule","clock":"c","entry":"a","at_ns":"1001"})"),
+              R"({"ok":false,"error":"ValueError","message":"at_ns = 1001 is larger than 1000, the largest value this backend keeps exactly","now_ns":"7","stored":"0"})");
+    EXPECT_EQ(d.handle(R"({"op":"schedule","clock":"c","entry":"a","at_ns":"9","on_fire":[{"do":"schedule","delay_ns":"1001"}]})")
+                  .rfind(R"({"ok":false,"error":"ValueError","message":"delay_ns = 1001 is larger than 1000)", 0),
+              0u);
+}
+
+TEST(Features, C_RNG_3_a_clock_with_its_own_draw_gets_normalised_paths_and_no_bits) {
+    EXPECT_EQ(simclock::Driver<OwnStreams>::features(), std::vector<std::string>{});
+    simclock::Driver<OwnStreams> d("own");
+    d.handle(R"({"op":"create","clock":"c","seed":"0"})");
+    EXPECT_EQ(d.handle(R"({"op":"draw","clock":"c","labels":["ab","/c"],"n":"2"})"),
+              R"({"ok":true,"values":["5","5"],"now_ns":"0","stored":"0"})");  // "/ab/c"
+    EXPECT_EQ(d.handle(R"({"op":"draw","clock":"c","labels":["a//b"],"n":"1"})").rfind(R"({"ok":false,"error":"ValueError")", 0), 0u);
+    EXPECT_EQ(d.handle(R"({"op":"draw","clock":"c","labels":[3],"n":"1"})").rfind(R"({"ok":false,"error":"TypeError")", 0), 0u);
+    EXPECT_EQ(d.handle(R"({"op":"draw","clock":"c","labels":[],"n":"1048577"})").rfind(R"({"ok":false,"error":"ValueError")", 0), 0u);
+}
+
 TEST(Serve, C_WIRE_1_one_flushed_line_per_request_until_quit) {
     std::istringstream in(
         "{\"op\":\"hello\",\"protocol\":\"1\"}\n{\"op\":\"quit\"}\n{\"op\":\"hello\",\"protocol\":\"1\"}\n");
