@@ -78,3 +78,31 @@ TEST(HeapClock, C_SCH_1_C_PER_1_refusals_and_the_first_grid_point) {
         {R"({"op":"cancel","clock":"c","entry":"p"})", R"({"ok":true,"next_event_ns":"33366667","now_ns":"13","stored":"1"})"},
     });
 }
+
+// The golden vectors' draw cases as requests: every reply's fields as recorded.
+TEST(HeapClock, C_X_BITS_golden_draw_cases_replay_through_the_driver) {
+    auto cases = simclock_test::vector_cases("streams.jsonl");
+    ASSERT_EQ(cases.size(), 30u) << "golden vectors not found; run from the kit's folder";
+    for (const simclock::json::Value& c : cases) {
+        SCOPED_TRACE(c.get("id")->text);
+        simclock::Driver<HeapClock> d("heap");
+        for (const simclock::json::Value& step : c.get("steps")->items) {
+            const simclock::json::Value& want = *step.get("reply");
+            std::string request = simclock_test::to_json(*step.get("request"));
+            simclock::json::Value got = simclock::json::Parser(d.handle(request)).document();
+            for (const auto& [key, value] : want.members) {
+                const simclock::json::Value* field = got.get(key.c_str());
+                ASSERT_NE(field, nullptr) << key;
+                if (value.kind == simclock::json::Value::Array) {
+                    ASSERT_EQ(field->items.size(), value.items.size()) << key;
+                    for (std::size_t i = 0; i < value.items.size(); ++i)
+                        EXPECT_EQ(field->items[i].text, value.items[i].text) << key << "[" << i << "]";
+                } else {
+                    EXPECT_EQ(field->kind, value.kind) << key;
+                    EXPECT_EQ(field->text, value.text) << key;
+                    EXPECT_EQ(field->boolean, value.boolean) << key;
+                }
+            }
+        }
+    }
+}

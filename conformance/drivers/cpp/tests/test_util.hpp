@@ -30,6 +30,25 @@ inline std::vector<simclock::json::Value> vector_cases(const std::string& name) 
     return cases;
 }
 
+// `v` written back as JSON (members in their order).
+inline std::string to_json(const simclock::json::Value& v) {
+    using simclock::json::Value;
+    std::vector<std::string> parts;
+    switch (v.kind) {
+        case Value::Null: return "null";
+        case Value::Bool: return v.boolean ? "true" : "false";
+        case Value::Number: return v.text;
+        case Value::String: return simclock::json::quote(v.text);
+        case Value::Array:
+            for (const Value& item : v.items) parts.push_back(to_json(item));
+            return simclock::json::array(parts);
+        case Value::Object:
+            for (const auto& [key, value] : v.members) parts.push_back(simclock::json::quote(key) + ":" + to_json(value));
+            return "{" + simclock::json::array(parts).substr(1, simclock::json::array(parts).size() - 2) + "}";
+    }
+    return "";
+}
+
 }  // namespace simclock_test
 
 #endif
