@@ -3,7 +3,7 @@
 Both runs execute the same programs (the clause cases, the state machine with the
 ``ci`` profile, the golden vectors) through the same runner; the in-process run
 answers them with ``HeapSimClock`` through the protocol engine (``serve`` without
-the pipe), the other with ``conformance/drivers/cpp/simclock_driver.cpp`` in its
+the pipe), the other with ``conformance/drivers/cpp/examples/heap_clock.cpp`` in its
 own process. Each run is a child process; its CPU time includes its own children
 (the driver, the second driver of C-DET-1/C-RNG-2).
 

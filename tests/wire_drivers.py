@@ -1,7 +1,8 @@
 """The wire-protocol drivers of ``conformance/drivers/`` as commands for tests (SPEC §18).
 
-* :func:`cpp_driver` builds the C++17 driver (or one of its broken variants) with the
-  system ``g++``/``c++`` once per source, compiler and variant, in a cache directory
+* :func:`cpp_driver` builds the C++17 driver kit's heap-clock example (or one of its
+  broken variants, or another example) with the system ``g++``/``c++`` once per source,
+  compiler and variant, in a cache directory
   (``$SIMCLOCK_DRIVER_CACHE``, else ``$XDG_CACHE_HOME/simclock-drivers``, else
   ``~/.cache/simclock-drivers``), and returns its command line.
 * :func:`sinon_driver` installs the pinned ``@sinonjs/fake-timers`` with ``npm ci`` into
@@ -27,6 +28,7 @@ import pytest
 
 __all__ = [
     "BROKEN_VARIANTS",
+    "CPP_KIT",
     "CPP_SOURCE",
     "JS_DIR",
     "cpp_driver",
@@ -36,7 +38,8 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVERS = ROOT / "conformance" / "drivers"
-CPP_SOURCE = DRIVERS / "cpp" / "simclock_driver.cpp"
+CPP_KIT = DRIVERS / "cpp"
+CPP_SOURCE = CPP_KIT / "examples" / "heap_clock.cpp"
 JS_DIR = DRIVERS / "js"
 
 BROKEN_VARIANTS: dict[str, str] = {
@@ -85,24 +88,35 @@ def _compiler() -> str | None:
     return None
 
 
+def _kit_sources(example: str) -> tuple[Path, bytes]:
+    """The example's source file and the bytes its build depends on (the kit's headers too)."""
+    source = CPP_KIT / "examples" / f"{example}.cpp"
+    files = [source, *sorted((CPP_KIT / "include").rglob("*.hpp"))]
+    files += sorted((CPP_KIT / "examples").glob("*.hpp"))
+    blob = b"".join(
+        f.relative_to(CPP_KIT).as_posix().encode() + b"\0" + f.read_bytes() for f in files
+    )
+    return source, blob
+
+
 @functools.cache
-def _build(variant: str | None) -> str:
+def _build(variant: str | None, example: str = "heap_clock") -> str:
     compiler = _compiler()
     if compiler is None:
         pytest.skip("no C++ compiler (g++ or c++) on PATH")
-    source = CPP_SOURCE.read_bytes()
-    key = hashlib.sha256(source + b"\0" + compiler.encode() + b"\0" + str(variant).encode())
-    binary = _cache_dir() / f"simclock_driver-{variant or 'good'}-{key.hexdigest()[:16]}"
+    source, blob = _kit_sources(example)
+    key = hashlib.sha256(blob + b"\0" + compiler.encode() + b"\0" + str(variant).encode())
+    binary = _cache_dir() / f"{example}-{variant or 'good'}-{key.hexdigest()[:16]}"
     if binary.exists():
         return str(binary)
-    flags = ["-std=c++17", "-O2"]
+    flags = ["-std=c++17", "-O2", f"-I{CPP_KIT / 'include'}"]
     if variant is not None:
         flags += [f"-D{variant}", f'-DBROKEN_VARIANT_NAME="{variant}"']
     fd, tmp = tempfile.mkstemp(dir=binary.parent, prefix=binary.name + ".")
     os.close(fd)
     try:
         done = subprocess.run(
-            [compiler, *flags, "-o", tmp, str(CPP_SOURCE)],
+            [compiler, *flags, "-o", tmp, str(source)],
             capture_output=True,
             text=True,
             timeout=_BUILD_TIMEOUT_S,
@@ -110,7 +124,7 @@ def _build(variant: str | None) -> str:
         )
         if done.returncode != 0:
             pytest.fail(
-                f"{compiler} failed to build {CPP_SOURCE.name} ({variant or 'conforming'}), "
+                f"{compiler} failed to build {source.name} ({variant or 'conforming'}), "
                 f"exit {done.returncode}:\n{done.stderr[-4000:]}",
                 pytrace=False,
             )
@@ -121,13 +135,22 @@ def _build(variant: str | None) -> str:
     return str(binary)
 
 
-def cpp_driver(variant: str | None = None) -> list[str]:
-    """The command line of the C++ driver, built if needed; ``variant`` a key of BROKEN_VARIANTS."""
+def cpp_driver(variant: str | None = None, example: str = "heap_clock") -> list[str]:
+    """The command line of a C++ kit example, built if needed.
+
+    ``variant`` is None or a key of BROKEN_VARIANTS (for the heap clock); ``example`` the
+    name of a file ``conformance/drivers/cpp/examples/<example>.cpp``.
+    """
     if variant is not None and variant not in BROKEN_VARIANTS:
         raise ValueError(
             f"variant must be None or one of {sorted(BROKEN_VARIANTS)}, got {variant!r}"
         )
-    return [_build(variant)]
+    if not (CPP_KIT / "examples" / f"{example}.cpp").is_file():
+        raise ValueError(
+            f"example must name a file conformance/drivers/cpp/examples/<example>.cpp, "
+            f"got {example!r}"
+        )
+    return [_build(variant, example)]
 
 
 def _node() -> str:
