@@ -300,6 +300,9 @@ class LiveView(Closing):
             )
         return self._clock_channel
 
+    # Invariant: every log below passes log_time; the SDK stamps a log without one
+    # with the wall clock, which would put a host time among simulated ones.
+
     def _broadcast(self, at: int) -> None:
         if at > self._time:
             self._time = at
