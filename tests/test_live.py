@@ -253,13 +253,15 @@ def _check_against(c: Client, recording: Path) -> None:
     for topic, stamp, data in data_frames:
         assert by_seq[bus_sequence(data)] == (topic, stamp, data)
     assert all((t, d) in ticks for topic, t, d in c.frames if topic == "/clock")
+    # The server time: simulated, never going back, never past the recording's end.
     assert c.times == sorted(c.times)
+    assert c.times and c.times[-1] <= max(t for _, t, _ in records)
 
 
 def test_C_MODE_1_run_live_cli_keeps_the_fingerprint_and_sends_recorded_stamps(
     tmp_path: Path,
 ) -> None:
-    path = _scenario(tmp_path, mode="deterministic_ci", duration="1 s", rtf=2)
+    path = _scenario(tmp_path, mode="deterministic_ci", duration="2 s", rtf=2)
     plain = run_scenario(load_scenario(path))
     out = tmp_path / "live.mcap"
     c, stdout, _ = _watch(
@@ -272,7 +274,7 @@ def test_C_MODE_1_run_live_cli_keeps_the_fingerprint_and_sends_recorded_stamps(
 
 
 def test_C_REP_1_replay_live_cli_sends_the_recording_paced(tmp_path: Path) -> None:
-    path = _scenario(tmp_path, mode="deterministic_ci", duration="1 s")
+    path = _scenario(tmp_path, mode="deterministic_ci", duration="2 s")
     rec = tmp_path / "run.mcap"
     run_scenario(load_scenario(path), out=rec)
     printed = subprocess.run(
