@@ -421,3 +421,42 @@ def test_cli_refuses_a_bad_live_address_before_running(tmp_path: Path) -> None:
         "(0: any free port), got 'x'\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "remote", "warned"),
+    [("0.0.0.0:0", True, True), ("127.0.0.1:0", False, False), ("", False, False)],
+)
+def test_cli_allows_a_non_loopback_host_only_when_written_and_warns(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    remote: bool,
+    warned: bool,
+) -> None:
+    import argparse
+
+    from simclock.cli import _live
+
+    made: list[tuple[str, int, bool]] = []
+
+    class Fake:
+        url = "ws://fake"
+
+        def __init__(self, host: str, port: int, **kwargs: Any) -> None:
+            made.append((host, port, kwargs["allow_remote"]))
+
+    # No server is started: the test checks what the command asks for and what it says.
+    monkeypatch.setattr(_live, "LiveView", Fake)
+    args = argparse.Namespace(live=text, command="run", command_name="run")
+    _live.open_live(args, clock_period_ns=None, start_ns=0)
+    host = text.rpartition(":")[0] or "127.0.0.1"
+    assert made == [(host, 0 if text else 8765, remote)]
+    err = capsys.readouterr().err
+    warning = (
+        f"simclock run: warning: the live view listens on {host}, not on loopback: anyone who "
+        "reaches that address sees the run (no authentication)\n"
+    )
+    assert err == (warning if warned else "") + (
+        "live: ws://fake (Foxglove app: Open connection, Foxglove WebSocket)\n"
+    )
