@@ -17,7 +17,11 @@ the rounds:
   so both do the same work;
 * the bare ``mj_step`` loop (5 000 steps, nothing else);
 * the official ``mcap`` Writer alone writing the recorded run's 15 361 records
-  again with the Recorder's options: the least a recording costs.
+  again with the Recorder's options: the least a recording costs;
+* the same with foxglove-sdk's compiled ``MCAPWriter`` (when installed,
+  ``simclock[live]``): what a compiled writer would cost. It cannot set a
+  record's ``sequence`` or ``publish_time`` (C-MCAP-1 needs both), so the
+  Recorder does not use it; the row measures what that costs.
 
 Then seeds per second of ``simclock.sweep`` with 1 and 2 Dask workers (the
 clusters started before timing, as ``simclock.sweep`` configures its own)
@@ -185,6 +189,73 @@ def writer_only(path: Path) -> Callable[[], object]:
     return write
 
 
+def foxglove_writer_only(path: Path) -> Callable[[], object] | None:
+    """foxglove-sdk's ``MCAPWriter`` writing ``path``'s records again (``None`` if not installed).
+
+    The Recorder's options (zstd, 1 MiB chunks, CRCs), compression on the calling
+    thread (``compression_threads=0``) so that the thread's CPU time is all of it,
+    into memory. Checked once: the official reader reads every record back with
+    its log time and bytes, in order; ``sequence`` and ``publish_time`` are the
+    SDK's own (a count per channel from 1, and the log time), not the file's.
+    """
+    try:
+        import foxglove
+        from foxglove.mcap import MCAPCompression, MCAPWriteOptions
+    except ImportError:
+        return None
+    from mcap.reader import make_reader
+
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None
+        records = [(c.id, m.log_time, m.data) for _, c, m in reader.iter_messages()]
+    options = MCAPWriteOptions(
+        compression=MCAPCompression.Zstd, chunk_size=1024 * 1024, compression_threads=0
+    )
+
+    def write() -> io.BytesIO:
+        context = foxglove.Context()  # its own: the records reach this writer alone
+        target = io.BytesIO()
+        writer = foxglove.open_mcap(target, context=context, writer_options=options)
+        channels = {}
+        for cid, c in summary.channels.items():
+            s = summary.schemas.get(c.schema_id)
+            schema = (
+                None
+                if s is None
+                else foxglove.Schema(name=s.name, encoding=s.encoding, data=s.data)
+            )
+            channels[cid] = foxglove.Channel(
+                c.topic,
+                schema=schema,
+                message_encoding=c.message_encoding,
+                context=context,
+                metadata=dict(c.metadata),
+            )
+        # BaseChannel.log: the compiled call itself, as writer_only calls add_message
+        # (Channel.log adds a Python frame and type checks per record).
+        log = {cid: channel.base.log for cid, channel in channels.items()}
+        for cid, log_time, data in records:
+            log[cid](data, log_time)
+        writer.close()
+        return target
+
+    target = write()
+    target.seek(0)
+    back = list(make_reader(target).iter_messages())
+    assert [(m.log_time, m.data) for _, _, m in back] == [(t, d) for _, t, d in records], (
+        "foxglove-sdk's file does not read back"
+    )
+    # Why the Recorder cannot use it (C-MCAP-1): the SDK sets these fields itself.
+    counts: dict[int, int] = {}
+    for _, channel, message in back:
+        counts[channel.id] = counts.get(channel.id, 0) + 1
+        assert message.sequence == counts[channel.id], "the SDK's sequence is not a count"
+        assert message.publish_time == message.log_time, "the SDK's publish_time is not log_time"
+    return write
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Wall and CPU seconds (this thread's) of one call, with GC off during it."""
     gc.collect()
@@ -217,6 +288,9 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
         "bare mj_step loop": lambda: bare_steps(model, steps),
         "mcap Writer alone, the recorded run's records": writer_only(out),
     }
+    compiled = foxglove_writer_only(out)
+    if compiled is not None:
+        ways["foxglove-sdk MCAPWriter alone, the same records"] = compiled
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     for _ in range(rounds):
         for name, fn in ways.items():

@@ -13,7 +13,10 @@
   the file with :class:`~simclock.ReplayClock` and prints every bus message in
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
   <canonical JSON payload>``, or JSON lines with ``--json``. ``--until`` stops
-  after the messages stamped at or before ``NS``.
+  after the messages stamped at or before ``NS``. ``--rtf X`` paces the replay
+  (``realtime_paced``, X simulated seconds per wall second); ``--live``
+  shows it in the Foxglove app as it goes (:mod:`simclock.cli._live`), at
+  ``--rtf`` or real time.
 * ``simclock diff A B``: reads both recordings (every check of replay on) and
   exits 0 when their traces are the same (so are their fingerprints);
   otherwise prints the first divergence (index, time, sequence, topic and
@@ -36,10 +39,13 @@ import itertools
 import json
 import sys
 from collections.abc import Iterator, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any, TextIO
 
 from simclock.cli._common import Progress, add_command
+from simclock.cli._live import add_live_argument, close_live, open_live
 from simclock.core._bus import Message
+from simclock.realtime._pacing import PacingMode, PacingReference, run_paced
 from simclock.recording._clock import ReplayClock
 from simclock.recording._fingerprint import canonical_json, payload_kind_and_json
 from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
@@ -77,6 +83,14 @@ def register(subparsers: Any) -> None:
     )
     replay.add_argument("--json", action="store_true", help="print JSON lines")
     replay.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    replay.add_argument(
+        "--rtf",
+        type=_rtf,
+        metavar="X",
+        help="pace the replay: X simulated seconds per wall second (default 1 with --live, "
+        "else as fast as possible)",
+    )
+    add_live_argument(replay, "the replay")
 
     diff = add_command(
         subparsers,
@@ -87,6 +101,18 @@ def register(subparsers: Any) -> None:
     diff.add_argument("a", help="first recording")
     diff.add_argument("b", help="second recording")
     diff.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def _rtf(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value <= 0 or abs(value.adjusted()) > 12:
+        raise argparse.ArgumentTypeError(
+            f"expected a real-time factor > 0 (1 is real time, 2 twice as fast), got {text!r}"
+        )
+    return value
 
 
 def _ns(text: str) -> int:
@@ -223,11 +249,21 @@ class _Lines:
 
 
 def handler_replay(args: argparse.Namespace) -> int:
-    """``simclock replay FILE [--topics ...] [--until NS] [--json]``."""
+    """``simclock replay FILE [--topics ...] [--until NS] [--json] [--rtf X] [--live]``."""
     clock = ReplayClock(args.file, topics=args.topics)
     progress = Progress(f"simclock replay {args.file}", not args.no_progress)
+    view = None
+    reached: int | None = None
     try:
         with clock:
+            if args.live is not None:
+                period = clock.info.metadata.get("clock_period_ns", "")
+                view = open_live(
+                    args,
+                    clock_period_ns=int(period) if period.isdigit() else None,
+                    start_ns=clock.now_ns(),
+                )
+                clock.bus.subscribe(None, view.record)
             lines = _Lines(sys.stdout, args.json)
             clock.bus.subscribe(None, lines)
             start = clock.now_ns()
@@ -235,17 +271,30 @@ def handler_replay(args: argparse.Namespace) -> int:
             if end < start:
                 return 0  # --until before the recording starts: nothing to print
             total = end - start
+            paced = args.rtf is not None or view is not None
+            rtf = Decimal(1) if args.rtf is None else args.rtf
+            reference = PacingReference()  # one wall-clock anchor for the whole replay
             # Slices only move the progress bar: splitting time changes nothing (C-ADV-5).
             step = max(1, -(-total // _SLICES))
             while True:
-                clock.advance(min(step, end - clock.now_ns()))
+                until = clock.now_ns() + min(step, end - clock.now_ns())
+                if paced:
+                    run_paced(
+                        clock, until, mode=PacingMode.REALTIME_PACED, rtf=rtf, reference=reference
+                    )
+                else:
+                    clock.advance(until - clock.now_ns())
+                if view is not None:
+                    view.time_to(clock.now_ns())
                 if lines.closed is not None:
                     raise lines.closed
                 progress(clock.now_ns() - start, total)
                 if clock.now_ns() >= end:
                     break
+            reached = clock.now_ns()
     finally:
         progress.close()
+        close_live(view, reached)
     return 0
 
 

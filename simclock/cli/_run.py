@@ -1,8 +1,8 @@
 """``simclock run`` and ``simclock timeline``: the scenario runner's command line (SPEC §7-§11).
 
 ``simclock run SCENARIO [--out run.mcap] [--ros2 DIR] [--seed N] [--mode MODE]
-[--no-progress]`` validates and runs a scenario file and prints a summary, the scenario's
-``[metrics]`` (each with its bounds, if any) and, last, the line
+[--no-progress] [--live [HOST:PORT]]`` validates and runs a scenario file and
+prints a summary, the scenario's ``[metrics]`` (each with its bounds, if any) and, last, the line
 ``fingerprint: <hex>`` (C-X-FP). A metric outside its bounds fails the run
 exactly as it fails the seed's row of a sweep (C-SWEEP-3): the line
 ``failed: <the sweep row's message>`` comes before the fingerprint, so
@@ -11,6 +11,10 @@ when every bound holds, 1 when one is broken (the recording, if any, is
 complete), 2 for a scenario error (``simclock run: error: <key>: <problem>``).
 ``--ros2 DIR`` also writes the run as a ROS 2 bag (C-ROS-1; the recording is
 made next to ``DIR`` and removed unless ``--out`` keeps it).
+``--live`` shows the run in the Foxglove app as it runs
+(:mod:`simclock.recording._live`): paced ``realtime_paced`` unless ``--mode``
+or the file names another wall-paced mode; the trace and the fingerprint are
+those of the same run without it (C-MODE-1).
 
 ``simclock timeline RUN -o timeline.png [--start "0 ms"] [--span "40 ms"]``
 plots a recording's device samples on the grid.
@@ -23,13 +27,17 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from simclock.cli._common import CommandError, Progress, add_command
+from simclock.cli._live import add_live_argument, close_live, open_live
 from simclock.realtime._pacing import PacingMode
 from simclock.sim._grid import format_ns
 from simclock.sim._metrics import MetricConfig, metric_violation
+
+if TYPE_CHECKING:
+    from simclock.recording._live import LiveView
 
 __all__ = ["metric_lines", "register"]
 
@@ -58,6 +66,7 @@ def register(subparsers: Any) -> None:
         help="override the scenario's execution mode (pacing only; the trace is identical)",
     )
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    add_live_argument(run, "the run")
     timeline = add_command(
         subparsers,
         "timeline",
@@ -69,6 +78,19 @@ def register(subparsers: Any) -> None:
     timeline.add_argument("-o", "--output", required=True, help="PNG file to write")
     timeline.add_argument("--start", default="0 ms", help='window start, e.g. "0 ms"')
     timeline.add_argument("--span", default="40 ms", help='window length, e.g. "40 ms"')
+
+
+_UNPACED = (PacingMode.UNBOUNDED.value, PacingMode.DETERMINISTIC_CI.value)
+
+
+def _ticking(progress: Progress, view: LiveView) -> Callable[[int, int], None]:
+    """The run's progress callback that also moves the live view's time (after each chunk)."""
+
+    def tick(done: int, total: int) -> None:
+        view.time_to(done)
+        progress(done, total)
+
+    return tick
 
 
 def _ros2_out(args: argparse.Namespace) -> tuple[str | None, str]:
@@ -98,10 +120,31 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.seed is not None and args.seed < 0:
         raise CommandError(f"--seed must be >= 0, got {args.seed}")
+    mode = args.mode
+    if args.live is not None and mode is None and scenario.mode in _UNPACED:
+        mode = PacingMode.REALTIME_PACED.value  # a live view at the pace of the simulation
     out, scratch = _ros2_out(args)
+    view = None
+    if args.live is not None:
+        view = open_live(args, clock_period_ns=scenario.physics.step_ns, start_ns=0)
+        for topic in (
+            *(d.spec.topic for d in scenario.devices),
+            *(c.spec.topic for c in scenario.controllers),
+        ):
+            view.advertise(topic)
     progress = Progress(f"simclock run {scenario.name}", not args.no_progress)
+    tick = progress if view is None else _ticking(progress, view)
+    end_ns: int | None = None
     try:
-        result = run_scenario(scenario, seed=args.seed, mode=args.mode, out=out, progress=progress)
+        result = run_scenario(
+            scenario,
+            seed=args.seed,
+            mode=mode,
+            out=out,
+            progress=tick,
+            subscriber=None if view is None else view.record,
+        )
+        end_ns = result.end_ns
         if args.ros2 is not None:
             from simclock.recording._export import export_ros2
 
@@ -109,6 +152,7 @@ def _run(args: argparse.Namespace) -> int:
             export_ros2(out, args.ros2)
     finally:
         progress.close()
+        close_live(view, end_ns)
         if scratch:
             os.unlink(scratch)
     physics = scenario.physics

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simclock.core._bus import Bus
+from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockTypeError
 from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats
@@ -139,6 +139,7 @@ def run_scenario(
     chunk_ns: int = 100_000_000,
     source: Callable[[], int] | None = None,
     sleep: Callable[[int], object] | None = None,
+    subscriber: Callable[[Message], object] | None = None,
 ) -> RunResult:
     """Run every episode of ``scenario``; return its fingerprint (C-X-FP).
 
@@ -160,6 +161,11 @@ def run_scenario(
     ends at 1 s of wall time); ``source``/``sleep`` are the wall-clock pair
     of :func:`simclock.run_paced` (tests inject fake time). The run's pacing
     report, with its ``PACING_LAG`` events, is ``RunResult.pacing``.
+
+    ``subscriber(message)`` is put on every topic of the run's bus before the
+    session starts (``simclock run --live``'s view). It must not publish and
+    must not raise: the bus reports a raising subscriber as an event (C-BUS-4),
+    which is part of the trace.
     """
     import json
 
@@ -174,12 +180,19 @@ def run_scenario(
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
             raise SimclockTypeError(f"{label} must be callable or None, got {safe_repr(fn)}")
+    if subscriber is not None and not callable(subscriber):
+        raise SimclockTypeError(
+            "subscriber must be callable as subscriber(message) or None, got "
+            f"{safe_repr(subscriber)}"
+        )
     if progress is not None and not callable(progress):
         raise SimclockTypeError(
             "progress must be callable as progress(done_ns, total_ns) or None, "
             f"got {safe_repr(progress)}"
         )
     bus = Bus()
+    if subscriber is not None:
+        bus.subscribe(None, subscriber)
     recorder = None
     if out is not None:
         metadata = {
