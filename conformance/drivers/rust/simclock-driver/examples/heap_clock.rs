@@ -13,7 +13,7 @@ enum State { Pending, Running, Cancelled, Done }
 enum Grid { Once, Every(PeriodGrid), Rate(RateGrid) }
 struct Entry { cb: Callback<usize>, grid: Grid, k: u128, state: State, fired: u64 }
 
-struct Heap {
+pub struct Heap {
     now: u64, seq: u64, running: bool, dead: usize,
     heap: BinaryHeap<Reverse<(u128, u64, usize)>>, entries: Vec<Entry>, streams: RandomStreams,
 }
@@ -116,7 +116,9 @@ impl Streams for Heap {
     fn draw(&mut self, path: &str, n: usize) -> Vec<u64> { self.streams.draw(path, n) }
 }
 
-fn main() -> std::io::Result<()> {
-    Driver::new("simclock-rust-heap", |seed| Heap::new(seed, 0))
-        .start_ns(Heap::new).peek().rate().stats().streams().serve()
+pub fn driver() -> Driver<Heap> {
+    Driver::new("simclock-rust-heap", |seed| Heap::new(seed, 0)).start_ns(Heap::new).peek().rate().stats().streams()
 }
+
+#[allow(dead_code)] // tests/heap_clock.rs includes this file for driver()
+fn main() -> std::io::Result<()> { driver().serve() }
