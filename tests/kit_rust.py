@@ -1,9 +1,9 @@
 """The Rust driver kit of ``conformance/drivers/rust`` built for tests (SPEC §18).
 
 :func:`rust_binaries` runs ``cargo build --release --locked`` of the workspace (the
-example heap clock and the tokio peer) once per source tree and toolchain, with
+example clocks and the tokio peer) once per source tree and toolchain, with
 ``CARGO_TARGET_DIR`` in the drivers' cache (``_cache_dir`` of ``wire_drivers``, never
-the worktree), and copies the two binaries to a folder keyed by a hash of the sources,
+the worktree), and copies the binaries to a folder keyed by a hash of the sources,
 so a second run does not even start cargo. :func:`cargo_test` runs the kit's own unit
 tests in the same target directory. Both skip the calling test with one reason when
 cargo is missing or cannot download the pinned crates, and fail it with cargo's output
@@ -37,10 +37,11 @@ _OFFLINE = re.compile(
 
 
 class RustBinaries:
-    """Paths of the built example heap clock and tokio peer."""
+    """Paths of the built example clocks and tokio peer."""
 
     def __init__(self, folder: Path) -> None:
         self.heap_clock = str(folder / "heap_clock")
+        self.minimal_clock = str(folder / "minimal_clock")
         self.tokio_driver = str(folder / "tokio_driver")
 
 
@@ -89,7 +90,7 @@ def rust_binaries() -> RustBinaries:
     """The example heap clock and the tokio peer, built if these sources were not yet."""
     cargo = _cargo()
     folder = _cache_dir() / f"rust-{_sources_key(cargo)}"
-    if (folder / "heap_clock").exists() and (folder / "tokio_driver").exists():
+    if all((folder / name).exists() for name in ("heap_clock", "minimal_clock", "tokio_driver")):
         return RustBinaries(folder)
     args = ["build", "--release", "--locked", "--workspace", "--bins", "--examples"]
     done = _run_cargo(cargo, args, "build")
@@ -102,7 +103,8 @@ def rust_binaries() -> RustBinaries:
     release = _cache_dir() / "rust-target" / "release"
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=folder.name + "."))
     try:
-        shutil.copy2(release / "examples" / "heap_clock", work / "heap_clock")
+        for example in ("heap_clock", "minimal_clock"):
+            shutil.copy2(release / "examples" / example, work / example)
         shutil.copy2(release / "tokio_driver", work / "tokio_driver")
         try:
             work.rename(folder)  # atomic: a concurrent session sees both binaries or none

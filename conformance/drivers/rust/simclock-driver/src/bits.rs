@@ -154,12 +154,7 @@ pub fn spawn_key(path: &str) -> [u32; 4] {
     let digest = blake2b::<16>(&data);
     let mut key = [0u32; 4];
     for (i, word) in key.iter_mut().enumerate() {
-        *word = u32::from_be_bytes([
-            digest[4 * i],
-            digest[4 * i + 1],
-            digest[4 * i + 2],
-            digest[4 * i + 3],
-        ]);
+        *word = u32::from_be_bytes([digest[4 * i], digest[4 * i + 1], digest[4 * i + 2], digest[4 * i + 3]]);
     }
     key
 }
@@ -269,8 +264,8 @@ pub fn join_label(parent: &str, label: &str) -> Result<String, ClockError> {
     let body = label.strip_prefix('/').unwrap_or(label);
     let mut path = if parent == "/" { String::new() } else { parent.to_owned() };
     for segment in body.split('/') {
-        let good = !segment.is_empty()
-            && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        let good =
+            !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
         if !good {
             let shown: String = label.chars().take(60).collect();
             return Err(ClockError::value(format!(
@@ -305,9 +300,9 @@ impl RandomStreams {
     /// The stream at the normalised `path`, created on its first use.
     pub fn stream(&mut self, path: &str) -> &mut Pcg64 {
         let seed = &self.seed;
-        self.streams.entry(path.to_owned()).or_insert_with(|| {
-            Pcg64::from_state_words(seed_sequence_state(seed.words(), &spawn_key(path)))
-        })
+        self.streams
+            .entry(path.to_owned())
+            .or_insert_with(|| Pcg64::from_state_words(seed_sequence_state(seed.words(), &spawn_key(path))))
     }
 
     /// The next `n` raw outputs of the stream at `path`.
@@ -367,10 +362,7 @@ mod tests {
     fn c_x_bits_seed_words_are_little_endian() {
         assert_eq!(Seed::from_decimal("0").unwrap().words(), &[0]);
         assert_eq!(Seed::from_decimal("4294967296").unwrap().words(), &[0, 1]);
-        assert_eq!(
-            Seed::from_decimal("18446744073709551616").unwrap().words(),
-            &[0, 0, 1]
-        );
+        assert_eq!(Seed::from_decimal("18446744073709551616").unwrap().words(), &[0, 0, 1]);
         assert_eq!(Seed::from_u64(u64::MAX), Seed::from_decimal("18446744073709551615").unwrap());
         assert_eq!(Seed::from_decimal("1e3"), None);
         assert_eq!(Seed::from_decimal(""), None);

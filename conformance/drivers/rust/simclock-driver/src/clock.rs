@@ -112,7 +112,8 @@ pub trait Clock {
     /// Call `callback` at `at_ns`: `ValueError` if `at_ns < now` (C-SCH-1), equal times
     /// in the order they were scheduled (C-TIE-1), and a time the clock cannot keep is a
     /// `ValueError` (C-TIME-4) or simply never due.
-    fn schedule(&mut self, at_ns: u128, callback: Callback<Self::Handle>) -> Result<Self::Handle, ClockError>;
+    fn schedule(&mut self, at_ns: u128, callback: Callback<Self::Handle>)
+        -> Result<Self::Handle, ClockError>;
 
     /// Call `callback` at `phase_ns + k*period_ns` from the first such time `>= now`
     /// (C-PER-1), pushing each next firing after the callback returns or fails (C-PER-2),

@@ -16,7 +16,13 @@ use crate::{AdvanceError, Clock, EntryStats, Fault, Peek, Rate, Stats, Streams};
 /// The most values one `draw` returns.
 const MAX_DRAW: u64 = 1 << 20;
 
-type RateFn<C> = fn(&mut C, u64, u64, u64, Callback<<C as Clock>::Handle>) -> Result<<C as Clock>::Handle, crate::ClockError>;
+type RateFn<C> = fn(
+    &mut C,
+    u64,
+    u64,
+    u64,
+    Callback<<C as Clock>::Handle>,
+) -> Result<<C as Clock>::Handle, crate::ClockError>;
 
 struct Slot<C: Clock> {
     clock: C,
@@ -165,7 +171,9 @@ impl<C: Clock> Driver<C> {
         let req: Request = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(req)) => req,
             Ok(_) => return refusal(Refusal::bad_request("the request must be a JSON object")),
-            Err(e) => return refusal(Refusal::bad_request(format!("the request is not one JSON object: {e}"))),
+            Err(e) => {
+                return refusal(Refusal::bad_request(format!("the request is not one JSON object: {e}")))
+            }
         };
         let mut observed: Option<String> = None;
         match self.dispatch(&req, &mut observed) {
@@ -204,7 +212,9 @@ impl<C: Clock> Driver<C> {
         if op == "create" {
             if self.clocks.contains_key(id) {
                 *observed = Some(id.to_owned());
-                return Err(Refusal::bad_request(format!("clock {id:?} is in use; drop it first or pick another id")));
+                return Err(Refusal::bad_request(format!(
+                    "clock {id:?} is in use; drop it first or pick another id"
+                )));
             }
             return self.create(req, id);
         }
@@ -327,7 +337,11 @@ fn unsupported(backend: &str, what: &str) -> Refusal {
 }
 
 /// The observation (C-WIRE-3): `now_ns`, `next_event_ns` (feature `peek`), `stored`.
-fn observe<C: Clock>(slot: &mut Slot<C>, peek: Option<fn(&mut C) -> Option<u128>>, reply: &mut Map<String, Value>) {
+fn observe<C: Clock>(
+    slot: &mut Slot<C>,
+    peek: Option<fn(&mut C) -> Option<u128>>,
+    reply: &mut Map<String, Value>,
+) {
     if let Some(next_event) = peek {
         let next = next_event(&mut slot.clock).map_or(Value::Null, |t| t.to_string().into());
         reply.insert("next_event_ns".into(), next);
@@ -356,7 +370,11 @@ fn known_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<C::Handle, Ref
     })
 }
 
-fn callback<C: Clock>(slot: &Slot<C>, entry: &Rc<str>, req: &Request) -> Result<Callback<C::Handle>, Refusal> {
+fn callback<C: Clock>(
+    slot: &Slot<C>,
+    entry: &Rc<str>,
+    req: &Request,
+) -> Result<Callback<C::Handle>, Refusal> {
     let actions = wire::actions(req.get("on_fire"), 0)?;
     Ok(Callback::new(entry.clone(), actions, slot.book.clone()))
 }

@@ -187,8 +187,19 @@ mod tests {
 
     #[test]
     fn c_wire_2_anything_but_digits_is_a_type_error() {
-        for bad in [json!(5), json!(1.5), json!("1.5"), json!("1e6"), json!("-3"), json!(" 5"),
-                    json!(""), json!("+5"), json!("٣"), json!(null), json!(["5"])] {
+        for bad in [
+            json!(5),
+            json!(1.5),
+            json!("1.5"),
+            json!("1e6"),
+            json!("-3"),
+            json!(" 5"),
+            json!(""),
+            json!("+5"),
+            json!("٣"),
+            json!(null),
+            json!(["5"]),
+        ] {
             let r = req(json!({ "t": bad }));
             let err = uint(&r, "t").unwrap_err();
             assert_eq!(err.error, "TypeError", "{bad}");

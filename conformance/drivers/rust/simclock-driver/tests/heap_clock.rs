@@ -54,8 +54,16 @@ fn replay(file: &str) -> usize {
 
 #[test]
 fn c_wire_7_the_heap_clock_replays_every_golden_vector() {
-    let n: usize = ["clauses.jsonl", "far_time.jsonl", "machine.jsonl", "streams.jsonl",
-                    "regressions/state_machine.jsonl"].iter().map(|f| replay(f)).sum();
+    let n: usize = [
+        "clauses.jsonl",
+        "far_time.jsonl",
+        "machine.jsonl",
+        "streams.jsonl",
+        "regressions/state_machine.jsonl",
+    ]
+    .iter()
+    .map(|f| replay(f))
+    .sum();
     assert_eq!(n, 148);
 }
 
@@ -72,12 +80,21 @@ fn c_wire_4_the_transcript_of_the_protocol_guide() {
                "features": ["peek", "rate", "stats", "start_ns", "bits"]})
     );
     talk(&mut d, json!({"op": "create", "clock": "c", "seed": "42"}));
-    talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "a", "at_ns": "5",
-        "on_fire": [{"do": "schedule", "delay_ns": "0"}, {"do": "advance", "dt_ns": "1"}]}));
-    talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "b", "at_ns": "5",
-        "on_fire": [{"do": "raise", "message": "sensor lost"}]}));
-    talk(&mut d, json!({"op": "schedule_rate", "clock": "c", "entry": "cam", "rate_hz": ["30", "1"],
-        "phase_ns": "0", "on_fire": []}));
+    talk(
+        &mut d,
+        json!({"op": "schedule", "clock": "c", "entry": "a", "at_ns": "5",
+        "on_fire": [{"do": "schedule", "delay_ns": "0"}, {"do": "advance", "dt_ns": "1"}]}),
+    );
+    talk(
+        &mut d,
+        json!({"op": "schedule", "clock": "c", "entry": "b", "at_ns": "5",
+        "on_fire": [{"do": "raise", "message": "sensor lost"}]}),
+    );
+    talk(
+        &mut d,
+        json!({"op": "schedule_rate", "clock": "c", "entry": "cam", "rate_hz": ["30", "1"],
+        "phase_ns": "0", "on_fire": []}),
+    );
     assert_eq!(
         talk(&mut d, json!({"op": "advance", "clock": "c", "dt_ns": "40000000"})),
         json!({"ok": true,
@@ -96,12 +113,24 @@ fn c_wire_4_the_transcript_of_the_protocol_guide() {
         json!({"ok": true, "fired": "2", "skipped": "0", "overruns": "0",
                "next_event_ns": null, "now_ns": "40000000", "stored": "0"})
     );
-    let refused = talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "far", "at_ns": 18446744073709551615u64}));
-    assert_eq!(strip(refused), json!({"ok": false, "error": "TypeError",
-        "next_event_ns": null, "now_ns": "40000000", "stored": "0"}));
-    let refused = talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "far", "at_ns": "18446744073709551616"}));
-    assert_eq!(strip(refused), json!({"ok": false, "error": "ValueError",
-        "next_event_ns": null, "now_ns": "40000000", "stored": "0"}));
+    let refused = talk(
+        &mut d,
+        json!({"op": "schedule", "clock": "c", "entry": "far", "at_ns": 18446744073709551615u64}),
+    );
+    assert_eq!(
+        strip(refused),
+        json!({"ok": false, "error": "TypeError",
+        "next_event_ns": null, "now_ns": "40000000", "stored": "0"})
+    );
+    let refused = talk(
+        &mut d,
+        json!({"op": "schedule", "clock": "c", "entry": "far", "at_ns": "18446744073709551616"}),
+    );
+    assert_eq!(
+        strip(refused),
+        json!({"ok": false, "error": "ValueError",
+        "next_event_ns": null, "now_ns": "40000000", "stored": "0"})
+    );
     assert_eq!(
         talk(&mut d, json!({"op": "draw", "clock": "c", "labels": ["sensors", "imu0"], "n": "2"})),
         json!({"ok": true, "values": ["4798505500344436202", "6344606573098996892"],
@@ -131,8 +160,11 @@ fn c_wire_5_the_driver_s_own_refusals() {
         (json!({"op": "schedule", "clock": "c", "entry": "x", "at_ns": "9"}), "bad_request"),
         (json!({"op": "schedule", "clock": "c", "entry": "y.1", "at_ns": "9"}), "bad_request"),
         (json!({"op": "cancel", "clock": "c", "entry": "nope"}), "bad_request"),
-        (json!({"op": "schedule", "clock": "c", "entry": "y", "at_ns": "9",
-                "on_fire": [{"do": "schedule", "delay_ns": "-1"}]}), "TypeError"),
+        (
+            json!({"op": "schedule", "clock": "c", "entry": "y", "at_ns": "9",
+                "on_fire": [{"do": "schedule", "delay_ns": "-1"}]}),
+            "TypeError",
+        ),
         (json!({"op": "schedule_periodic", "clock": "c", "entry": "y", "period_ns": "0"}), "ValueError"),
         (json!({"op": "draw", "clock": "c", "labels": ["a//b"], "n": "1"}), "ValueError"),
         (json!({"op": "draw", "clock": "c", "labels": "a", "n": "1"}), "TypeError"),
@@ -143,6 +175,9 @@ fn c_wire_5_the_driver_s_own_refusals() {
         assert_eq!(strip(talk(&mut d, req.clone())), want, "{req}");
     }
     // Nothing changed: y was never scheduled, so its id is still free.
-    assert_eq!(talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "y", "at_ns": "9"}))["stored"], "2");
+    assert_eq!(
+        talk(&mut d, json!({"op": "schedule", "clock": "c", "entry": "y", "at_ns": "9"}))["stored"],
+        "2"
+    );
     assert_eq!(d.handle(r#"{"op":"quit"}"#), r#"{"ok":true}"#);
 }

@@ -20,9 +20,12 @@ fn c_x_bits_every_stage_of_every_stream_vector() {
         let want_key: Vec<u128> = st["spawn_key"].as_array().unwrap().iter().map(common::dec).collect();
         assert_eq!(key.map(u128::from).to_vec(), want_key, "{id}: spawn key");
         let words = seed_sequence_state(seed.words(), &key);
-        let first_u32: Vec<u128> =
-            [words[0], words[0] >> 32, words[1], words[1] >> 32].iter().map(|w| u128::from(*w as u32)).collect();
-        let want_state: Vec<u128> = st["seed_sequence_state"].as_array().unwrap().iter().map(common::dec).collect();
+        let first_u32: Vec<u128> = [words[0], words[0] >> 32, words[1], words[1] >> 32]
+            .iter()
+            .map(|w| u128::from(*w as u32))
+            .collect();
+        let want_state: Vec<u128> =
+            st["seed_sequence_state"].as_array().unwrap().iter().map(common::dec).collect();
         assert_eq!(first_u32, want_state, "{id}: SeedSequence.generate_state(4, uint32)");
         let mut g = Pcg64::from_state_words(words);
         assert_eq!(g.state, common::dec(&st["pcg64_state"]["state"]), "{id}: PCG64 state");
@@ -54,8 +57,14 @@ fn c_x_bits_every_draw_request_of_the_vectors() {
                         let path = label_path(&labels).unwrap();
                         let n = common::dec(&req["n"]) as usize;
                         let got = clocks.get_mut(req["clock"].as_str().unwrap()).unwrap().draw(&path, n);
-                        let want: Vec<u128> = reply["values"].as_array().unwrap().iter().map(common::dec).collect();
-                        assert_eq!(got.iter().map(|v| u128::from(*v)).collect::<Vec<_>>(), want, "{}", case["id"]);
+                        let want: Vec<u128> =
+                            reply["values"].as_array().unwrap().iter().map(common::dec).collect();
+                        assert_eq!(
+                            got.iter().map(|v| u128::from(*v)).collect::<Vec<_>>(),
+                            want,
+                            "{}",
+                            case["id"]
+                        );
                         checked += 1;
                     }
                     "draw" => {

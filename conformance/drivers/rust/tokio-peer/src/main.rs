@@ -16,7 +16,8 @@
 //! * `cancel` aborts the task (`JoinHandle::abort`);
 //! * `advance(dt)` is `sleep(dt).await` on the runtime, which auto-advances the paused
 //!   clock from timer to timer: tokio's documented way to "wait for a duration to pass and
-//!   have all timers fire in order";
+//!   have all timers fire in order"; then `yield_now().await` until a yield runs no
+//!   callback, so that tasks whose timers fired at the target itself have run;
 //! * a nested advance is `tokio::time::advance(dt).await` from inside the task;
 //! * `halt` panics in the task (Rust's error that no `Result` handler catches); tokio
 //!   catches a task's panic, as it does for every task;
@@ -43,6 +44,8 @@ struct Shared {
     unit: u128,
     next_id: u64,
     tasks: HashMap<u64, JoinHandle<()>>,
+    /// Callback invocations so far: `advance` yields until a yield runs none.
+    firings: u64,
 }
 
 impl Shared {
@@ -54,7 +57,11 @@ impl Shared {
     /// Wire time `t` as a tokio Instant.
     fn instant(&self, t: u128) -> Instant {
         let start = u128::from(self.start_ns);
-        if t >= start { self.base + self.duration(t - start) } else { self.base - self.duration(start - t) }
+        if t >= start {
+            self.base + self.duration(t - start)
+        } else {
+            self.base - self.duration(start - t)
+        }
     }
     /// tokio's `Instant::now()` in wire units (whole units: a part of one is dropped).
     fn now_ns(&self) -> u64 {
@@ -77,6 +84,7 @@ fn shared_duration(ctx: &InTask, units: u64) -> Duration {
 
 /// One invocation of a kit callback inside a tokio task.
 async fn fire(shared: Rc<RefCell<Shared>>, cb: Callback<u64>) -> Result<(), Fault> {
+    shared.borrow_mut().firings += 1;
     let mut ctx = InTask(shared);
     let mut firing = cb.begin(ctx.now());
     loop {
@@ -164,9 +172,10 @@ struct TokioClock {
 
 impl TokioClock {
     fn new(start_ns: u64, unit: u128) -> TokioClock {
-        let rt = Builder::new_current_thread().enable_time().start_paused(true).build().expect("a tokio runtime");
+        let rt =
+            Builder::new_current_thread().enable_time().start_paused(true).build().expect("a tokio runtime");
         let base = rt.block_on(async { Instant::now() });
-        let shared = Shared { base, start_ns, unit, next_id: 0, tasks: HashMap::new() };
+        let shared = Shared { base, start_ns, unit, next_id: 0, tasks: HashMap::new(), firings: 0 };
         TokioClock { rt, local: LocalSet::new(), shared: Rc::new(RefCell::new(shared)) }
     }
     /// Run `f` where tokio's context functions work (spawn_local, interval_at, now).
@@ -198,8 +207,20 @@ impl Clock for TokioClock {
     }
     fn advance(&mut self, dt: u64) -> Result<(), AdvanceError> {
         let d = self.shared.borrow().duration(dt.into());
-        // The sleep is made inside the runtime: it needs its timer driver.
-        self.rt.block_on(self.local.run_until(async move { sleep(d).await }));
+        let shared = self.shared.clone();
+        // The sleep is made inside the runtime: it needs its timer driver. When it ends,
+        // tasks whose timers fired at the same tick may not have run yet: yield (which
+        // never moves the paused clock) until a yield runs no callback.
+        self.rt.block_on(self.local.run_until(async move {
+            sleep(d).await;
+            loop {
+                let before = shared.borrow().firings;
+                tokio::task::yield_now().await;
+                if shared.borrow().firings == before {
+                    break;
+                }
+            }
+        }));
         Ok(())
     }
 }
