@@ -200,9 +200,9 @@ pub fn seed_sequence_state(entropy: &[u32], key: &[u32]) -> [u64; 4] {
         }
     }
     for &word in words.iter().skip(POOL) {
-        for dst in 0..POOL {
+        for slot in pool.iter_mut() {
             let h = hashmix(word);
-            pool[dst] = mix(pool[dst], h);
+            *slot = mix(*slot, h);
         }
     }
     let mut hc = INIT_B;

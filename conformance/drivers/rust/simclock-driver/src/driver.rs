@@ -16,6 +16,9 @@ use crate::{AdvanceError, Clock, EntryStats, Fault, Peek, Rate, Stats, Streams};
 /// The most values one `draw` returns.
 const MAX_DRAW: u64 = 1 << 20;
 
+type CreateAt<C> = Box<dyn FnMut(&Seed, u64) -> C>;
+type DrawFn<C> = fn(&mut C, &str, usize) -> Vec<u64>;
+type PeekFn<C> = fn(&mut C) -> Option<u128>;
 type RateFn<C> = fn(
     &mut C,
     u64,
@@ -52,11 +55,11 @@ struct Slot<C: Clock> {
 pub struct Driver<C: Clock> {
     backend: String,
     create: Box<dyn FnMut(&Seed) -> C>,
-    create_at: Option<Box<dyn FnMut(&Seed, u64) -> C>>,
-    peek: Option<fn(&mut C) -> Option<u128>>,
+    create_at: Option<CreateAt<C>>,
+    peek: Option<PeekFn<C>>,
     rate: Option<RateFn<C>>,
     stats: Option<fn(&C, &C::Handle) -> EntryStats>,
-    draw: Option<fn(&mut C, &str, usize) -> Vec<u64>>,
+    draw: Option<DrawFn<C>>,
     clocks: HashMap<String, Slot<C>>,
     quit: bool,
 }
@@ -263,7 +266,7 @@ impl<C: Clock> Driver<C> {
                 let handle = known_entry(slot, req)?;
                 slot.clock.cancel(&handle);
             }
-            "advance" => return Ok(advance(slot, peek, req)?),
+            "advance" => return advance(slot, peek, req),
             "stats" => {
                 let stats = stats.ok_or_else(|| unsupported(&self.backend, "entry statistics"))?;
                 let handle = known_entry(slot, req)?;
@@ -337,11 +340,7 @@ fn unsupported(backend: &str, what: &str) -> Refusal {
 }
 
 /// The observation (C-WIRE-3): `now_ns`, `next_event_ns` (feature `peek`), `stored`.
-fn observe<C: Clock>(
-    slot: &mut Slot<C>,
-    peek: Option<fn(&mut C) -> Option<u128>>,
-    reply: &mut Map<String, Value>,
-) {
+fn observe<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, reply: &mut Map<String, Value>) {
     if let Some(next_event) = peek {
         let next = next_event(&mut slot.clock).map_or(Value::Null, |t| t.to_string().into());
         reply.insert("next_event_ns".into(), next);
@@ -419,11 +418,7 @@ fn labels(req: &Request) -> Result<String, Refusal> {
     Ok(path)
 }
 
-fn advance<C: Clock>(
-    slot: &mut Slot<C>,
-    peek: Option<fn(&mut C) -> Option<u128>>,
-    req: &Request,
-) -> Result<Value, Refusal> {
+fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request) -> Result<Value, Refusal> {
     let dt = wire::uint(req, "dt_ns")?;
     {
         let mut book = slot.book.borrow_mut();
