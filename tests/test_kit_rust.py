@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit_rust import cargo_test, rust_binaries
+from kit_rust import KIT_DIR, cargo_test, rust_binaries
 
 from simclock_conformance._wire_run import WIRE_CLAUSES
 
@@ -137,6 +138,35 @@ def test_C_WIRE_6_the_minimal_example_clock_is_conforming_without_optional_featu
         f"{len(WIRE_CLAUSES) - 3} passed, 0 failed, 0 incomplete, 3 not applicable, 0 not run: "
         "CONFORMING (wire profile 1)"
     ), out[-4000:]
+
+
+MINIMAL = KIT_DIR / "simclock-driver" / "examples" / "minimal_clock.rs"
+
+
+def test_C_WIRE_6_the_minimal_example_clock_is_under_80_lines_of_code_as_rustfmt_leaves_it() -> (
+    None
+):
+    source = MINIMAL.read_text()
+    code = [
+        line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("//")
+    ]
+    assert len(code) < 80, len(code)
+    assert f"in {len(code)} lines of code" in (KIT_DIR / "README.md").read_text()
+    if shutil.which("rustfmt") is None:
+        pytest.skip("rustfmt is not on PATH (the line count is of rustfmt's layout)")
+    done = subprocess.run(
+        ["rustfmt", "--check", "--edition", "2021", str(MINIMAL)],
+        cwd=KIT_DIR,  # rustfmt.toml of the kit
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+
+
+def test_C_WIRE_6_the_readme_shows_the_minimal_example_clock_verbatim() -> None:
+    readme = (KIT_DIR / "README.md").read_text()
+    assert f"```rust\n{MINIMAL.read_text()}```\n" in readme
 
 
 def test_C_WIRE_7_the_example_heap_clock_replays_every_golden_vector(

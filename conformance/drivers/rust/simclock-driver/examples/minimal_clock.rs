@@ -1,86 +1,76 @@
 //! The least a conforming backend needs: the `Clock` trait and simclock's random streams.
 //!
-//! A sorted queue of `(time, seq, id)`, `seq` taken at every push: equal times fire in
-//! push order (C-TIE-1), and a periodic entry re-pushed after its callback (C-PER-2)
-//! queues behind those already waiting. Cancelling removes the entry at once, so nothing
-//! is ever held for a cancelled entry (C-CAN-4).
+//! Entries wait in a `BTreeMap` keyed `(time, seq)`, `seq` taken at every insert: equal
+//! times fire in insert order (C-TIE-1), and a periodic entry, re-inserted after its
+//! callback (C-PER-2), queues behind those already waiting. A handle is the entry's
+//! cancelled flag: cancelling sets it and removes the entry at once, so nothing is held
+//! for a cancelled entry (C-CAN-4), and an entry cancelled while it runs is not re-armed.
 use simclock_driver::bits::RandomStreams;
 use simclock_driver::*;
+use std::{cell::Cell, collections::BTreeMap, rc::Rc};
+
+/// An entry's cancelled flag, shared with its handle.
+type Flag = Rc<Cell<bool>>;
 
 struct Entry {
-    cb: Callback<usize>,
-    grid: Option<PeriodGrid>,
-    k: u128,
-    live: bool,
+    cb: Callback<Flag>,
+    period: Option<u128>,
+    cancelled: Flag,
 }
 
 pub struct Minimal {
     now: u64,
     seq: u64,
     running: bool,
-    queue: Vec<(u128, u64, usize)>,
-    entries: Vec<Entry>,
+    queue: BTreeMap<(u128, u64), Entry>,
     streams: RandomStreams,
 }
 
 impl Minimal {
-    fn push(&mut self, id: usize, at: u128) {
-        self.seq += 1;
-        let key = (at, self.seq, id);
-        let pos = self.queue.partition_point(|k| *k < key);
-        self.queue.insert(pos, key);
+    fn new(seed: &Seed) -> Minimal {
+        Minimal { now: 0, seq: 0, running: false, queue: BTreeMap::new(), streams: RandomStreams::new(seed) }
     }
-    fn add(&mut self, cb: Callback<usize>, grid: Option<PeriodGrid>, k: u128, at: u128) -> usize {
-        self.entries.push(Entry { cb, grid, k, live: true });
-        self.push(self.entries.len() - 1, at);
-        self.entries.len() - 1
+    fn insert(&mut self, at: u128, entry: Entry) -> Flag {
+        self.seq += 1;
+        self.queue.entry((at, self.seq)).or_insert(entry).cancelled.clone()
     }
 }
 
 impl Clock for Minimal {
-    type Handle = usize;
+    type Handle = Flag;
     fn now(&self) -> u64 {
         self.now
     }
     fn stored(&self) -> u64 {
         self.queue.len() as u64
     }
-    fn schedule(&mut self, at: u128, cb: Callback<usize>) -> Result<usize, ClockError> {
+    fn schedule(&mut self, at: u128, cb: Callback<Flag>) -> Result<Flag, ClockError> {
         if at < self.now.into() {
             return Err(ClockError::value(format!("at_ns={at} is before now={}", self.now)));
         }
-        Ok(self.add(cb, None, 0, at))
+        Ok(self.insert(at, Entry { cb, period: None, cancelled: Flag::default() }))
     }
-    fn schedule_periodic(
-        &mut self,
-        period: u64,
-        phase: u64,
-        cb: Callback<usize>,
-    ) -> Result<usize, ClockError> {
+    fn schedule_periodic(&mut self, period: u64, phase: u64, cb: Callback<Flag>) -> Result<Flag, ClockError> {
         let grid = PeriodGrid::new(period, phase)?;
-        let k = grid.first_index(self.now);
-        Ok(self.add(cb, Some(grid), k, grid.time(k)))
+        let at = grid.time(grid.first_index(self.now));
+        Ok(self.insert(at, Entry { cb, period: Some(grid.period), cancelled: Flag::default() }))
     }
-    fn cancel(&mut self, &id: &usize) {
-        self.entries[id].live = false;
-        self.queue.retain(|&(_, _, queued)| queued != id);
+    fn cancel(&mut self, cancelled: &Flag) {
+        cancelled.set(true);
+        self.queue.retain(|_, entry| !entry.cancelled.get());
     }
     fn advance(&mut self, dt: u64) -> Result<(), AdvanceError> {
         if self.running {
             return Err(ClockError::runtime("advance() from inside a callback").into());
         }
-        let target =
-            self.now.checked_add(dt).ok_or_else(|| ClockError::value("now + dt_ns passes 2**64-1"))?;
+        let target = self.now.checked_add(dt).ok_or(ClockError::value("now + dt_ns is past 2**64-1"))?;
         self.running = true;
-        while let Some(&(at, _, id)) = self.queue.first().filter(|k| k.0 <= target.into()) {
-            self.queue.remove(0);
+        while let Some(first) = self.queue.first_entry().filter(|e| e.key().0 <= target.into()) {
+            let ((at, _), entry) = first.remove_entry();
             self.now = at as u64;
-            let grid = self.entries[id].grid;
-            self.entries[id].live &= grid.is_some(); // a one-shot is done before its callback
-            let fault = self.entries[id].cb.clone().call(self).err();
-            if let (Some(grid), true) = (grid, self.entries[id].live) {
-                self.entries[id].k += 1;
-                self.push(id, grid.time(self.entries[id].k));
+            let fault = entry.cb.call(self).err();
+            if let Some(period) = entry.period.filter(|_| !entry.cancelled.get()) {
+                self.insert(at + period, entry);
             }
             if fault == Some(Fault::Halt) {
                 self.running = false;
@@ -100,13 +90,5 @@ impl Streams for Minimal {
 }
 
 fn main() -> std::io::Result<()> {
-    let new = |seed: &Seed| Minimal {
-        now: 0,
-        seq: 0,
-        running: false,
-        queue: Vec::new(),
-        entries: Vec::new(),
-        streams: RandomStreams::new(seed),
-    };
-    Driver::new("simclock-rust-minimal", new).streams().serve()
+    Driver::new("simclock-rust-minimal", Minimal::new).streams().serve()
 }
