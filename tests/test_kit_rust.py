@@ -2,7 +2,8 @@
 
 The kit's unit tests run in ``cargo test``; its example heap clock must be CONFORMING
 (wire profile 1) and replay every golden vector, its minimal example (no optional
-feature) CONFORMING too; the tokio peer's verdicts, pinned at
+feature) CONFORMING too, under 80 lines of code as rustfmt lays it out, and shown in
+the README as it is; the tokio peer's verdicts, pinned at
 tokio 1.54.1, are explained clause by clause in ``conformance/drivers/rust/README.md``.
 The five suite runs start together (one module fixture) and each test waits for its
 own: the tokio runs spend most of their time waiting on the driver, not computing.
