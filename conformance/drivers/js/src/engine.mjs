@@ -136,8 +136,8 @@ export class Engine {
       const id = request.clock;
       if (typeof id !== "string") throw new Refusal("bad_request", `${op} needs a clock id (a string), got ${show(id)}`);
       if (op === "create") return this.#create(id, request);
-      st = this.clocks.get(id);
-      if (st === undefined) throw new Refusal("bad_request", `unknown clock ${show(id)}`);
+      st = this.clocks.get(id) ?? null;
+      if (st === null) throw new Refusal("bad_request", `unknown clock ${show(id)}`);
       reply = this.#perform(st, id, op, request);
     } catch (err) {
       if (err instanceof Refusal) reply = { ok: false, error: err.kind, message: err.message };
@@ -149,6 +149,15 @@ export class Engine {
         this.#observe(st, reply);
       } catch (err) {
         return { ok: false, error: "internal", message: `observing the clock failed: ${describe(err)}` };
+      }
+      if (request.op === "drop" && reply.ok) {
+        // drop replies with the clock's last observation (C-WIRE-3), then lets it go.
+        this.clocks.delete(request.clock);
+        try {
+          st.clock.dispose?.();
+        } catch (err) {
+          return { ok: false, error: "internal", message: `dispose() failed after the drop: ${describe(err)}` };
+        }
       }
     }
     return reply;
@@ -237,12 +246,8 @@ export class Engine {
   #perform(st, id, op, request) {
     const c = st.clock;
     switch (op) {
-      case "drop": {
-        const reply = this.#observe(st, { ok: true });
-        this.clocks.delete(id);
-        c.dispose?.();
-        return reply;
-      }
+      case "drop":
+        return { ok: true }; // handle() observes the clock, then forgets it
       case "schedule": {
         const [entry, actions] = this.#newEntry(st, request);
         const at = wireUint(request.at_ns, "at_ns");
