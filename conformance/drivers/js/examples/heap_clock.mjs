@@ -1,13 +1,10 @@
 // A reference clock on simclock-driver: a binary heap keyed (at, seq), BigInt times (SPEC §1).
-//
-//     node examples/heap_clock.mjs        # a driver: python -m simclock_conformance --driver -- node ...
-//
-// Equal times fire in push order (C-TIE-1); a periodic or rate entry is re-pushed after its
-// callback with a fresh seq (C-PER-2). Cancelling leaves a tombstone that leaves at the root
-// or when tombstones outnumber 2*live + 64 (C-CAN-4). Times given are at most 2**64 - 1,
-// times computed (a child at now + delay, a grid point) stay exact BigInts past it.
+// As a driver: python -m simclock_conformance --driver -- node examples/heap_clock.mjs
+// Equal times fire in push order (C-TIE-1); a grid entry is re-pushed after its callback with a
+// fresh seq (C-PER-2); a cancelled entry is a tombstone until it reaches the root or tombstones
+// pass 2*live + 64 (C-CAN-4). Computed times (now + delay, grid points) stay exact past 2**64-1.
 import { pathToFileURL } from "node:url";
-import { Halt, RandomStreams, RuntimeError, U64_MAX, ValueError, periodicIndex, rateIndex, rateOffset, serve } from "../src/index.mjs";
+import { Halt, RandomStreams, RuntimeError, U64_MAX, ValueError, periodicIndex, rateIndex, rateOffset, serve } from "simclock-driver";
 
 const before = (x, y) => x.at < y.at || (x.at === y.at && x.seq < y.seq);
 
@@ -57,8 +54,8 @@ export class HeapClock {
   #grid(cb, timeOf, k) { return this.#push({ cb, state: "pending", fired: 0, timeOf, k }, timeOf(k)); }
   #rearm(e) {
     if (e.state !== "running") return;
-    if (e.timeOf === undefined) { e.state = "fired"; return; }
-    e.state = "pending"; e.k++; this.#push(e, e.timeOf(e.k));
+    if (e.timeOf === undefined) e.state = "fired";
+    else { e.state = "pending"; e.k++; this.#push(e, e.timeOf(e.k)); }
   }
   #compact() {
     if (this.#heap.length <= 2 * (this.#heap.length - this.#dead) + 64) return;
@@ -66,32 +63,24 @@ export class HeapClock {
     this.#dead = 0;
   }
   #push(e, at) {
-    e.at = at; e.seq = this.#seq++;
-    const h = this.#heap; let i = h.push(e) - 1;
-    while (i > 0 && before(e, h[(i - 1) >> 1])) { h[i] = h[(i - 1) >> 1]; i = (i - 1) >> 1; }
+    const h = this.#heap; let i = h.push(Object.assign(e, { at, seq: this.#seq++ })) - 1;
+    for (; i > 0 && before(e, h[(i - 1) >> 1]); i = (i - 1) >> 1) h[i] = h[(i - 1) >> 1];
     h[i] = e;
     return e;
   }
   #pop() {
     const h = this.#heap; const top = h[0]; const last = h.pop();
-    if (h.length === 0) return top;
     let i = 0;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= h.length) break;
+    for (let c = 1; c < h.length; i = c, c = 2 * i + 1) {
       if (c + 1 < h.length && before(h[c + 1], h[c])) c++;
       if (!before(h[c], last)) break;
-      h[i] = h[c]; i = c;
+      h[i] = h[c];
     }
-    h[i] = last;
+    if (h.length > 0) h[i] = last;
     return top;
   }
 }
 
-export const backend = {
-  name: "simclock-js-heap",
-  create: (seed) => new HeapClock(seed),
-  createAt: (seed, startNs) => new HeapClock(seed, startNs),
-};
+export const backend = { name: "simclock-js-heap", create: (seed) => new HeapClock(seed), createAt: (seed, start) => new HeapClock(seed, start) };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) serve(backend);
