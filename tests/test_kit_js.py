@@ -104,12 +104,18 @@ JEST_FAILED = {
 @pytest.mark.parametrize("kind", sorted(JEST_FAILED))
 def test_C_WIRE_6_jest_fake_timers_are_judged_clause_by_clause(kind: str) -> None:
     command = jest_driver(legacy=kind == "legacy")
-    # Far advances never end in modern timers (intervals above 2**31 - 1 become 1), and the
-    # state machine meets such hangs again while it shrinks: a short deadline keeps each one
-    # cheap (every other reply takes milliseconds; the first one, node's start, has longer).
-    report = run_driver(command, deadline_s=3.0)
+    # Modern timers are @sinonjs/fake-timers 15.5.0 itself (the one the sinon driver loads,
+    # whose state machine test_conformance_drivers.py runs): their state machine, minutes of
+    # shrinking through far-time hangs, is left out here; the README's verdict is a full run.
+    skipped = ["SM-ORACLE"] if kind == "modern" else []
+    # Far advances never end in modern timers (intervals above 2**31 - 1 become 1): a short
+    # deadline keeps each hang cheap (other replies take milliseconds; node's start has more).
+    report = run_driver(
+        command, deadline_s=3.0, clauses=[c for c in WIRE_CLAUSES if c not in skipped]
+    )
     assert report.verdict == "NOT CONFORMING"
-    assert report.failed() == JEST_FAILED[kind]
+    assert report.failed() == [c for c in JEST_FAILED[kind] if c not in skipped]
+    assert [c for c in report.clause_ids() if report.status(c) == "not run"] == skipped
     not_applicable = [c for c in report.clause_ids() if report.status(c) == "not applicable"]
     assert not_applicable == ["C-X-PEEK", "C-X-RATE", "C-X-STATS", "C-X-BITS"]
     for clause in report.failed():
