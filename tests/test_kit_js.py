@@ -123,3 +123,20 @@ def test_C_WIRE_6_jest_fake_timers_are_judged_clause_by_clause(kind: str) -> Non
             if test.outcome == "failed":
                 assert test.message.startswith(clause)
                 assert "expected" in test.message or "driver failure" in test.message
+
+
+def test_the_kit_tests_skip_with_one_reason_without_node_or_npm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(
+        pytest.skip.Exception,
+        match=r"^node is not on PATH \(the JavaScript drivers need Node\.js >= 20\)$",
+    ):
+        _npm()
+    monkeypatch.setattr(shutil, "which", lambda name: "/bin/node" if name == "node" else None)
+    with pytest.raises(
+        pytest.skip.Exception,
+        match=r"^npm is not on PATH \(the JavaScript kit's tests run with npm test\)$",
+    ):
+        _npm()
