@@ -5,10 +5,12 @@
   compiler and variant, in a cache directory
   (``$SIMCLOCK_DRIVER_CACHE``, else ``$XDG_CACHE_HOME/simclock-drivers``, else
   ``~/.cache/simclock-drivers``), and returns its command line.
-* :func:`sinon_driver` installs the pinned ``@sinonjs/fake-timers`` with ``npm ci`` into
-  the same cache (never into the worktree) and returns the adapter's command line.
+* :func:`sinon_driver` installs the JavaScript kit's pinned packages
+  (``@sinonjs/fake-timers``, ``@jest/fake-timers``) with ``npm ci`` into the same cache
+  (never into the worktree) and returns the ``@sinonjs/fake-timers`` driver's command line;
+  :func:`jest_driver` does the same for Jest's fake timers (modern or legacy).
 * :func:`node_test_driver` returns the command line of the ``node:test`` mock-timers
-  adapter (no npm needed).
+  driver (no npm needed).
 
 Each skips the calling test with one clear reason when its tool is missing, and fails it
 (with the tool's output) when the tool is there but the build or install breaks.
@@ -32,6 +34,7 @@ __all__ = [
     "CPP_SOURCE",
     "JS_DIR",
     "cpp_driver",
+    "jest_driver",
     "node_test_driver",
     "sinon_driver",
 ]
@@ -41,6 +44,7 @@ DRIVERS = ROOT / "conformance" / "drivers"
 CPP_KIT = DRIVERS / "cpp"
 CPP_SOURCE = CPP_KIT / "examples" / "heap_clock.cpp"
 JS_DIR = DRIVERS / "js"
+"""The JavaScript kit (npm package ``simclock-driver``); its peer drivers are in ``peers/``."""
 
 BROKEN_VARIANTS: dict[str, str] = {
     "BROKEN_FLOAT64": "C-TIME-4",
@@ -166,12 +170,13 @@ def _node_modules() -> str:
     _node()
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not on PATH (needed to install @sinonjs/fake-timers)")
+        pytest.skip("npm is not on PATH (needed to install the JavaScript drivers' packages)")
     manifest = (JS_DIR / "package.json").read_bytes()
     lock = (JS_DIR / "package-lock.json").read_bytes()
     key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
     target = _cache_dir() / f"js-{key}"
-    marker = target / "node_modules" / "@sinonjs" / "fake-timers" / "package.json"
+    # Installed as a whole (the work directory is renamed): one package marks them all.
+    marker = target / "node_modules" / "@jest" / "fake-timers" / "package.json"
     if marker.exists():
         return str(target / "node_modules")
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=target.name + "."))
@@ -188,11 +193,14 @@ def _node_modules() -> str:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            pytest.skip(f"npm ci of @sinonjs/fake-timers took over {_NPM_TIMEOUT_S} s (offline?)")
+            pytest.skip(
+                f"npm ci of the JavaScript drivers' packages took over {_NPM_TIMEOUT_S} s "
+                "(offline?)"
+            )
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
             pytest.skip(
-                "npm ci of @sinonjs/fake-timers failed (offline or no registry?): "
+                "npm ci of the JavaScript drivers' packages failed (offline or no registry?): "
                 + " | ".join(tail)
             )
         try:
@@ -207,13 +215,20 @@ def _node_modules() -> str:
 
 
 def sinon_driver() -> list[str]:
-    """The command line of the ``@sinonjs/fake-timers`` adapter (installing it if needed)."""
+    """The command line of the ``@sinonjs/fake-timers`` driver (installing it if needed)."""
     modules = _node_modules()
-    return [_node(), str(JS_DIR / "sinon_driver.mjs"), "--node-modules", modules]
+    return [_node(), str(JS_DIR / "peers" / "sinon.mjs"), "--node-modules", modules]
+
+
+def jest_driver(legacy: bool = False) -> list[str]:
+    """The command line of the ``@jest/fake-timers`` driver: modern timers, or legacy ones."""
+    modules = _node_modules()
+    flags = ["--legacy"] if legacy else []
+    return [_node(), str(JS_DIR / "peers" / "jest.mjs"), *flags, "--node-modules", modules]
 
 
 def node_test_driver() -> list[str]:
-    """The command line of the ``node:test`` mock-timers adapter."""
+    """The command line of the ``node:test`` mock-timers driver."""
     node = _node()
     version = subprocess.run(
         [node, "-p", "process.versions.node"], capture_output=True, text=True, check=False
@@ -221,4 +236,4 @@ def node_test_driver() -> list[str]:
     major, minor = (int(part) for part in [*version.split("."), "0", "0"][:2])
     if (major, minor) < (20, 4):
         pytest.skip(f"node {version} has no node:test mock.timers (needs >= 20.4)")
-    return [node, "--no-warnings", str(JS_DIR / "node_test_driver.mjs")]
+    return [node, "--no-warnings", str(JS_DIR / "peers" / "node-mock-timers.mjs")]
