@@ -259,5 +259,6 @@ def report_main(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    print(f"wrote {args.output}: {len(args.reports)} backends")
+    count = len(args.reports)
+    print(f"wrote {args.output}: {count} backend{'' if count == 1 else 's'}")
     return 0

@@ -68,6 +68,49 @@ def _cpp() -> list[str]:
     return cpp_driver()
 
 
+def _rust() -> list[str]:
+    from kit_rust import rust_binaries
+
+    return [rust_binaries().heap_clock]
+
+
+def _tokio() -> list[str]:
+    from kit_rust import rust_binaries
+
+    return [rust_binaries().tokio_driver]
+
+
+def _go(name: str) -> Callable[[], list[str]]:
+    def command() -> list[str]:
+        from kit_go import go_build
+
+        return go_build(name)
+
+    return command
+
+
+def _java(name: str) -> Callable[[], list[str]]:
+    def command() -> list[str]:
+        import kit_java
+
+        made: list[str] = getattr(kit_java, f"{name}_driver")()
+        return made
+
+    return command
+
+
+def _js() -> list[str]:
+    from wire_drivers import JS_DIR, _node
+
+    return [_node(), str(JS_DIR / "examples" / "heap_clock.mjs")]
+
+
+def _jest() -> list[str]:
+    from wire_drivers import jest_driver
+
+    return jest_driver()
+
+
 def _sinon() -> list[str]:
     from wire_drivers import sinon_driver
 
@@ -80,12 +123,22 @@ def _node_test() -> list[str]:
     return node_test_driver()
 
 
-DRIVERS: dict[str, tuple[Callable[[], list[str]], str]] = {
-    "cpp": (_cpp, "C++ heap clock (kit example)"),
-    "sinon": (_sinon, "@sinonjs/fake-timers"),
-    "node_test": (_node_test, "node:test mock timers"),
+DRIVERS: dict[str, tuple[Callable[[], list[str]], str, dict[str, Any]]] = {
+    "cpp": (_cpp, "C++ kit: heap clock", {}),
+    "rust": (_rust, "Rust kit: heap clock", {}),
+    "go": (_go("heapclock"), "Go kit: heap clock", {}),
+    "java": (_java("heap"), "Java kit: heap clock", {}),
+    "js": (_js, "JavaScript kit: heap clock", {}),
+    # tokio's millisecond timers turn the vectors' far advances into replies of megabytes.
+    "tokio": (_tokio, "tokio paused time (Rust)", {"vectors": False}),
+    "clockwork": (_go("clockwork"), "clockwork FakeClock (Go)", {}),
+    "k8s": (_go("k8sclock"), "k8s FakeClock (Go)", {}),
+    "reactor": (_java("reactor"), "Reactor VirtualTimeScheduler (Java)", {}),
+    "jest": (_jest, "Jest fake timers (JS)", {}),
+    "sinon": (_sinon, "@sinonjs/fake-timers (JS)", {}),
+    "node_test": (_node_test, "node:test mock timers (JS)", {}),
 }
-"""Backends run through a driver: short name -> (its command line, column title)."""
+"""Backends run through a driver: short name -> (its command line, column title, options)."""
 
 
 def _slug(heading: str) -> str:
@@ -213,8 +266,8 @@ def _run_python(name: str) -> dict[str, Any]:
 def _run_driver(name: str) -> dict[str, Any]:
     from simclock_conformance._wire_run import run_driver
 
-    command, title = DRIVERS[name]
-    report = run_driver(command(), deadline_s=5.0).to_json()
+    command, title, options = DRIVERS[name]
+    report = run_driver(command(), deadline_s=5.0, **options).to_json()
     report["backend"] = title
     return report
 
