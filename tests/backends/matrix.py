@@ -200,7 +200,7 @@ def trim(report: dict[str, Any]) -> dict[str, Any]:
 
     def cut(value: object) -> str:
         # Paths relative to the repository: the committed page names no machine's folders.
-        text = str(value).replace(f"{ROOT}/", "")
+        text = str(value).replace(f"{ROOT}/", "").replace(f"{Path.home()}/", "~/")
         return text if len(text) <= 3000 else text[:3000] + " ...(cut)"
 
     rows = []
