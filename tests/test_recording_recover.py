@@ -204,3 +204,66 @@ def test_C_REP_7_recover_of_a_complete_recording_keeps_everything(tmp_path: Path
         replay.advance(replay.end_ns())
         assert replay.info.fingerprint == rec.fingerprint()
     assert got == live
+
+
+@pytest.mark.parametrize("simclock_file", [True, False], ids=["simclock", "foreign"])
+def test_C_REP_7_recover_writes_each_chunk_before_reading_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simclock_file: bool
+) -> None:
+    """Memory: at most one chunk's records are held; each is written as it is read."""
+    from mcap.writer import CompressionType, Writer
+
+    from simclock.recording import _recover
+
+    cut = tmp_path / "cut.mcap"
+    if simclock_file:
+        live = tmp_path / "live.mcap"
+        bus = Bus()
+        rec = Recorder(live, bus, seed=5, chunk_size=2048)
+        for k in range(3000):
+            bus.publish("/a", {"k": k}, stamp_ns=k)
+        rec.close()
+        data = live.read_bytes()
+    else:
+        with (tmp_path / "foreign.mcap").open("wb") as f:
+            writer = Writer(f, compression=CompressionType.ZSTD, chunk_size=2048)
+            writer.start(profile="x", library="test")
+            channel = writer.register_channel("/a", "json", 0, {})
+            for k in range(3000):
+                writer.add_message(channel, k, b'{"k": %d}' % k, k, k)
+            writer.finish()  # type: ignore[no-untyped-call]
+        data = (tmp_path / "foreign.mcap").read_bytes()
+    cut.write_bytes(data[: len(data) * 3 // 4])
+    events: list[tuple[str, int]] = []
+    real_split = _recover.split_chunk  # type: ignore[attr-defined]
+
+    def split(*args: Any) -> Any:
+        records = real_split(*args)
+        events.append(("read", sum(isinstance(r, McapMessage) for r in records)))
+        return records
+
+    monkeypatch.setattr(_recover, "split_chunk", split)
+    target = Recorder if simclock_file else Writer
+    method = "record" if simclock_file else "add_message"
+    real_write = getattr(target, method)
+
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(("write", 1))
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(target, method, write)
+    report = recover(cut, tmp_path / "out.mcap")
+    reads = [n for kind, n in events if kind == "read"]
+    assert len(reads) == report.kept_chunks >= 10
+    assert sum(n for kind, n in events if kind == "write") == report.kept_messages
+    # Between two chunk reads, at most the previous chunk's messages are written: each
+    # chunk is written before the next is read, so the writes are spread over the reads.
+    held = 0
+    for kind, n in events:
+        if kind == "read":
+            held = n
+        else:
+            held -= 1
+            assert held >= 0
+    first_write = events.index(("write", 1))
+    assert first_write < len(events) // 10

@@ -15,13 +15,16 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from io import BytesIO
 from typing import IO, Any, Final
 
 import lz4.frame
 import zstandard
+from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
-from mcap.records import Chunk
+from mcap.records import Channel, Chunk, Schema
+from mcap.records import Message as McapMessage
 from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 
 from simclock.core._errors import SimclockValueError
@@ -44,6 +47,11 @@ MAGIC: Final = b"\x89MCAP0\r\n"
 FOOTER_SIZE: Final = 1 + 8 + 8 + 8 + 4  # opcode, length, summary_start, summary_offset_start, crc
 _CHUNK_FIXED = struct.Struct("<QQQQII")  # record length, start, end, size, crc, name length
 _COMPRESSIONS: Final = ("", "zstd", "lz4")
+_RECORD_HEAD = struct.Struct("<BQ")
+_MESSAGE_HEAD = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time
+_OPCODE_MESSAGE: Final = int(Opcode.MESSAGE)
+_OPCODE_CHANNEL: Final = int(Opcode.CHANNEL)
+_OPCODE_SCHEMA: Final = int(Opcode.SCHEMA)
 
 
 class _Lz4Error(Exception):
@@ -254,11 +262,57 @@ def split_chunk(path: str, chunk: Chunk, offset: int) -> list[Any]:
         uncompressed_size=size,
     )
     try:
-        return breakup_chunk(plain, validate_crc=False)
+        records = _split_records(data)
+        return breakup_chunk(plain, validate_crc=False) if records is None else records
     except DAMAGE_ERRORS as exc:
         raise refuse(
             path, offset, f"chunk records are malformed ({describe_exception(exc)})"
         ) from None
+
+
+def _split_records(data: bytes) -> list[Any] | None:
+    """The records of a chunk's data, as ``breakup_chunk`` returns them, or None if malformed.
+
+    ``breakup_chunk`` reads each field through a stream object (a call and a
+    ``struct.unpack`` per field); here a Message, nearly every record, is one
+    ``unpack_from`` and a slice, and Channel and Schema records are read by
+    the mcap package itself. Anything it would read differently (a record
+    running past the data, a Message shorter than its fixed fields, a
+    Channel or Schema whose fields do not fill its record) gives None, and
+    the caller lets ``breakup_chunk`` read the chunk, with its own result or
+    error.
+    """
+    records: list[Any] = []
+    append = records.append
+    head = _RECORD_HEAD.unpack_from
+    message_head = _MESSAGE_HEAD.unpack_from
+    message = McapMessage
+    size = len(data)
+    pos = 0
+    while pos < size:
+        if pos + 9 > size:
+            return None
+        opcode, length = head(data, pos)
+        body = pos + 9
+        end = body + length
+        if end > size:
+            return None
+        if opcode == _OPCODE_MESSAGE:
+            if length < 22:
+                return None
+            channel_id, sequence, log_time, publish_time = message_head(data, body)
+            append(message(channel_id, log_time, data[body + 22 : end], publish_time, sequence))
+        elif opcode in (_OPCODE_CHANNEL, _OPCODE_SCHEMA):
+            stream = ReadDataStream(BytesIO(data[body:end]))
+            try:
+                record = (Channel if opcode == _OPCODE_CHANNEL else Schema).read(stream)
+            except Exception:  # breakup_chunk reads it again and fails its own way
+                return None
+            if stream.count != length:
+                return None
+            append(record)
+        pos = end
+    return records
 
 
 def records_in_file_order(path: str, stream: IO[bytes]) -> Iterator[tuple[int, bool, Any]]:

@@ -37,13 +37,12 @@ from typing import IO, Any
 import yaml
 from mcap.records import Channel
 from mcap.records import Message as McapMessage
-from mcap.stream_reader import StreamReader
 from mcap.writer import CompressionType, Writer
 
 from simclock.core._bus import Event
 from simclock.core._errors import SimclockTypeError, SimclockValueError
-from simclock.core._names import describe_exception, safe_repr
-from simclock.recording._checks import DAMAGE_ERRORS, refuse
+from simclock.core._names import safe_repr
+from simclock.recording._checks import RecordingError, records_in_file_order
 from simclock.recording._fingerprint import RawPayload
 from simclock.recording._format import (
     CLOCK_SCHEMA_NAME,
@@ -111,12 +110,12 @@ def _topic_types(reader: RecordingReader) -> dict[str, str]:
 
 
 def _records(path: str, stream: IO[bytes]) -> Iterator[Any]:
-    stream.seek(0)
+    """Every record in file order, chunks split by simclock's own chunk reader (CRCs checked)."""
     try:
-        yield from StreamReader(stream, validate_crcs=True).records
-    except DAMAGE_ERRORS as exc:  # checked in the first pass: only a file changed meanwhile
-        reason = f"changed while exported ({describe_exception(exc)})"
-        raise refuse(path, stream.tell(), reason) from None
+        for _where, _in_chunk, record in records_in_file_order(path, stream):
+            yield record
+    except RecordingError as exc:  # checked in the first pass: only a file changed meanwhile
+        raise RecordingError(f"{exc} (it changed while exported)") from None
 
 
 def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[str]) -> str:

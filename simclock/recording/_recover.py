@@ -17,14 +17,20 @@ channels, messages, metadata and attachments; beyond it:
   what was kept and lost (chunks, bytes, the time range of a cut chunk);
 * any other MCAP file is copied with the official writer, with a
   ``simclock.recovered`` metadata record holding the same report.
+
+Memory does not grow with the file: each kept chunk's records are written as
+soon as the chunk is read (only the records before the start record wait for
+it, a handful).
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -142,8 +148,9 @@ def _count(n: int, noun: str) -> str:
 
 @dataclass(slots=True)
 class _Scan:
+    """What the scan has found so far; final once :func:`_scan` is exhausted."""
+
     header: Header | None = None
-    records: list[Any] | None = None  # every kept record, chunks split, in file order
     kept_chunks: int = 0
     lost_chunks: int = 0
     lost_bytes: int = 0
@@ -171,9 +178,11 @@ def _parse(path: str, opcode: int, body: bytes, offset: int) -> Any:
         raise refuse(path, offset, f"unreadable record ({describe_exception(exc)})") from None
 
 
-def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
-    out = _Scan(records=[])
-    assert out.records is not None
+def _scan(path: str, stream: IO[bytes], size: int, out: _Scan) -> Iterator[Any]:
+    """Every kept record (chunks split), in file order, as it is read; ``out`` counts the rest.
+
+    A generator, so a recovery holds one chunk's records at a time, not the file's.
+    """
     stream.seek(0)
     if stream.read(len(MAGIC)) != MAGIC:
         raise refuse(path, 0, "not an MCAP file (no MCAP magic at the start); nothing to recover")
@@ -188,7 +197,7 @@ def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
                 _note_cut_chunk(stream, offset, out)
             else:
                 out.reason = f"the file ends at offset {offset} without a footer"
-            return out
+            return
         opcode, length, body = got
         end = offset + _RECORD_HEAD.size + length
         try:
@@ -196,12 +205,12 @@ def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
         except RecordingError as exc:
             out.lost_bytes = size - offset
             out.reason = str(exc)
-            return out
+            return
         if isinstance(record, Header):
             out.header = record
         elif isinstance(record, Chunk):
             try:
-                out.records.extend(split_chunk(path, record, offset))
+                records = split_chunk(path, record, offset)
                 out.kept_chunks += 1
             except RecordingError as exc:
                 out.lost_chunks += 1
@@ -209,11 +218,13 @@ def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
                 if out.lost_from_ns is None:
                     out.lost_from_ns = record.message_start_time
                 out.reason = str(exc)
+            else:
+                yield from records  # the loop seeks to its next record itself
         elif isinstance(record, Footer | DataEnd):
             out.reason = "the file was complete"
-            return out
+            return
         elif record is not None:
-            out.records.append(record)
+            yield record
         offset = end
 
 
@@ -249,17 +260,36 @@ def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> Rec
         raise refuse(src, None, f"cannot be read ({describe_exception(exc)})") from None
     with stream:
         size = stream.seek(0, os.SEEK_END)
-        found = _scan(src, stream, size)
-    if found.header is None:
-        raise refuse(src, len(MAGIC), "no complete MCAP header; nothing to recover")
-    records = found.records or []
-    if found.header.profile == PROFILE:
-        return _rerecord(src, dst, records, found)
-    return _copy(src, dst, found, records)
+        found = _Scan()
+        scan = _scan(src, stream, size, found)
+        # Records before the header (none in a valid file) wait for it; then everything
+        # kept is written as it is read.
+        ahead: list[Any] = []
+        while found.header is None:
+            record = next(scan, _END)
+            if record is _END:
+                raise refuse(src, len(MAGIC), "no complete MCAP header; nothing to recover")
+            ahead.append(record)
+        if found.header.profile == PROFILE:
+            origin = _start_record(src, scan, ahead)
+            return _rerecord(src, dst, itertools.chain(ahead, scan), found, origin)
+        return _copy(src, dst, found, itertools.chain(ahead, scan))
 
 
-def _start_record(src: str, records: list[Any]) -> RecordingMetadata:
-    starts = [r for r in records if isinstance(r, Metadata) and r.name == START_METADATA_NAME]
+_END = object()
+
+
+def _start_record(src: str, scan: Iterator[Any], ahead: list[Any]) -> RecordingMetadata:
+    """The run's start record: read from ``scan`` into ``ahead`` until it is found.
+
+    The recorder writes it first, so ``ahead`` holds a few records.
+    """
+    starts = [r for r in ahead if isinstance(r, Metadata) and r.name == START_METADATA_NAME]
+    for record in scan if not starts else ():
+        ahead.append(record)
+        if isinstance(record, Metadata) and record.name == START_METADATA_NAME:
+            starts.append(record)
+            break
     if not starts:
         raise refuse(
             src, len(MAGIC), f"simclock recording without its {START_METADATA_NAME!r} record "
@@ -273,10 +303,11 @@ def _start_record(src: str, records: list[Any]) -> RecordingMetadata:
         raise refuse(src, len(MAGIC), f"the start record is damaged ({exc})") from None
 
 
-def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> RecoveryReport:
+def _rerecord(
+    src: str, dst: str, records: Iterator[Any], found: _Scan, origin: RecordingMetadata
+) -> RecoveryReport:
     """Feed the kept messages and draws to a new Recorder started like the original."""
-    origin = _start_record(src, records)
-    channels: dict[int, Channel] = {r.id: r for r in records if isinstance(r, Channel)}
+    channels: dict[int, Channel] = {}
     rec = Recorder(
         dst, Bus(), seed=origin.seed, metadata=origin.user or None,
         record_draws=origin.record_draws, clock_period_ns=origin.clock_period_ns,
@@ -289,6 +320,8 @@ def _rerecord(src: str, dst: str, records: list[Any], found: _Scan) -> RecoveryR
     try:
         for record in records:
             if not isinstance(record, McapMessage):
+                if isinstance(record, Channel):
+                    channels[record.id] = record  # Invariant: before its messages (MCAP)
                 continue
             channel = channels.get(record.channel_id)
             if channel is None:
@@ -343,7 +376,7 @@ def _nearest(base: int, low: int) -> int:
     return value if value >= 0 else value + U32 + 1
 
 
-def _copy(src: str, dst: str, found: _Scan, records: list[Any]) -> RecoveryReport:
+def _copy(src: str, dst: str, found: _Scan, records: Iterator[Any]) -> RecoveryReport:
     """A foreign file: the kept records through the official writer, plus a report record."""
     assert found.header is not None
     kept = 0

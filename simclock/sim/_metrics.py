@@ -2,7 +2,9 @@
 
 A scenario declares its metrics in a ``[metrics]`` table; each one is
 computed from the run's delivered samples (:attr:`Session.samples`), so it is
-a pure function of the trace and as deterministic as the fingerprint::
+a pure function of the trace and as deterministic as the fingerprint. A run
+folds them in as they arrive (:class:`MetricStream`, fed after each chunk of
+simulated time), so its memory does not grow with its length::
 
     [metrics.angle_rms]
     kind = "rms_error"     # sqrt(mean((values[index] - target)**2)) over the samples
@@ -33,7 +35,7 @@ A metric with bounds whose value is ``None`` or outside them fails the seed:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +55,9 @@ from simclock.sim._toml import (
 
 __all__ = [
     "METRIC_KINDS",
+    "ExactSum",
     "MetricConfig",
+    "MetricStream",
     "compute_metrics",
     "load_metrics",
     "metric_violation",
@@ -121,72 +125,215 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
     return tuple(metrics)
 
 
-def _metric(
-    config: MetricConfig, chosen: Sequence[Sample], read: list[float]
-) -> float | int | None:
-    """``config`` over ``chosen`` (its device's samples from ``after``, in delivery order).
+_COMPACT_AT = 1024
+"""Values an :class:`ExactSum` holds before it folds them into a few exact terms."""
 
-    ``read`` is ``[float(s.values[config.index]) for s in chosen]`` for the
-    kinds that read values (made once for all metrics of the same device,
-    ``after`` and index), else empty.
+
+class ExactSum:
+    """``math.fsum`` of a stream of floats, in memory that does not grow with the stream.
+
+    :meth:`value` is bit-identical to ``math.fsum`` of every value added, in
+    order, for finite values and for the non-finite ones (``nan``; ``inf``;
+    ``ValueError`` for ``inf`` and ``-inf`` together, as ``fsum`` does). The
+    held values are folded, every ``_COMPACT_AT`` of them, into a short
+    expansion ``s0, s1, ...`` with ``s0 = fsum(held)``, ``s1 = fsum(held + [-s0])``
+    and so on until a term is 0: each term is the correctly rounded rest of
+    the exact sum, so the expansion's exact sum is the held values' exact sum
+    (Shewchuk's non-overlapping partials, the same invariant ``fsum`` keeps
+    internally; a double has about 2 100 bits of range, so at most about 40
+    terms, in practice 2 or 3) and ``fsum`` of it is the same correctly rounded
+    number. The folding runs in C: a few ``fsum`` passes over the held values.
+    A sum that overflows a double keeps its values unfolded, so ``fsum``
+    raises its ``OverflowError`` at :meth:`value` as it would have.
     """
-    kind = config.kind
-    if kind == "samples":
-        return len(chosen)
-    if not chosen:
-        return None
-    if kind == "max_lateness":
-        return max(s.delivery_ns - s.requested_delivery_ns for s in chosen)
-    if kind == "final":
-        return read[-1]
-    if kind == "mean":
+
+    __slots__ = ("_inf_sum", "_special_sum", "_terms")
+
+    def __init__(self) -> None:
+        # Invariant: exact sum of _terms == exact sum of the finite values added; the
+        # non-finite ones are folded into _special_sum and _inf_sum the way fsum does.
+        self._terms: list[float] = []
+        self._special_sum = 0.0
+        self._inf_sum = 0.0
+
+    def extend(self, values: list[float]) -> None:
+        """Add ``values``, in order."""
+        terms = self._terms
+        terms.extend(values)
+        if len(terms) >= _COMPACT_AT:
+            self._fold()
+
+    def _fold(self) -> None:
+        terms = self._terms
+        try:
+            first = math.fsum(terms)
+        except ValueError:  # inf and -inf among the values
+            first = math.nan
+        except OverflowError:  # fsum would raise it at the end as well: keep the values
+            return
+        if not math.isfinite(first):
+            # Rare: a non-finite value. fsum folds those apart from the finite ones.
+            finite = []
+            for v in terms:
+                if math.isfinite(v):
+                    finite.append(v)
+                else:
+                    if math.isinf(v):
+                        self._inf_sum += v
+                    self._special_sum += v
+            terms[:] = finite
+            try:
+                first = math.fsum(terms)
+            except OverflowError:
+                return
+        held = len(terms)
+        expansion = [first]
+        rest = first
+        try:
+            while rest != 0.0:
+                terms.append(-rest)
+                rest = math.fsum(terms)
+                expansion.append(rest)
+        except OverflowError:  # held values near the largest double: keep them as they are
+            del terms[held:]
+            return
+        expansion.pop()  # the final 0.0
+        terms[:] = expansion
+
+    def value(self) -> float:
+        """``math.fsum`` of every value added (raises what it would raise)."""
+        if self._special_sum != 0.0:
+            self._fold()  # moves any non-finite value still held into the special sums
+            if math.isnan(self._inf_sum):
+                raise ValueError("-inf + inf in fsum")
+            return self._special_sum
+        return math.fsum(self._terms)
+
+
+class _Accumulator:
+    """The running state of one metric: what its final value needs, nothing more."""
+
+    __slots__ = ("config", "count", "last", "peak", "total")
+
+    def __init__(self, config: MetricConfig) -> None:
+        self.config = config
+        self.count = 0
+        self.total = ExactSum()
+        self.peak: float | int | None = None
+        self.last: float | None = None
+
+    def add(self, chosen: list[Sample], read: list[float]) -> None:
+        """Fold ``chosen`` (and its ``read`` values) into the state; O(len(chosen))."""
+        kind = self.config.kind
+        self.count += len(chosen)
+        if not chosen or kind == "samples":
+            return
+        if kind == "max_lateness":
+            lateness = [s.delivery_ns - s.requested_delivery_ns for s in chosen]
+            self.peak = _fold_max(self.peak, lateness)
+        elif kind == "final":
+            self.last = read[-1]
+        elif kind == "mean":
+            self.total.extend(read)
+        else:
+            target = self.config.target
+            errors = [v - target for v in read]
+            if kind == "max_abs_error":
+                self.peak = _fold_max(self.peak, [abs(e) for e in errors])
+            else:
+                # Invariant: load_metrics only accepts METRIC_KINDS; rms_error is the last one.
+                assert kind == "rms_error"
+                self.total.extend([e * e for e in errors])
+
+    def value(self) -> float | int | None:
+        """The metric over every sample added: what the whole list would have given."""
+        kind = self.config.kind
+        if kind == "samples":
+            return self.count
+        if not self.count:
+            return None
+        if kind in ("max_lateness", "max_abs_error"):
+            return self.peak
+        if kind == "final":
+            return self.last
         # math.fsum: exactly rounded, so the result does not depend on summation order.
-        return math.fsum(read) / len(read)
-    errors = [v - config.target for v in read]
-    if kind == "max_abs_error":
-        return max(abs(e) for e in errors)
-    # Invariant: load_metrics only accepts METRIC_KINDS; rms_error is the last one left.
-    assert kind == "rms_error"
-    return math.sqrt(math.fsum(e * e for e in errors) / len(errors))
+        mean = self.total.value() / self.count
+        return mean if kind == "mean" else math.sqrt(mean)
+
+
+def _fold_max(current: float | int | None, values: list[Any]) -> Any:
+    """``max`` of the whole stream so far: continues ``max``'s left fold (``nan`` included)."""
+    if current is None:
+        return max(values)
+    return max([current, *values])
+
+
+class MetricStream:
+    """The metrics of ``configs``, updated batch by batch of delivered samples.
+
+    ``add(samples)`` takes the next samples in delivery order (any split of the
+    stream: a session's :attr:`~simclock.Session.samples` after each chunk of a
+    run, then cleared); :meth:`values` is what :func:`compute_metrics` gives
+    over the whole stream, bit for bit. Memory: a few numbers per metric; a
+    sum holds at most ``_COMPACT_AT`` values plus its exact terms.
+    """
+
+    __slots__ = ("_accumulators", "_devices")
+
+    def __init__(self, configs: Sequence[MetricConfig]) -> None:
+        self._accumulators = [_Accumulator(c) for c in configs]
+        self._devices = frozenset(c.device for c in configs)
+
+    def add(self, samples: Iterable[Sample]) -> None:
+        """Fold the next ``samples`` (in delivery order) into every metric.
+
+        O(samples + metrics * samples of the metric's device): one pass sorts
+        the samples by device, keeping their order; metrics of the same
+        device and ``after`` share their selection, and of the same index too
+        their values.
+        """
+        by_device: dict[str, list[Sample]] = {d: [] for d in self._devices}
+        for sample in samples:
+            of_device = by_device.get(sample.device)
+            if of_device is not None:
+                of_device.append(sample)
+        selections: dict[tuple[str, int], list[Sample]] = {}
+        readings: dict[tuple[str, int, int], list[float]] = {}
+        for acc in self._accumulators:
+            config = acc.config
+            key = (config.device, config.after_ns)
+            chosen = selections.get(key)
+            if chosen is None:
+                after = config.after_ns
+                chosen = selections[key] = [
+                    s
+                    for s in by_device[config.device]
+                    if s.nominal_acquisition_ns - s.episode_start_ns >= after
+                ]
+            read: list[float] = []
+            if config.kind in _VALUE_KINDS and chosen:
+                vkey = (*key, config.index)
+                made = readings.get(vkey)
+                if made is None:
+                    made = readings[vkey] = [float(s.values[config.index]) for s in chosen]
+                read = made
+            acc.add(chosen, read)
+
+    def values(self) -> dict[str, float | int | None]:
+        """Every metric over the samples added so far, in declaration order."""
+        return {acc.config.name: acc.value() for acc in self._accumulators}
 
 
 def compute_metrics(
-    configs: Sequence[MetricConfig], samples: Sequence[Sample]
+    configs: Sequence[MetricConfig], samples: Iterable[Sample]
 ) -> dict[str, float | int | None]:
-    """Every metric of ``configs`` over ``samples``, in declaration order.
+    """Every metric of ``configs`` over ``samples`` (in delivery order), in declaration order.
 
-    O(samples + metrics * samples of the metric's device): one pass sorts the
-    samples by device, keeping their delivery order; metrics of the same
-    device and ``after`` share their selection, and of the same index too
-    their values.
+    One :class:`MetricStream` fed all of ``samples`` at once.
     """
-    by_device: dict[str, list[Sample]] = {c.device: [] for c in configs}
-    for sample in samples:
-        of_device = by_device.get(sample.device)
-        if of_device is not None:
-            of_device.append(sample)
-    selections: dict[tuple[str, int], list[Sample]] = {}
-    readings: dict[tuple[str, int, int], list[float]] = {}
-    result: dict[str, float | int | None] = {}
-    for config in configs:
-        key = (config.device, config.after_ns)
-        chosen = selections.get(key)
-        if chosen is None:
-            after = config.after_ns
-            chosen = selections[key] = [
-                s
-                for s in by_device[config.device]
-                if s.nominal_acquisition_ns - s.episode_start_ns >= after
-            ]
-        read: list[float] = []
-        if config.kind in _VALUE_KINDS and chosen:
-            vkey = (*key, config.index)
-            made = readings.get(vkey)
-            if made is None:
-                made = readings[vkey] = [float(s.values[config.index]) for s in chosen]
-            read = made
-        result[config.name] = _metric(config, chosen, read)
-    return result
+    stream = MetricStream(configs)
+    stream.add(samples)
+    return stream.values()
 
 
 def metric_violation(configs: Sequence[MetricConfig], values: Mapping[str, Any]) -> str | None:

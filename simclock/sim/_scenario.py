@@ -27,7 +27,7 @@ from simclock.recording._fingerprint import Fingerprinter
 from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
 from simclock.sim._grid import GridClock
 from simclock.sim._kinds import KindRun
-from simclock.sim._metrics import compute_metrics
+from simclock.sim._metrics import MetricStream
 from simclock.sim._mujoco import MujocoClock, compiled_model
 from simclock.sim._scenario_file import MODES, Scenario, choice
 from simclock.sim._session import Session
@@ -166,6 +166,11 @@ def run_scenario(
     session starts (``simclock run --live``'s view). It must not publish and
     must not raise: the bus reports a raising subscriber as an event (C-BUS-4),
     which is part of the trace.
+
+    Memory does not grow with the run: after each chunk the session's
+    delivered samples are folded into the counts and the metrics
+    (:class:`~simclock.sim._metrics.MetricStream`, bit-identical to the
+    metrics over the whole list) and dropped.
     """
     import json
 
@@ -236,6 +241,18 @@ def run_scenario(
     # physics step; the paced modes keep those steps (the wall clock is followed per step).
     unpaced = pacing_mode in (PacingMode.UNBOUNDED, PacingMode.DETERMINISTIC_CI)
     plan_step = -(-max(chunk_ns, step) // step) * step if unpaced else None
+    counts: dict[str, int] = {d.spec.device_id: 0 for d in scenario.devices}
+    metrics = MetricStream(scenario.metrics)
+    delivered = session.samples
+
+    def fold_samples() -> None:
+        # The chunk's samples go into the counts and metrics, then are dropped: a run's
+        # memory is one chunk's samples, whatever its length.
+        for sample in delivered:
+            counts[sample.device] += 1
+        metrics.add(delivered)
+        delivered.clear()
+
     try:
         session.start()
         for episode in range(scenario.episodes):
@@ -254,14 +271,13 @@ def run_scenario(
                     source=source,
                     sleep=sleep,
                 )
+                fold_samples()
                 if progress is not None:
                     progress(clock.now_ns(), total)
     finally:
         if recorder is not None:
             recorder.close()
-    counts: dict[str, int] = {d.spec.device_id: 0 for d in scenario.devices}
-    for sample in session.samples:
-        counts[sample.device] += 1
+    fold_samples()  # anything delivered outside a chunk (none today): counted all the same
     stats = {
         comp: session.stats(comp)
         for comp in (
@@ -285,5 +301,5 @@ def run_scenario(
         dropped_in_flight=session.dropped_in_flight,
         out=None if out is None else Path(out),
         pacing=report,
-        metrics=compute_metrics(scenario.metrics, session.samples),
+        metrics=metrics.values(),
     )

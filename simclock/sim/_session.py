@@ -217,7 +217,14 @@ class Session:
         self._latest: dict[str, Sample] = {}
         self._latest_view = MappingProxyType(self._latest)  # cleared, never replaced
         self.samples: list[Sample] = []
-        """Every delivered sample, in delivery order (C-DEV-2)."""
+        """Every delivered sample, in delivery order (C-DEV-2).
+
+        Grows by one per delivered sample for the whole session (about 430 bytes
+        each): the session never reads it back, so a long run that does not need
+        them may empty it in place (``session.samples.clear()``, not a new list)
+        between advances. :func:`simclock.run_scenario` (``simclock run``,
+        sweeps) folds each chunk's samples into its counts and metrics and
+        clears it, so a scenario run keeps none."""
         self.dropped_in_flight = 0
         """Samples acquired but not yet delivered when an episode was reset."""
         # The per-boundary loop and its state (compiled with the core where it can be).
