@@ -76,7 +76,7 @@ _RECORD_HEAD = struct.Struct("<BQ")
 
 @dataclass(frozen=True, slots=True)
 class RecoveryReport:
-    """What :func:`recover` kept and lost (also stored, as JSON, in the output).
+    """What [`recover`][simclock.recover] kept and lost (also stored, as JSON, in the output).
 
     ``kept_messages`` counts what ``simclock info`` counts in the output:
     for a simclock recording its bus messages (the fingerprinted trace; the
@@ -229,7 +229,7 @@ def _note_cut_chunk(stream: IO[bytes], offset: int, out: _Scan) -> None:
 def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> RecoveryReport:
     """Write ``output``: a valid recording of everything complete in ``path`` (C-REP-7).
 
-    Raises :class:`~simclock.RecordingError` naming the file and offset when
+    Raises [`RecordingError`][simclock.RecordingError] naming the file and offset when
     nothing can be recovered (not MCAP, no header, a simclock recording
     without its start record), ``ValueError`` when ``output`` is ``path`` or
     cannot be written. See the module docstring for what is kept.

@@ -212,7 +212,7 @@ _PD_KEYS = ("actuator", "angle", "angle_index", "rate", "rate_index", "kp", "kd"
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file; :class:`ScenarioError` names the key at fault.
+    """Read and validate a scenario file; `ScenarioError` names the key at fault.
 
     Validation is complete before anything runs: unknown keys, types, exact
     durations, ids, C-GRID-3 (strict schedules on the grid), MJCF sensors and
