@@ -159,6 +159,28 @@ def test_no_project_history_in_user_pages(page: Path) -> None:
     assert history(page.read_text(encoding="utf-8")) == []
 
 
+# simclock has no public repository URL: installs are from a clone or a built wheel, and a
+# placeholder owner in a URL would be copied and fail.
+_PLACEHOLDER_URL = re.compile(r"\bOWNER\b|\bgit\+(?:https?|ssh)://|github\.com/[A-Z_-]+/")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [*_user_pages(), ROOT / "pyproject.toml"],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_no_placeholder_repository_url(page: Path) -> None:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found = [f"{n}: {line}" for n, line in enumerate(lines, 1) if _PLACEHOLDER_URL.search(line)]
+    assert found == []
+
+
+def test_placeholder_url_pattern() -> None:
+    assert _PLACEHOLDER_URL.search('pip install "simclock @ git+https://github.com/OWNER/simclock"')
+    assert _PLACEHOLDER_URL.search("  - repo: https://github.com/OWNER/simclock")
+    assert not _PLACEHOLDER_URL.search('pip install "/path/to/simclock[all]"')
+
+
 def _help_of(main: Callable[[Sequence[str]], object], argv: Sequence[str]) -> str:
     out = io.StringIO()
     with (
