@@ -4,7 +4,7 @@ The API pages render their docstrings (no Sphinx role left as text, protocols
 with their methods). ``make docs`` says "open site/index.html": opened from
 disk, every link must open a page (not a folder), nothing may be loaded from
 the network, and search must work (checked in headless Chromium when it is
-installed).
+installed). No page shows an empty code box.
 """
 
 from __future__ import annotations
@@ -196,3 +196,12 @@ def test_search_works_from_disk_without_network_in_chromium(site: Path) -> None:
     found = re.search(r'class="md-search-result__meta">(\d+) matching documents<', proc.stdout)
     assert found is not None, proc.stdout[-2000:]
     assert int(found.group(1)) >= 3
+
+
+def test_no_page_shows_an_empty_code_box(site: Path) -> None:
+    empty = []
+    for page in _pages(site):
+        for code in re.findall(r"<pre[^>]*>(.*?)</pre>", page.read_text(encoding="utf-8"), re.S):
+            if not _text(code).strip():
+                empty.append(f"{page.relative_to(site)}: {code[:80]!r}")
+    assert empty == []
