@@ -74,6 +74,10 @@ __all__ = ["RecoveryReport", "recover"]
 _RECORD_HEAD = struct.Struct("<BQ")
 
 
+_COMPLETE = "the file was complete"
+"""The ``reason`` of a file that ended with its footer: nothing can be missing after it."""
+
+
 @dataclass(frozen=True, slots=True)
 class RecoveryReport:
     """What [`recover`][simclock.recover] kept and lost (also stored, as JSON, in the output).
@@ -115,13 +119,25 @@ class RecoveryReport:
         )
 
     def summary(self) -> str:
-        """One line for the command line; its counts are ``simclock info``'s for the output."""
-        lost = (
-            f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')})"
-            if self.lost_bytes
-            else "lost nothing"
-        )
+        """One line for the command line; its counts are ``simclock info``'s for the output.
+
+        It says only what the file can tell: of a file that was not closed, the
+        messages its writer still held in memory are in no chunk, so no count
+        of them exists; "lost nothing" is said of a complete file only.
+        """
         since = "" if self.lost_from_ns is None else f", messages from {self.lost_from_ns} ns on"
+        if self.reason == _COMPLETE:
+            lost = (
+                f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')}){since}"
+                if self.lost_bytes
+                else "lost nothing"
+            )
+        else:
+            lost = (
+                f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')}){since}"
+                if self.lost_bytes
+                else "every complete chunk kept"
+            ) + "; messages the writer never wrote to the file cannot be counted"
         kept = (
             f"{_count(self.kept_messages, 'bus message')} and {_count(self.kept_draws, 'draw')}"
             if self.simclock
@@ -131,7 +147,7 @@ class RecoveryReport:
         return (
             f"recovered {self.output}: kept {kept}{until} from "
             f"{_count(self.kept_chunks, 'complete chunk')} of {os.path.basename(self.source)}; "
-            f"{lost}{since} ({self.reason})"
+            f"{lost} ({self.reason})"
         )
 
 
@@ -210,7 +226,7 @@ def _scan(path: str, stream: IO[bytes], size: int) -> _Scan:
                     out.lost_from_ns = record.message_start_time
                 out.reason = str(exc)
         elif isinstance(record, Footer | DataEnd):
-            out.reason = "the file was complete"
+            out.reason = _COMPLETE
             return out
         elif record is not None:
             out.records.append(record)
