@@ -4,15 +4,15 @@ A backend that the conformance suite checks (SPEC §14) builds its C-ERR-1
 failure events and validates its time arguments with these, so that its
 messages and events are exactly simclock's own:
 
-- :func:`check_time_ns`: a time argument as an ``int`` (C-TIME-1, C-TIME-3);
-- :class:`Handle`: what ``schedule*`` returns (C-SCH-2);
-- :func:`callback_failure_event` / :func:`publish_callback_failure`: the exact
+- `check_time_ns`: a time argument as an ``int`` (C-TIME-1, C-TIME-3);
+- [`Handle`][simclock.lowlevel.Handle]: what ``schedule*`` returns (C-SCH-2);
+- `callback_failure_event` / `publish_callback_failure`: the exact
   C-ERR-1 event, and publishing it on a bus;
-- :class:`TimedSource`: a source of timed work a :class:`simclock.HeapSimClock`
+- [`TimedSource`][simclock.lowlevel.TimedSource]: a source of timed work a `simclock.HeapSimClock`
   runs in its firing order (the physics grid and replay are built on it);
-- :func:`describe_exception`: the C-ERR-1 rule for naming an exception
+- `describe_exception`: the C-ERR-1 rule for naming an exception
   (qualified type name, a ``str()`` that cannot raise);
-- :func:`run_in_child` / :class:`SimclockChildError`: run a module again in a
+- [`run_in_child`][simclock.lowlevel.run_in_child] / `SimclockChildError`: run a module again in a
   child process with another ``PYTHONHASHSEED``, with a time limit (C-DET-1).
 
 Users of the clock need none of these: ``simclock`` has the user API.

@@ -171,10 +171,9 @@ def shell_environment(workdir: Path) -> dict[str, str]:
     )
     # Unbuffered: stdout and stderr interleave in the order written, as on a terminal.
     env.update({"COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
-    # looptime (a dev dependency, not a user's) autoloads a pytest plugin that breaks
-    # every fixture setup without pytest-asyncio; pyproject's addopts only apply in the
-    # repository, and the pages run the suite elsewhere.
-    env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), "-p no:looptime_plugin"])
+    # Every installed pytest plugin autoloads into the pages' pytest runs, looptime's
+    # included (a dev dependency that fails fixtures without pytest-asyncio), as in a
+    # user's environment: the suite's pytest routes must work beside them.
     # A reader has a git identity; pre-commit keeps its store out of the home directory.
     env.update(
         {

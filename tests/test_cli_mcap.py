@@ -135,13 +135,50 @@ def test_replay_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert len(rows) == 4
 
 
-def test_replay_refuses_bad_until(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("text", "ns"), [("5 ns", "5"), ("40 ms", "40000000"), ("0 s", "0")])
+def test_replay_until_takes_the_time_strings_of_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, ns: str
+) -> None:
     path = tmp_path / "t.mcap"
     _tiny(path)
-    with pytest.raises(SystemExit) as info:
-        main(["replay", str(path), "--until", "1.5"])
-    assert info.value.code == 2
-    assert "expected an int of nanoseconds, got '1.5'" in capsys.readouterr().err
+    by_string = _run(capsys, "replay", str(path), "--until", text)
+    assert by_string == _run(capsys, "replay", str(path), "--until", ns)
+    assert by_string[0] == 0
+
+
+def test_replay_until_5_ns_stops_after_the_messages_at_5_ns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.mcap"
+    _tiny(path)
+    everything = _run(capsys, "replay", str(path))[1].splitlines()
+    shown = _run(capsys, "replay", str(path), "--until", "5 ns")[1].splitlines()
+    assert shown == [line for line in everything if int(line.split()[0]) <= 5]
+    assert 0 < len(shown) < len(everything)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("1.5", """expected a duration such as "7 ms" (units ns, us, ms, s), got '1.5'"""),
+        ("-5 ms", """expected a duration such as "7 ms" (units ns, us, ms, s), got '-5 ms'"""),
+        ("40 min", """expected a duration such as "7 ms" (units ns, us, ms, s), got '40 min'"""),
+        ("4.5 ns", "'4.5 ns' is not a whole number of nanoseconds; refusing to round it"),
+        (
+            "18446744073709551616",
+            "'18446744073709551616' is beyond 2**64 - 1 ns (about 584 years), the largest time-int",
+        ),
+    ],
+)
+def test_replay_refuses_bad_until_in_one_line_before_opening_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, problem: str
+) -> None:
+    missing = tmp_path / "missing.mcap"
+    assert _run(capsys, "replay", str(missing), "--until", value) == (
+        2,
+        "",
+        f"simclock replay: error: --until: {problem}\n",
+    )
 
 
 def test_C_X_FP_diff_identical_recordings_exit_0(

@@ -2,9 +2,15 @@
 
 ``looptime`` is installed in the test environment and registers pytest plugins
 that break every test's setup when pytest-asyncio is absent: the command
-must still give the backend's real verdict, and the pytest plugin route must
-stop as a usage error naming looptime's plugin, never fail clauses. (Run this
-file with ``-p no:looptime_plugin``: the same plugin breaks ``tmp_path`` here.)
+never loads them, and the pytest routes (``--simclock-backend``, a subclass of
+``ClockConformance``) leave looptime's plugin out and give the backend's real
+verdict. Other autoloaded plugins are installed here into a temporary
+directory (a ``.dist-info`` with a ``pytest11`` entry point, which pytest
+autoloads like any installed plugin): one that reorders tests and reseeds the
+global generators before each (as pytest-randomly does) changes no verdict,
+and one whose code fails a suite test's setup stops the run as a usage error
+naming it. (Run this file with ``-p no:looptime_plugin``: the same plugin
+breaks ``tmp_path`` here; pyproject's ``addopts`` does.)
 """
 
 from __future__ import annotations
@@ -46,6 +52,115 @@ def _run(
         [sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd,
         check=False, timeout=300,
     )  # fmt: skip
+
+
+def _installed_plugin(site: Path, name: str, source: str) -> str:
+    """Install the pytest plugin module ``name`` into ``site`` as pytest finds installed ones."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{name}.py").write_text(source)
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}\n")
+    return str(site)
+
+
+# Like pytest-randomly: tests in reverse order, global generators reseeded before each.
+_SHUFFLING = """\
+import random
+
+import numpy
+import pytest
+
+
+RESEEDED = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    items.reverse()
+
+
+def pytest_runtest_setup(item):
+    random.seed(1234)
+    numpy.random.seed(1234)
+    RESEEDED.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"shuffling_plugin: reseeded before {len(RESEEDED)} tests")
+"""
+
+_BREAKING = """\
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    result = yield
+    raise RuntimeError("broken on purpose")
+"""
+
+_SUBCLASS = """\
+import pytest
+from simclock_conformance import ClockConformance, Factory
+
+import simclock
+
+
+def make_clock(seed: int, bus: simclock.Bus) -> simclock.SimClock:
+    return simclock.HeapSimClock(seed, bus=bus)
+
+
+class TestMyClockConformance(ClockConformance):
+    @pytest.fixture
+    def clock_factory(self) -> Factory:
+        return make_clock
+"""
+
+_LOOPTIME_LEFT_OUT = (
+    "simclock conformance: left out the pytest plugin 'looptime_plugin' "
+    "(looptime._internal.plugin): it fails the setup of every fixture when pytest-asyncio "
+    "is not installed (-p no:looptime_plugin leaves it out yourself)"
+)
+
+
+def _pytest_route(route: str, tmp_path: Path, out: Path, extra_path: str = "") -> list[str]:
+    """The arguments of ``python -m pytest`` for one documented route, in ``tmp_path``."""
+    common = ["-m", "pytest", "-c", os.devnull, "-p", "no:cacheprovider", "-q"]
+    if route == "backend":
+        return [*common, "--simclock-backend", "simclock_conformance:heap_factory",
+                "--simclock-json", str(out)]  # fmt: skip
+    (tmp_path / "test_my_clock.py").write_text(_SUBCLASS)
+    return [*common, "test_my_clock.py", "--simclock-json", str(out)]
+
+
+@needs_looptime
+@pytest.mark.parametrize("route", ["backend", "subclass"])
+def test_C_CONF_1_pytest_routes_leave_out_looptime_and_give_the_backends_verdict(
+    tmp_path: Path, route: str
+) -> None:
+    out = tmp_path / "report.json"
+    proc = _run(*_pytest_route(route, tmp_path, out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out.read_text())["verdict"] == "CONFORMING"
+    lines = proc.stdout.splitlines()
+    assert lines.count(_LOOPTIME_LEFT_OUT) == 1, proc.stdout
+    assert re.fullmatch(r"101 passed in .*", lines[-1]), proc.stdout
+
+
+def test_C_CONF_1_a_plugin_reordering_and_reseeding_tests_changes_no_verdict(
+    tmp_path: Path,
+) -> None:
+    site = _installed_plugin(tmp_path / "site", "shuffling_plugin", _SHUFFLING)
+    out = tmp_path / "report.json"
+    proc = _run(
+        *_pytest_route("backend", tmp_path, out), "-p", "no:looptime_plugin",
+        extra_path=site, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out.read_text())["verdict"] == "CONFORMING"
+    assert "shuffling_plugin: reseeded before 101 tests" in proc.stdout.splitlines()
 
 
 def _statuses(report: dict[str, Any]) -> dict[str, str]:
@@ -90,27 +205,27 @@ def test_C_CONF_1_a_plugin_of_the_suite_that_does_not_load_is_a_usage_error(
     assert not out.exists()
 
 
-@needs_looptime
 def test_C_CONF_1_pytest_route_stops_as_a_usage_error_naming_the_breaking_plugin(
     tmp_path: Path,
 ) -> None:
+    site = _installed_plugin(tmp_path / "site", "breaking_plugin", _BREAKING)
     out = tmp_path / "report.json"
     proc = _run(
         "-m", "pytest", "-c", os.devnull, "-p", "no:cacheprovider", "-q",
+        "-p", "no:looptime_plugin",
         "--simclock-backend", "simclock_conformance:heap_factory", "-k", "C_TIE_1",
-        "--simclock-json", str(out), cwd=tmp_path,
+        "--simclock-json", str(out), extra_path=site, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 4, proc.stdout + proc.stderr
     message = re.search(r"Exit: (the pytest plugin .*?) !?$", proc.stdout + proc.stderr, re.M)
     assert message is not None, proc.stdout + proc.stderr
-    assert re.fullmatch(
-        r"the pytest plugin 'looptime_plugin' failed in the setup of "
-        r"test_C_TIE_1_equal_times_fire_in_push_order \(AttributeError: 'NoneType' object has "
-        r"no attribute '__name__', at \S+/looptime/_internal/plugin\.py:\d+\); this is not the "
-        r"backend's failure: run with -p no:looptime_plugin \(or --disable-plugin-autoload "
-        r"-p simclock_conformance\._plugin -p _hypothesis_pytestplugin\)",
-        message.group(1),
-    ), message.group(1)
+    assert message.group(1) == (
+        "the pytest plugin 'breaking_plugin' failed in the setup of "
+        "test_C_TIE_1_equal_times_fire_in_push_order (RuntimeError: broken on purpose, at "
+        f"{tmp_path / 'site' / 'breaking_plugin.py'}:7); this is not the backend's failure: "
+        "run with -p no:breaking_plugin (or --disable-plugin-autoload "
+        "-p simclock_conformance._plugin -p _hypothesis_pytestplugin)"
+    )
     report = json.loads(out.read_text())
     assert report["failed"] == []
     assert report["verdict"] == "PARTIAL"

@@ -159,6 +159,79 @@ def test_no_project_history_in_user_pages(page: Path) -> None:
     assert history(page.read_text(encoding="utf-8")) == []
 
 
+def _command_options() -> dict[str, set[str]]:
+    """``"simclock sweep run" -> {"--seeds", ...}``: every command of the parser, fully built."""
+    from simclock.cli._main import COMMANDS, build_parser
+
+    found: dict[str, set[str]] = {}
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subcommands:
+            found[path] = {
+                option
+                for action in parser._actions
+                for option in action.option_strings
+                if option not in ("-h", "--help")
+            }
+        for action in subcommands:
+            for name, sub in action.choices.items():
+                walk(sub, f"{path} {name}")
+
+    for command in COMMANDS:
+        (action,) = [
+            a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction)
+        ]
+        walk(action.choices[command], f"simclock {command}")
+    return found
+
+
+def _documented_options() -> dict[str, set[str]]:
+    """The options listed under each ``### `simclock ...``` heading of docs/cli.md."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("## Every command and its options", 1)[1].split("\n## ", 1)[0]
+    found: dict[str, set[str]] = {}
+    for block in section.split("\n### ")[1:]:
+        heading, _, body = block.partition("\n")
+        words = re.fullmatch(r"`(simclock(?: [a-z][a-z0-9-]*)+)(?: [A-Z].*)?`", heading.strip())
+        assert words is not None, f"docs/cli.md: a heading that names no command: {heading!r}"
+        found[words.group(1)] = {
+            option
+            for line in body.splitlines()
+            if line.startswith("- ")
+            for option in re.findall(r"`(--?[a-z][a-z0-9-]*)\b", line.split(":", 1)[0])
+        }
+    return found
+
+
+def test_cli_page_documents_every_command_and_option_of_the_parser() -> None:
+    parser = _command_options()
+    assert "simclock export ros2" in parser and "--ros2" in parser["simclock run"]
+    assert _documented_options() == parser
+
+
+# simclock has no public repository URL: installs are from a clone or a built wheel, and a
+# placeholder owner in a URL would be copied and fail.
+_PLACEHOLDER_URL = re.compile(r"\bOWNER\b|\bgit\+(?:https?|ssh)://|github\.com/[A-Z_-]+/")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [*_user_pages(), ROOT / "pyproject.toml"],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_no_placeholder_repository_url(page: Path) -> None:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found = [f"{n}: {line}" for n, line in enumerate(lines, 1) if _PLACEHOLDER_URL.search(line)]
+    assert found == []
+
+
+def test_placeholder_url_pattern() -> None:
+    assert _PLACEHOLDER_URL.search('pip install "simclock @ git+https://github.com/OWNER/simclock"')
+    assert _PLACEHOLDER_URL.search("  - repo: https://github.com/OWNER/simclock")
+    assert not _PLACEHOLDER_URL.search('pip install "/path/to/simclock[all]"')
+
+
 def _help_of(main: Callable[[Sequence[str]], object], argv: Sequence[str]) -> str:
     out = io.StringIO()
     with (

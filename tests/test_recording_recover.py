@@ -29,6 +29,7 @@ from simclock import (
     Message,
     Recorder,
     RecordingError,
+    RecoveryReport,
     ReplayClock,
     trace_fingerprint,
 )
@@ -169,7 +170,8 @@ def test_C_REP_7_cli_recover_prints_one_line_and_info_shows_it(
     n, draws, chunks = info.message_count, report["kept_draws"], report["kept_chunks"]
     assert line == (
         f"recovered {out}: kept {n} bus messages and {draws} draws up to {info.end_ns} ns from "
-        f"{chunks} complete chunks of {cut.name}; lost nothing ({report['reason']})\n"
+        f"{chunks} complete chunks of {cut.name}; every complete chunk kept; messages the writer "
+        f"never wrote to the file cannot be counted ({report['reason']})\n"
     )
     assert main(["info", str(out)]) == 0
     shown = capsys.readouterr().out.splitlines()
@@ -267,3 +269,41 @@ def test_C_REP_7_recover_writes_each_chunk_before_reading_the_next(
             assert held >= 0
     first_write = events.index(("write", 1))
     assert first_write < len(events) // 10
+
+
+@pytest.mark.parametrize(
+    ("lost", "reason", "tail"),
+    [
+        ((0, 0, None), "the file was complete", "lost nothing (the file was complete)"),
+        (
+            (0, 0, None),
+            "the file ends at offset 900 without a footer",
+            "every complete chunk kept; messages the writer never wrote to the file cannot be "
+            "counted (the file ends at offset 900 without a footer)",
+        ),
+        (
+            (1, 120, 40),
+            "the file is cut inside the record at offset 900",
+            "lost 120 bytes (1 chunk), messages from 40 ns on; messages the writer never wrote "
+            "to the file cannot be counted (the file is cut inside the record at offset 900)",
+        ),
+        (
+            (2, 300, 20),
+            "the file was complete",
+            "lost 300 bytes (2 chunks), messages from 20 ns on (the file was complete)",
+        ),
+    ],
+)
+def test_C_REP_7_recover_says_lost_nothing_only_of_a_complete_file(
+    lost: tuple[int, int, int | None], reason: str, tail: str
+) -> None:
+    """A file never closed may have had messages in its writer's memory: no count of them exists."""
+    lost_chunks, lost_bytes, lost_from_ns = lost
+    report = RecoveryReport(
+        "/runs/cut.mcap", "saved.mcap", True, 3, 30, lost_chunks, lost_bytes, 29,
+        lost_from_ns, reason, kept_draws=31,
+    )  # fmt: skip
+    assert report.summary() == (
+        "recovered saved.mcap: kept 30 bus messages and 31 draws up to 29 ns from 3 complete "
+        f"chunks of cut.mcap; {tail}"
+    )

@@ -377,6 +377,46 @@ def test_make_demo_records_replays_and_plots(
     assert (tmp_path / "timeline.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_make_demo_ends_saying_how_simclock_gets_on_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make demo`` runs ``.venv/bin/python``; the user's shell does not have .venv/bin on PATH."""
+    from simclock.cli._demo import main as demo
+
+    scripts = tmp_path / ".venv" / "bin"
+    scripts.mkdir(parents=True)
+    (scripts / "activate").write_text("")
+    monkeypatch.setattr(sys, "executable", str(scripts / "python"))
+    monkeypatch.chdir(ROOT)  # as make runs it: the scenario path is relative to the clone
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin")
+    assert demo(str(tmp_path / "out")) == 0
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        f"The simclock commands are in {scripts}, which is not on your PATH.",
+        f"To type them as simclock ..., activate the environment: . {scripts}/activate",
+        f"or run them by their path: {scripts}/simclock --help",
+    ]
+    monkeypatch.setenv("PATH", f"/usr/bin{os.pathsep}{scripts}")
+    assert demo(str(tmp_path / "out")) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"The simclock commands are on your PATH ({scripts})."
+    )
+
+
+def test_make_demo_path_hint_is_relative_to_the_clone(tmp_path: Path) -> None:
+    from simclock.cli._demo import path_hint
+
+    scripts = tmp_path / ".venv" / "bin"
+    scripts.mkdir(parents=True)
+    assert path_hint(scripts, tmp_path, {"PATH": "/usr/bin"}) == [
+        "The simclock commands are in .venv/bin, which is not on your PATH.",
+        "or run them by their path: .venv/bin/simclock --help",
+    ]
+    (scripts / "activate").write_text("")
+    assert path_hint(scripts, tmp_path, {})[1] == (
+        "To type them as simclock ..., activate the environment: . .venv/bin/activate"
+    )
+
+
 def test_scenario_unknown_actuator_names_the_model_actuators(tmp_path: Path) -> None:
     path = _pendulum(tmp_path)
     _edit(path, ('actuator = "motor"', 'actuator = "servo"'))

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
@@ -439,6 +440,77 @@ def test_report_summary_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"plot: {tmp_path / 'plots' / n}"
         for n in ("noise_rms.png", "final.png", "enc_late.png", "imu_samples.png")
     ]
+
+
+def test_report_plot_has_whole_seed_ticks_and_the_metrics_bound_as_a_line(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from simclock.sweeps._report import metric_figure
+
+    scenario = load_scenario(write_short(tmp_path))
+    table = rows_to_table(_rows(3), table_schema(scenario))  # seeds 0..2: ticks 0.25 apart
+    fig = metric_figure(table, "noise_rms", (None, 0.55))
+    try:
+        (ax,) = fig.axes
+        ticks = list(ax.get_xticks())
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
+        low, high = ax.get_xlim()
+        assert [t for t in ticks if low <= t <= high] == [0.0, 1.0, 2.0]
+        heights = [
+            (str(line.get_label()), [float(y) for y in np.asarray(line.get_ydata())])
+            for line in ax.get_lines()
+            if isinstance(line, Line2D)
+        ]
+        flat = [(label, ys) for label, ys in heights if len(ys) > 1 and len(set(ys)) == 1]
+        assert flat == [("max = 0.55", [0.55, 0.55])]
+        legend = ax.get_legend()
+        assert legend is not None
+        assert [t.get_text() for t in legend.get_texts()] == [
+            "ok",
+            "failing seed (no value)",
+            "max = 0.55",
+        ]
+    finally:
+        plt.close(fig)
+    unbounded = metric_figure(table, "final")
+    try:
+        labels = [str(line.get_label()) for line in unbounded.axes[0].get_lines()]
+        assert labels == ["ok", "_child1", "failing seed (no value)"]
+    finally:
+        plt.close(unbounded)
+
+
+def test_cli_sweep_report_draws_the_bounds_of_the_scenario_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from simclock.sweeps import _report
+
+    short = write_short(tmp_path)
+    write_parquet(
+        rows_to_table(_rows(4), table_schema(load_scenario(short))), tmp_path / "t.parquet"
+    )
+    drawn: list[tuple[str, tuple[float | None, float | None]]] = []
+    real = _report.metric_figure
+
+    def spy(table: Any, name: str, bounds: tuple[float | None, float | None] = (None, None)) -> Any:
+        drawn.append((name, bounds))
+        return real(table, name, bounds)
+
+    monkeypatch.setattr(_report, "metric_figure", spy)
+    assert main(["sweep", "report", str(tmp_path / "t.parquet"), "--scenario", str(short)]) == 0
+    assert drawn == [
+        ("noise_rms", (None, 0.55)),
+        ("final", (None, None)),
+        ("enc_late", (None, None)),
+        ("imu_samples", (None, None)),
+    ]
+    capsys.readouterr()
+    assert main(["sweep", "report", str(tmp_path / "t.parquet"), "--scenario", "nope.toml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simclock sweep report: error: ") and err.count("\n") == 1, err
 
 
 def test_cli_sweep_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

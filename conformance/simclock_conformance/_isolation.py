@@ -9,8 +9,14 @@ before a test can blame the backend (a plugin that does not load, a suite
 module that does not import, pytest's internal error) is collected by
 :class:`SetupProblems` and becomes a usage error naming the cause.
 
-Inside a user's own pytest (``pytest --simclock-backend``), other plugins do
-load. :class:`ForeignPluginGuard` watches each suite test: when the failure
+Inside a user's own pytest (``pytest --simclock-backend``, or a subclass of
+``ClockConformance`` among the user's tests), other plugins do load. A plugin
+known to fail every test's setup in the environment it finds itself in is left
+out of such a run (:func:`leave_out_broken_plugins`): looptime's plugin wraps
+every fixture's setup and then looks up pytest-asyncio's plugin, so without
+pytest-asyncio it fails the setup of every test that has a fixture, the
+suite's and the user's alike, while the loops it would patch do not exist.
+For any other plugin, :class:`ForeignPluginGuard` watches each suite test: when the failure
 of a test's setup or teardown happens in another plugin's code (not in the
 backend, the suite, pytest or the standard library), the run stops as a usage
 error (pytest exit 4) naming that plugin and how to leave it out
@@ -34,6 +40,7 @@ __all__ = [
     "ForeignPluginGuard",
     "SetupProblems",
     "isolated_environ",
+    "leave_out_broken_plugins",
 ]
 
 HYPOTHESIS_PLUGIN = "_hypothesis_pytestplugin"
@@ -63,6 +70,40 @@ def isolated_environ() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+# (plugin module prefix, the plugin it needs, why it is left out without it)
+_NEEDS = (
+    (
+        "looptime.",
+        "asyncio",
+        "it fails the setup of every fixture when pytest-asyncio is not installed",
+    ),
+)
+
+
+def leave_out_broken_plugins(config: pytest.Config) -> list[str]:
+    """Unregister the plugins that would fail every test's setup here; one note per plugin.
+
+    Only a plugin whose failure is certain is left out: one of ``_NEEDS`` whose
+    required plugin is not registered. It could do nothing in this run
+    anyway (looptime only patches pytest-asyncio's event loops).
+    """
+    notes = []
+    for name, plugin in config.pluginmanager.list_name_plugin():
+        module = getattr(plugin, "__name__", "") if isinstance(plugin, ModuleType) else ""
+        for prefix, needed, why in _NEEDS:
+            if (
+                module.startswith(prefix)
+                and hasattr(plugin, "pytest_fixture_setup")
+                and not config.pluginmanager.has_plugin(needed)
+            ):
+                config.pluginmanager.unregister(plugin)
+                notes.append(
+                    f"simclock conformance: left out the pytest plugin {name!r} ({module}): "
+                    f"{why} (-p no:{name} leaves it out yourself)"
+                )
+    return notes
 
 
 def _last_line(text: str) -> str:

@@ -15,7 +15,10 @@ Options:
 
 Beside other plugins: every plugin installed in the environment is loaded
 into this pytest too (``python -m simclock_conformance`` loads none of them).
-When another plugin's code fails a suite test's setup or teardown, the run
+A plugin that would fail the setup of every test of the run is left out when
+the suite's tests are collected, with a line saying so at the end of the run
+(``_isolation.leave_out_broken_plugins``: looptime's plugin without
+pytest-asyncio). When another plugin's code fails a suite test's setup or teardown, the run
 stops as a usage error (exit 4) naming the plugin; leave it out with
 ``-p no:NAME`` (the name the message gives, e.g. ``-p no:looptime_plugin``), or
 load only what the suite needs: ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 pytest -p
@@ -147,6 +150,24 @@ def pytest_configure(config: pytest.Config) -> None:
         from simclock_conformance._isolation import ForeignPluginGuard
 
         config.pluginmanager.register(ForeignPluginGuard(config), "simclock-conformance-guard")
+
+
+_NOTES = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """When the suite is in the run, leave out the plugins that would fail every test's setup."""
+    if any(_suite_base(getattr(item, "cls", None)) is not None for item in items):
+        from simclock_conformance._isolation import leave_out_broken_plugins
+
+        config.stash.setdefault(_NOTES, []).extend(leave_out_broken_plugins(config))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say which plugins were left out (``pytest_collection_modifyitems``)."""
+    for note in config.stash.get(_NOTES, []):
+        terminalreporter.write_line(note)
 
 
 def _suite_base(cls: type | None) -> type | None:

@@ -11,6 +11,10 @@ Steps, all through the public command line so the demo shows what a user types:
 3. ``simclock timeline out/pendulum.mcap -o out/timeline.png``: nominal vs
    actual acquisition and delivery on the grid for the first 40 ms.
 
+It ends by saying how to type ``simclock`` yourself: ``make demo`` installs
+the commands into ``.venv/bin``, which is on ``PATH`` only once the
+environment is activated.
+
 ``out/`` is git-ignored. Exit code 0 when every step succeeds.
 """
 
@@ -18,6 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import simclock
@@ -64,8 +71,28 @@ def main(out_dir: str = "out") -> int:
 
     timeline = out / "timeline.png"
     print(f"$ simclock timeline {recording} -o {timeline}")
-    return cli(["timeline", str(recording), "-o", str(timeline)])
+    code = cli(["timeline", str(recording), "-o", str(timeline)])
+    if code == 0:
+        for line in path_hint(Path(sys.executable).parent, Path.cwd(), os.environ):
+            print(line)
+    return code
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def path_hint(scripts: Path, cwd: Path, environ: Mapping[str, str]) -> list[str]:
+    """The demo's last lines: how the ``simclock`` command gets on ``PATH``.
+
+    ``scripts`` is the running environment's script directory (``.venv/bin``
+    for ``make demo``), shown relative to ``cwd`` when below it, as the user
+    would type it.
+    """
+    on_path = [Path(p) for p in environ.get("PATH", "").split(os.pathsep) if p]
+    if scripts in on_path:
+        return [f"The simclock commands are on your PATH ({scripts})."]
+    shown = scripts
+    with contextlib.suppress(ValueError):
+        shown = scripts.relative_to(cwd)
+    lines = [f"The simclock commands are in {shown}, which is not on your PATH."]
+    if (scripts / "activate").is_file():
+        lines.append(f"To type them as simclock ..., activate the environment: . {shown}/activate")
+    lines.append(f"or run them by their path: {shown}/simclock --help")
+    return lines

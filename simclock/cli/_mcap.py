@@ -9,13 +9,14 @@
   prints and ``recover`` says it kept); the persisted draws and the
   recorder's own ``/clock`` ticks are stored besides and not counted. For
   another writer's file every message of every channel counts.
-* ``simclock replay FILE [--topics T ...] [--until NS] [--json]``: replays
+* ``simclock replay FILE [--topics T ...] [--until TIME] [--json]``: replays
   the file with :class:`~simclock.ReplayClock` and prints every bus message in
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
   <canonical JSON payload>``, or JSON lines with ``--json``. ``--until`` stops
-  after the messages stamped at or before ``NS``. ``--rtf X`` paces the replay
+  after the messages stamped at or before ``TIME``, a duration as ``--span``
+  takes (``"40 ms"``) or an int of nanoseconds. ``--rtf X`` paces the replay
   (``realtime_paced``, X simulated seconds per wall second); ``--live``
-  shows it in the Foxglove app as it goes (:mod:`simclock.cli._live`), at
+  shows it in the Foxglove app as it goes (`simclock.cli._live`), at
   ``--rtf`` or real time.
 * ``simclock diff A B``: reads both recordings (every check of replay on) and
   exits 0 when their traces are the same (so are their fingerprints);
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from decimal import Decimal, InvalidOperation
@@ -79,7 +81,9 @@ def register(subparsers: Any) -> None:
     replay.add_argument("file", help="an .mcap recording or a rosbag2 directory")
     replay.add_argument("--topics", nargs="+", metavar="TOPIC", help="only these topics")
     replay.add_argument(
-        "--until", type=_ns, metavar="NS", help="stop after this time (int nanoseconds)"
+        "--until",
+        metavar="TIME",
+        help='stop after this time, e.g. "40 ms" (or int nanoseconds)',
     )
     replay.add_argument("--json", action="store_true", help="print JSON lines")
     replay.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -115,16 +119,24 @@ def _rtf(text: str) -> Decimal:
     return value
 
 
-def _ns(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an int of nanoseconds, got {text!r}; write 1500000000 for 1.5 s"
-        ) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a time >= 0 ns, got {value}")
-    return value
+def _until(text: str) -> int:
+    """``--until``: a duration as ``--span`` takes it (``"40 ms"``), or digits of nanoseconds.
+
+    Parsed by the handler, not by argparse, so that a bad value is one line
+    (``simclock replay: error: --until: ...``) before any file is opened.
+    """
+    from simclock.core._names import safe_repr
+    from simclock.sim._scenario_file import ScenarioError, parse_duration
+
+    if re.fullmatch(r"[0-9]+", text):
+        # Invariant: at most 20 digits before int(): no 10**6-digit conversion.
+        if len(text) <= 20 and int(text) <= 2**64 - 1:
+            return int(text)
+        raise ScenarioError(
+            "--until",
+            f"{safe_repr(text)} is beyond 2**64 - 1 ns (about 584 years), the largest time-int",
+        )
+    return parse_duration(text, "--until")
 
 
 # -- info -----------------------------------------------------------------------------
@@ -249,7 +261,8 @@ class _Lines:
 
 
 def handler_replay(args: argparse.Namespace) -> int:
-    """``simclock replay FILE [--topics ...] [--until NS] [--json] [--rtf X] [--live]``."""
+    """``simclock replay FILE [--topics ...] [--until TIME] [--json] [--rtf X] [--live]``."""
+    until = None if args.until is None else _until(args.until)
     clock = ReplayClock(args.file, topics=args.topics)
     progress = Progress(f"simclock replay {args.file}", not args.no_progress)
     view = None
@@ -267,7 +280,7 @@ def handler_replay(args: argparse.Namespace) -> int:
             lines = _Lines(sys.stdout, args.json)
             clock.bus.subscribe(None, lines)
             start = clock.now_ns()
-            end = clock.end_ns() if args.until is None else args.until
+            end = clock.end_ns() if until is None else until
             if end < start:
                 return 0  # --until before the recording starts: nothing to print
             total = end - start

@@ -105,6 +105,9 @@ def register(subparsers: Any) -> None:
     )
     report.add_argument("table", help="the sweep.parquet or sweep.csv of a sweep")
     report.add_argument("--plots", help="directory for the PNGs (default: TABLE's dir/plots)")
+    report.add_argument(
+        "--scenario", help="the scenario file the sweep ran: its metrics' bounds are drawn"
+    )
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -195,19 +198,21 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    """``simclock sweep report TABLE [--plots DIR]``."""
+    """``simclock sweep report TABLE [--plots DIR] [--scenario FILE]``."""
     from pathlib import Path
 
+    from simclock.sim._scenario_file import load_scenario
     from simclock.sweeps._report import plot_metrics, summarise
     from simclock.sweeps._table import read_table
 
+    scenario = load_scenario(args.scenario) if args.scenario else None
     try:
         table = read_table(args.table)
     except OSError as exc:
         raise CommandError(f"cannot read table {args.table!r}: {exc.strerror or exc}") from None
     print(summarise(table))
     plots = Path(args.plots) if args.plots else Path(args.table).parent / "plots"
-    written = plot_metrics(table, plots)
+    written = plot_metrics(table, plots, scenario)
     for path in written:
         print(f"plot: {path}")
     return 0

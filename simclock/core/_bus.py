@@ -75,7 +75,7 @@ def is_reserved_topic(topic: str) -> bool:
 
 
 class EventKind(CheckedStrEnum):
-    """Kinds of :class:`Event` the library publishes."""
+    """Kinds of [`Event`][simclock.Event] the library publishes."""
 
     SCHEDULER_CALLBACK_FAILED = "SCHEDULER_CALLBACK_FAILED"
     SUBSCRIBER_FAILED = "SUBSCRIBER_FAILED"
@@ -86,7 +86,7 @@ class EventKind(CheckedStrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something the library reports about itself, published on :data:`EVENTS_TOPIC`.
+    """Something the library reports about itself, published on `EVENTS_TOPIC`.
 
     ``details`` holds JSON-friendly values; for a failed callback they are
     ``callback`` (qualified name), ``error_type`` and ``error_message`` (C-ERR-1).
@@ -128,7 +128,7 @@ class Event:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Event:
-        """Inverse of :meth:`to_json` (used by replay); ``ValueError`` for an unknown kind."""
+        """Inverse of `to_json` (used by replay); ``ValueError`` for an unknown kind."""
         if not isinstance(data, Mapping):
             raise SimclockTypeError(
                 f"data must be a mapping as made by Event.to_json(), got "
@@ -155,7 +155,7 @@ class Message:
 
     ``encoded`` (library API, not part of equality): the canonical JSON of a
     plain ``payload`` as ASCII bytes, when its publisher already made it
-    (:meth:`Bus.publisher`); the fingerprint and the recorder then use it
+    ([`Bus.publisher`][simclock.Bus.publisher]); the fingerprint and the recorder then use it
     instead of encoding the payload again, so a message is encoded once. It
     must equal ``canonical_json(payload).encode()`` of the payload as published.
     """
@@ -331,7 +331,7 @@ class Bus:
         """Take time from ``clock``; binding twice to different clocks is refused.
 
         ``clock`` needs ``now_ns()`` and ``schedule(at_ns, cb)`` (a
-        :class:`~simclock.SimClock`); anything else is a ``TypeError`` here,
+        [`SimClock`][simclock.SimClock]); anything else is a ``TypeError`` here,
         not at the first publish.
         """
         if not (
@@ -350,7 +350,7 @@ class Bus:
     def subscribe(self, topic: str | None, callback: Subscriber) -> Handle:
         """Call ``callback(message)`` for every message on ``topic`` (``None``: all topics).
 
-        Returns a :class:`Handle` whose ``cancel()`` unsubscribes (idempotent).
+        Returns a [`Handle`][simclock.lowlevel.Handle] whose ``cancel()`` unsubscribes (idempotent).
         """
         if topic is not None:
             topic = check_topic(topic)
@@ -375,7 +375,7 @@ class Bus:
         return Handle(cancel=cancel)
 
     def publish(self, topic: str, payload: Any, *, stamp_ns: int | None = None) -> Message:
-        """Publish ``payload`` on ``topic``; return the :class:`Message` with its sequence.
+        """Publish ``payload`` on ``topic``; return the `Message` with its sequence.
 
         ``stamp_ns`` defaults to the bound clock's ``now``. Bound: a stamp before
         ``now`` is a ``ValueError``; a future stamp is delivered when the clock
@@ -468,11 +468,11 @@ class Bus:
         sensor's deliveries, a controller's commands): the returned callable
         is ``lambda payload, encoded: bus.publish(topic, payload)`` without the
         per-call topic check; ``encoded`` (``None`` or the payload's canonical
-        JSON bytes) goes into :attr:`Message.encoded`. Same order and sequences as :meth:`publish`
+        JSON bytes) goes into `Message.encoded`. Same order and sequences as `publish`
         (C-BUS-1..3): a message that is due now while nothing is queued
         before it and no delivery is in progress goes straight to the
         subscribers, otherwise through the pending queue. On a bus with no
-        clock it is :meth:`publish` (which refuses the missing stamp).
+        clock it is `publish` (which refuses the missing stamp).
         """
         checked = check_topic(topic)
         lock = self._lock
@@ -532,13 +532,13 @@ class Bus:
     def sender(self, topic: str) -> Sender:
         """Library API: ``send(encoded, payload, make_payload)`` on ``topic`` stamped now.
 
-        A :meth:`publisher` for a payload whose canonical JSON the caller has
+        A `publisher` for a payload whose canonical JSON the caller has
         already made (``encoded``, or ``None``), and whose payload object may
         be built only if someone needs it: ``payload`` is the payload when
         ``make_payload`` is ``None``, else ``make_payload()`` is. When every
-        subscriber of the topic has a trace sink (:func:`register_trace_sink`)
+        subscriber of the topic has a trace sink (`register_trace_sink`)
         and the message is delivered at once, the sinks get its four fields
-        and neither the :class:`Message` nor the payload is built; otherwise
+        and neither the [`Message`][simclock.Message] nor the payload is built; otherwise
         it is ``publisher(topic)(payload, encoded)``. The order, the sequences
         and what each subscriber sees are the same either way (C-BUS-1..4);
         a sink that raises is reported with the message built then (C-BUS-4).

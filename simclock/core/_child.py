@@ -32,7 +32,7 @@ _TAIL_CHARS = 2000
 
 
 class SimclockChildError(SimclockRuntimeError):
-    """A child process of :func:`run_in_child` failed, crashed or timed out.
+    """A child process of `run_in_child` failed, crashed or timed out.
 
     ``returncode`` is its exit status (negative: killed by that signal; ``None``
     when it was killed for the timeout) and ``stderr_tail`` the last lines of
@@ -77,7 +77,7 @@ def run_in_child(
 
     ``what`` names the work in messages (``"audit run of seed 3"``). ``stdin``
     is fed to the child; ``cwd`` is its working directory (default: this
-    one). A non-zero exit raises :class:`SimclockChildError` naming ``what``,
+    one). A non-zero exit raises `SimclockChildError` naming ``what``,
     the seed, the exit status or signal and the tail of the child's stderr;
     so does a child still running after ``timeout_s`` seconds (it is killed
     first). Bad arguments are ``TypeError``/``ValueError`` before anything runs.

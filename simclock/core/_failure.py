@@ -23,9 +23,9 @@ def callback_failure_event(
 ) -> Event:
     """The ``Event(SCHEDULER_CALLBACK_FAILED)`` of C-ERR-1 for ``cb`` raising ``exc`` at ``at_ns``.
 
-    Details are exactly ``callback`` (:func:`simclock.callback_name`),
+    Details are exactly ``callback`` ([`simclock.callback_name`][simclock.callback_name]),
     ``error_type`` (``type(exc).__qualname__``) and ``error_message``
-    (:func:`exception_message`), then ``extra`` (a ``Session`` adds the
+    (`exception_message`), then ``extra`` (a ``Session`` adds the
     component id, a periodic thread its name). Never raises for any ``exc``.
     """
     at_ns = check_time_ns(at_ns, "at_ns")
@@ -50,7 +50,7 @@ def callback_failure_event(
 def publish_callback_failure(
     bus: Bus, at_ns: int, cb: object, exc: BaseException, extra: Mapping[str, object] | None = None
 ) -> None:
-    """Publish :func:`callback_failure_event` on ``bus`` at topic ``EVENTS_TOPIC`` (C-ERR-1).
+    """Publish `callback_failure_event` on ``bus`` at topic ``EVENTS_TOPIC`` (C-ERR-1).
 
     The event is stamped ``at_ns`` (the failing entry's time, which is the
     clock's ``now`` while it is reported).

@@ -117,7 +117,7 @@ class HeapSimClock:
     Errors: wrong types are ``TypeError``, bad values ``ValueError``, ``advance``
     from inside a callback ``RuntimeError``; every refused call leaves the clock
     unchanged. A callback raising ``Exception`` is reported on the bus as
-    ``Event(SCHEDULER_CALLBACK_FAILED)`` (C-ERR-1); other ``BaseException``\\ s
+    ``Event(SCHEDULER_CALLBACK_FAILED)`` (C-ERR-1); other ``BaseException``s
     propagate with ``now`` at the failing entry (C-ERR-2).
 
     Complexity: ``schedule*`` and each firing O(log n); ``cancel`` O(1)
@@ -260,7 +260,7 @@ class HeapSimClock:
         """Library API: a periodic (``period``) or rate (``rate``) schedule on a quantum.
 
         Exactly one of ``period`` (ns, ``> 0``) and ``rate`` (Hz, ``int`` or
-        ``Fraction`` as for :meth:`schedule_rate`) is given; ``phase`` is a
+        ``Fraction`` as for `schedule_rate`) is given; ``phase`` is a
         time-int and ``quantum`` a positive one. Firing ``k`` is at the first
         multiple of ``quantum`` at or after the nominal ``phase + k*period``
         (or ``phase + ceil(k*1e9/rate)``), and the first ``k`` is the first
@@ -371,7 +371,7 @@ class HeapSimClock:
         """Library API: ``GridClock.advance``'s boundary loop, to ``target_ns``, in one call.
 
         For each boundary ``b = k*step_ns`` in ``(now, target_ns]``: everything
-        before ``b`` (entries and ``source`` items, as :meth:`run_until`), then
+        before ``b`` (entries and ``source`` items, as `run_until`), then
         ``hook(k)`` with ``now == b - 1``; then everything up to ``target_ns``.
         A hook raising ``Exception`` goes to ``on_hook_failure(k, exc)`` and the
         loop goes on; a ``BaseException`` propagates with ``now == b - 1``.

@@ -75,9 +75,9 @@ def exception_message(exc: BaseException) -> str:
 def describe_exception(exc: BaseException, *, limit: int | None = None) -> str:
     """``Type: message`` of an exception, ``Type`` alone when the message is empty (C-ERR-1).
 
-    The one describer of the library: ``Type`` is :func:`type_name`
+    The one describer of the library: ``Type`` is `type_name`
     (``type(exc).__qualname__``, so a nested class reads ``Outer.Inner``) and
-    the message :func:`exception_message` (``<str() of Type raised>`` when
+    the message `exception_message` (``<str() of Type raised>`` when
     ``str`` fails). Never raises. ``limit`` (characters, ``>= 16``) cuts a long
     description to one line: whitespace runs become one space and the end is
     ``...(truncated)``; ``None`` keeps it whole. O(len(message)).

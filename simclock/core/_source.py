@@ -17,7 +17,7 @@ __all__ = ["TimedSource", "check_timed_source"]
 class TimedSource(Protocol):
     """Something that is not a heap entry but must run in time order with them.
 
-    Used with :meth:`HeapSimClock.run_until`: a replay's recorded messages, a
+    Used with `HeapSimClock.run_until`: a replay's recorded messages, a
     session's per-boundary phases. ``next_ns()`` is the time of its next item
     (``>= now``) or ``None``; ``fire(at_ns)`` runs everything it has due at
     ``at_ns`` (the clock's ``now`` is ``at_ns`` meanwhile) and must move

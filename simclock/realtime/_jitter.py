@@ -72,7 +72,7 @@ class LatenessHistogram:
 
     @classmethod
     def max_index(cls) -> int:
-        """The bucket of the largest value :meth:`add` accepts (``2**MAX_VALUE_BITS - 1``)."""
+        """The bucket of the largest value `add` accepts (``2**MAX_VALUE_BITS - 1``)."""
         return cls._index((1 << cls.MAX_VALUE_BITS) - 1)
 
     def add(self, value_ns: int) -> None:
@@ -124,7 +124,7 @@ class JitterStats:
 
     ``lateness`` is how long after its nominal deadline a firing started (its
     callback was called), in ns, always >= 0. ``p50_ns``/``p99_ns`` come from a
-    :class:`LatenessHistogram` (at most 1.6 % high), ``max_ns`` and ``mean_ns``
+    `LatenessHistogram` (at most 1.6 % high), ``max_ns`` and ``mean_ns``
     are exact; all four are ``None`` before the first firing. ``overrun``
     counts firings whose callback returned after the next deadline (which is
     then fired late or skipped). ``deadlines`` is

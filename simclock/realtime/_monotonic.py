@@ -22,14 +22,14 @@ __all__ = ["MonotonicClock"]
 
 
 class MonotonicClock:
-    """A :class:`~simclock.SystemClock` reading the OS monotonic clock (C-SYS-1).
+    """A [`SystemClock`][simclock.SystemClock] reading the OS monotonic clock (C-SYS-1).
 
     ``MonotonicClock(seed, *, source=None, bus=None)``. ``source`` is a
     zero-argument callable returning int ns, ``time.monotonic_ns`` by default;
     it is the public attribute ``source``, so tests drive the clock with a fake.
     ``now_ns()`` never decreases: a source that steps back is held at the last
     value returned (``time.monotonic_ns`` never does). ``random_source()`` is the
-    root stream of ``seed`` (C-RNG-1). ``bus`` (an unbound :class:`~simclock.Bus`
+    root stream of ``seed`` (C-RNG-1). ``bus`` (an unbound [`Bus`][simclock.Bus]
     by default) is where periodic threads on this clock report failures, stamped
     in this clock's ns.
 

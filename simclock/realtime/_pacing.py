@@ -55,7 +55,7 @@ class PacingMode(CheckedStrEnum):
       waits for that frame's wall time and calls ``on_frame(now_ns)``; the
       simulation is computed up to one frame ahead of what is shown.
     - ``operator_training``: like ``realtime_paced`` for a trainee at a
-      console: a :class:`PacingControl` can pause the run or change ``rtf``
+      console: a [`PacingControl`][simclock.PacingControl] can pause the run or change ``rtf``
       while it runs, and lag is dropped (the schedule is re-anchored, reported
       as ``PACING_LAG`` with ``dropped_ns``) rather than caught up, so the
       trainee never sees a fast-forward burst.
@@ -138,7 +138,7 @@ class PacingControl:
             self._version += 1
 
     def pause(self) -> None:
-        """Hold the run before its next ``advance`` until :meth:`resume`."""
+        """Hold the run before its next ``advance`` until `resume`."""
         with self._lock:
             self._paused = True
             self._version += 1
@@ -155,7 +155,7 @@ class PacingControl:
 
 
 class PacingReference:
-    """One wall-clock reference shared by several :func:`run_paced` calls.
+    """One wall-clock reference shared by several [`run_paced`][simclock.run_paced] calls.
 
     A run driven in chunks (``run_paced(clock, t1, reference=ref)``, then
     ``t2``, ...) keeps the anchor of its first call: sim time ``t`` is due at
@@ -193,7 +193,7 @@ class _FirstCall:
 
 @dataclass(frozen=True, slots=True)
 class PacingReport:
-    """What :func:`run_paced` did.
+    """What [`run_paced`][simclock.run_paced] did.
 
     ``advances``: ``advance`` calls made (the same in every mode);
     ``frames``: ``on_frame`` calls (``rendered`` only); ``wall_ns``: wall time
@@ -204,10 +204,10 @@ class PacingReport:
     unbound ``events`` bus refused (its last stamp was later, e.g. the bus is
     reused after a run that reached a later sim time); they are still in
     ``lag_events``. ``rtf``: the real-time factor in force when the run ended
-    (a :class:`PacingControl`'s, which may differ from the argument), ``None``
+    (a [`PacingControl`][simclock.PacingControl]'s, which may differ from the argument), ``None``
     in the modes that do not pace (``unbounded``, ``deterministic_ci``).
 
-    With a :class:`PacingReference` every field covers all the calls made
+    With a [`PacingReference`][simclock.PacingReference] every field covers all the calls made
     with that reference so far (one run split into chunks): ``sim_start_ns``
     and ``wall_ns`` from its first call, counters and lag events summed.
     """
@@ -393,7 +393,7 @@ def run_paced(
     entry when the clock has ``next_event_ns`` (rounded up to the clock's
     ``step_ns()``), so an entry fires at its own wall time rather than at the
     start of its step. The plan depends only on simulation state: every mode
-    makes the same ``advance`` calls (see :class:`PacingMode` for what each
+    makes the same ``advance`` calls (see [`PacingMode`][simclock.PacingMode] for what each
     paces). ``until_ns == now`` makes one ``advance(0)``.
 
     ``step_ns`` defaults to the smallest multiple of ``clock.step_ns()`` of at
@@ -406,7 +406,7 @@ def run_paced(
     ``sleep(duration_ns)`` are the wall-clock pair; ``deterministic_ci`` calls
     neither. ``on_frame`` is only for ``rendered`` and must not change the
     simulation; ``control`` only for the wall-paced modes. ``reference``
-    (a :class:`PacingReference`) keeps one wall-clock reference across
+    (a [`PacingReference`][simclock.PacingReference]) keeps one wall-clock reference across
     calls: a later call neither re-anchors nor forgets a lag, and its report
     covers the run so far; it must be given the first call's ``mode`` and
     ``rtf``.

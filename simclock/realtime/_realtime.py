@@ -68,12 +68,12 @@ _MAX_WAIT_NS = int(threading.TIMEOUT_MAX) * 1_000_000_000
 
 @dataclass(frozen=True, slots=True)
 class PeriodicThreadHandle(Handle):
-    """The :class:`~simclock.lowlevel.Handle` of a periodic thread, with ``jitter()`` (C-SYS-3).
+    """The [`Handle`][simclock.lowlevel.Handle] of a periodic thread, with ``jitter()`` (C-SYS-3).
 
     ``cancel()`` stops the thread and, unless called from the thread itself,
     joins it (C-SYS-2, C-CAN-1..2); ``stats()`` gives the
-    :class:`~simclock.PeriodicStats` counters; ``jitter()`` gives a
-    :class:`JitterStats` snapshot with lateness percentiles; ``thread`` is the
+    [`PeriodicStats`][simclock.PeriodicStats] counters; ``jitter()`` gives a
+    [`JitterStats`][simclock.JitterStats] snapshot with lateness percentiles; ``thread`` is the
     worker (for ``is_alive()`` or its name).
     """
 

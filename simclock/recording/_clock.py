@@ -100,7 +100,7 @@ class RecordedMessages:
 
 
 class ReplayClock(Closing):
-    """A :class:`~simclock.SimClock` that replays a recording (SPEC §5, C-REP-1..4).
+    """A [`SimClock`][simclock.SimClock] that replays a recording (SPEC §5, C-REP-1..4).
 
     ``ReplayClock(path, *, callbacks=False, topics=None, bus=None)``.
 
@@ -109,7 +109,7 @@ class ReplayClock(Closing):
       decreases (C-TIME-2).
     * ``advance(dt)`` delivers to ``bus`` subscribers every recorded message
       with stamp in ``(now, now+dt]`` in recorded total order; the first
-      ``advance`` (also after :meth:`seek`) includes the current instant
+      ``advance`` (also after `seek`) includes the current instant
       (C-REP-1). While a message is delivered ``now_ns()`` is its stamp.
       ``advance`` from inside a subscriber or callback raises
       ``RuntimeError`` (C-ADV-4).
@@ -122,7 +122,7 @@ class ReplayClock(Closing):
       deliveries always run: they are not control callbacks.
     * ``random_source()`` raises ``SimclockRuntimeError`` unless the draws
       were persisted (``Recorder(record_draws=True)``); then it returns a
-      :class:`ReplayRandomSource` handing back exactly the recorded draws per
+      `ReplayRandomSource` handing back exactly the recorded draws per
       label (C-REP-3).
     * ``seek(t)`` jumps forward to ``t`` without delivering the messages
       before ``t`` (whole chunks are skipped unread); ``t < now`` is a
@@ -137,7 +137,7 @@ class ReplayClock(Closing):
       and checked).
 
     A recording problem found while streaming raises
-    :class:`~simclock.RecordingError` from ``advance``; the clock then stays
+    [`RecordingError`][simclock.RecordingError] from ``advance``; the clock then stays
     at the last delivered stamp and every later ``advance``, ``seek`` and
     ``next_event_ns`` raises the same error. Messages published on the
     replay bus during replay take sequences from that bus's own counter.

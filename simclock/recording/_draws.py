@@ -85,7 +85,7 @@ class DrawLog:
 
 
 class ReplayRandomSource(LabelledStream):
-    """A :class:`~simclock.RandomSource` that returns the recorded draws (C-REP-3).
+    """A [`RandomSource`][simclock.RandomSource] that returns the recorded draws (C-REP-3).
 
     Each draw must match the recorded one of the same label (method and
     arguments), in order; otherwise, and when the recorded draws run out,

@@ -125,7 +125,7 @@ def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[
     never merged into another; ``SimclockValueError``); its parent must.
     ``recording`` must be a recording written by simclock (a foreign MCAP file
     or a ROS 2 bag is refused: ROS tools read those already). A damaged
-    recording is refused with :class:`~simclock.RecordingError` before
+    recording is refused with [`RecordingError`][simclock.RecordingError] before
     anything is written. See the module docstring for what the bag holds.
     """
     src = _check_path(recording, "recording")

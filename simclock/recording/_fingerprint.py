@@ -244,7 +244,7 @@ class Fingerprinter:
     def __call__(self, message: Message) -> None:
         """Hash ``message`` (the subscriber entry point).
 
-        ``TypeError`` for anything but a :class:`~simclock.Message`, before the
+        ``TypeError`` for anything but a [`Message`][simclock.Message], before the
         hash or the count changes.
         """
         if not isinstance(message, Message):
@@ -314,7 +314,7 @@ register_trace_sink(Fingerprinter, Fingerprinter._line_sink)
 def trace_fingerprint(messages: Iterable[Message]) -> str:
     """Fingerprint of ``messages`` taken in the given order (C-X-FP).
 
-    Equal to a :class:`Fingerprinter` subscribed to the bus that delivered them.
+    Equal to a [`Fingerprinter`][simclock.Fingerprinter] subscribed to the bus that delivered them.
     """
     try:
         iterator = iter(messages)

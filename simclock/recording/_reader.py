@@ -74,7 +74,7 @@ __all__ = [
 class RecordingInfo:
     """What a recording says about itself (``simclock info``).
 
-    ``simclock`` is True for files written by :class:`~simclock.Recorder`;
+    ``simclock`` is True for files written by [`Recorder`][simclock.Recorder];
     ``seed``, ``fingerprint`` and ``draw_labels`` are only known for those.
     ``topic_counts`` counts bus messages per topic (for foreign files: every
     channel's messages per topic, counted by reading the file when it has
@@ -177,9 +177,9 @@ class RecordingReader(Closing):
     envelope (magic, footer, summary, header, metadata) at once, so a
     truncated file or a file that is not MCAP is refused before anything is
     delivered. ``messages(start_ns=None)`` is a generator of
-    :class:`~simclock.Message` (checks: see :mod:`._own`, :mod:`._foreign`);
+    [`Message`][simclock.Message] (checks: see `_own`, `_foreign`);
     ``draws(label)`` yields the persisted draws of one random stream in
-    draw order. Close with :meth:`close` or a ``with`` block.
+    draw order. Close with `close` or a ``with`` block.
     """
 
     def __init__(
@@ -548,7 +548,7 @@ class RecordingReader(Closing):
 
     @property
     def is_simclock(self) -> bool:
-        """True for files written by :class:`~simclock.Recorder` and their ROS 2 exports."""
+        """True for files written by [`Recorder`][simclock.Recorder] and their ROS 2 exports."""
         return self._own is not None or (self._bag is not None and self._bag.record is not None)
 
     @property
@@ -562,7 +562,7 @@ class RecordingReader(Closing):
         return self._summary
 
     def check_open(self, what: str) -> None:
-        """``SimclockRuntimeError`` naming ``what`` once :meth:`close` has run."""
+        """``SimclockRuntimeError`` naming ``what`` once `close` has run."""
         if self._closed:
             raise SimclockRuntimeError(
                 f"{what} on a closed recording {self.path!r}; open a new ReplayClock"
@@ -581,7 +581,7 @@ class RecordingReader(Closing):
     def messages(self, start_ns: int | None = None) -> Iterator[Message]:
         """Bus messages with ``stamp >= start_ns`` in recorded total order (C-REP-1).
 
-        Raises :class:`RecordingError` where the file is found bad; every
+        Raises [`RecordingError`][simclock.RecordingError] where the file is found bad; every
         message yielded before that came from a chunk that passed its checks.
         """
         start = None if start_ns is None else check_time_ns(start_ns, "start_ns")

@@ -110,7 +110,7 @@ _COMPRESSION = {
 
 
 class Recorder(Closing):
-    """Write every message of a :class:`~simclock.Bus` to one MCAP file (SPEC §6).
+    """Write every message of a [`Bus`][simclock.Bus] to one MCAP file (SPEC §6).
 
     See the module docstring for the file layout and the full API. Order:
     messages are written as delivered, which is the total order
@@ -485,7 +485,7 @@ class Recorder(Closing):
         for a message out of total order or stamped before ``start_ns`` and
         ``SimclockTypeError`` / ``SimclockValueError`` for a payload with no
         canonical JSON form; these are kept and reported again by
-        :meth:`close`. ``SimclockRuntimeError`` once closed (nothing written).
+        `close`. ``SimclockRuntimeError`` once closed (nothing written).
         """
         if not isinstance(message, Message):
             raise SimclockTypeError(

@@ -80,9 +80,13 @@ __all__ = ["RecoveryReport", "recover"]
 _RECORD_HEAD = struct.Struct("<BQ")
 
 
+_COMPLETE = "the file was complete"
+"""The ``reason`` of a file that ended with its footer: nothing can be missing after it."""
+
+
 @dataclass(frozen=True, slots=True)
 class RecoveryReport:
-    """What :func:`recover` kept and lost (also stored, as JSON, in the output).
+    """What [`recover`][simclock.recover] kept and lost (also stored, as JSON, in the output).
 
     ``kept_messages`` counts what ``simclock info`` counts in the output:
     for a simclock recording its bus messages (the fingerprinted trace; the
@@ -121,13 +125,25 @@ class RecoveryReport:
         )
 
     def summary(self) -> str:
-        """One line for the command line; its counts are ``simclock info``'s for the output."""
-        lost = (
-            f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')})"
-            if self.lost_bytes
-            else "lost nothing"
-        )
+        """One line for the command line; its counts are ``simclock info``'s for the output.
+
+        It says only what the file can tell: of a file that was not closed, the
+        messages its writer still held in memory are in no chunk, so no count
+        of them exists; "lost nothing" is said of a complete file only.
+        """
         since = "" if self.lost_from_ns is None else f", messages from {self.lost_from_ns} ns on"
+        if self.reason == _COMPLETE:
+            lost = (
+                f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')}){since}"
+                if self.lost_bytes
+                else "lost nothing"
+            )
+        else:
+            lost = (
+                f"lost {self.lost_bytes} bytes ({_count(self.lost_chunks, 'chunk')}){since}"
+                if self.lost_bytes
+                else "every complete chunk kept"
+            ) + "; messages the writer never wrote to the file cannot be counted"
         kept = (
             f"{_count(self.kept_messages, 'bus message')} and {_count(self.kept_draws, 'draw')}"
             if self.simclock
@@ -137,7 +153,7 @@ class RecoveryReport:
         return (
             f"recovered {self.output}: kept {kept}{until} from "
             f"{_count(self.kept_chunks, 'complete chunk')} of {os.path.basename(self.source)}; "
-            f"{lost}{since} ({self.reason})"
+            f"{lost} ({self.reason})"
         )
 
 
@@ -221,7 +237,7 @@ def _scan(path: str, stream: IO[bytes], size: int, out: _Scan) -> Iterator[Any]:
             else:
                 yield from records  # the loop seeks to its next record itself
         elif isinstance(record, Footer | DataEnd):
-            out.reason = "the file was complete"
+            out.reason = _COMPLETE
             return
         elif record is not None:
             yield record
@@ -240,7 +256,7 @@ def _note_cut_chunk(stream: IO[bytes], offset: int, out: _Scan) -> None:
 def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> RecoveryReport:
     """Write ``output``: a valid recording of everything complete in ``path`` (C-REP-7).
 
-    Raises :class:`~simclock.RecordingError` naming the file and offset when
+    Raises [`RecordingError`][simclock.RecordingError] naming the file and offset when
     nothing can be recovered (not MCAP, no header, a simclock recording
     without its start record), ``ValueError`` when ``output`` is ``path`` or
     cannot be written. See the module docstring for what is kept.

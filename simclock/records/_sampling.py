@@ -57,7 +57,7 @@ _SENSOR_ID_RE = re.compile(SENSOR_ID_PATTERN, re.ASCII)
 
 
 class SamplingRecord(TypedDict):
-    """One due sample returned by :meth:`SamplingEvents.run_until` (a plain ``dict``)."""
+    """One due sample returned by `SamplingEvents.run_until` (a plain ``dict``)."""
 
     time_us: int
     token: int

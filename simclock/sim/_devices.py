@@ -211,9 +211,9 @@ class Sample:
         }
 
     def canonical_json(self, device_json: str) -> bytes | None:
-        """The canonical JSON of :meth:`to_json` as bytes (C-X-FP), made without a JSON encoder.
+        """The canonical JSON of `to_json` as bytes (C-X-FP), made without a JSON encoder.
 
-        ``device_json`` is the canonical JSON string of :attr:`device` (made
+        ``device_json`` is the canonical JSON string of `device` (made
         once per device). ``None`` unless every value is a finite ``float``:
         NaN and infinities have no canonical form, and the generic encoder
         reports the error. Equal to ``canonical_json(self.to_json()).encode()``
@@ -237,7 +237,7 @@ class Sample:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Sample:
-        """Inverse of :meth:`to_json` (used by the timeline reader).
+        """Inverse of `to_json` (used by the timeline reader).
 
         ``TypeError`` for a non-mapping or a field of the wrong type, ``ValueError``
         naming the first missing key; times are time-ints, never rounded floats.

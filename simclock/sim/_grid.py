@@ -131,13 +131,13 @@ class GridClock:
     Every ``schedule*`` takes ``policy`` (default ``default_policy``) and an
     optional ``name`` used in errors (default: the callback's qualified name).
     Entries are pushed at their quantised time on an inner
-    :class:`~simclock.HeapSimClock`, the one scheduling core: an off-grid
+    [`HeapSimClock`][simclock.HeapSimClock], the one scheduling core: an off-grid
     periodic or rate is a core entry with a quantum ``s``, re-armed by the
     core from its nominal grid. So C-TIE-1, C-ADV-1..5, C-CAN-1..4 and
     C-ERR-1..2 hold as there, with ``at_ns`` read as the quantised time; with
     ``s == 1`` the clock behaves exactly like ``HeapSimClock``. A
-    :class:`~simclock.Session` attaches its phases as the clock's one
-    :class:`~simclock.lowlevel.TimedSource` (:meth:`attach_source`).
+    [`Session`][simclock.Session] attaches its phases as the clock's one
+    [`TimedSource`][simclock.lowlevel.TimedSource] (`attach_source`).
 
     Stats (C-X-STATS): ``fired``, ``failed``, ``skipped`` (always 0: a
     quantised firing is late, never dropped) and ``overrun`` (a firing whose
@@ -289,7 +289,7 @@ class GridClock:
 
         Under ``strict`` every firing must be a boundary: ``s == 1``, or the
         rate's period a whole multiple of ``s`` (and the phase a boundary);
-        otherwise like :meth:`schedule_periodic`.
+        otherwise like `schedule_periodic`.
         """
         rate = check_rate_hz(rate_hz)
         phase = check_time_ns(phase_ns, "phase_ns")
@@ -317,7 +317,7 @@ class GridClock:
         """Library API: run ``source`` in time order with the entries (a ``Session``'s phases).
 
         At an instant shared with entries the source runs first, after the
-        ``on_step`` hook of that boundary (see :meth:`advance`). One source per
+        ``on_step`` hook of that boundary (see `advance`). One source per
         clock: a second is a ``RuntimeError`` and changes nothing. A ``source``
         without callable ``next_ns`` and ``fire`` is a ``TypeError`` here, not a
         failure at the next ``advance``.

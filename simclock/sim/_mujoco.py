@@ -171,13 +171,13 @@ class MujocoClock(GridClock):
     ``MujocoClock(model, seed, *, data=None, keyframe=None, bus=None,
     default_policy="strict", start_ns=0)``: ``model`` is an ``MjModel`` or a
     path to an MJCF file; ``data`` defaults to a fresh ``MjData``; ``keyframe``
-    names a keyframe that :meth:`reset_physics` restores (else the model's
+    names a keyframe that `reset_physics` restores (else the model's
     defaults). The clock starts at ``start_ns`` (a boundary, C-TIME-1) with the
     physics as given; a start other than 0 also sets ``data.time`` to
     ``start_ns / 1e9``, MuJoCo's float view of it (never read back as the
     clock). Starting at a far instant is how a far time is reached without
     one ``mj_step`` per boundary on the way. Everything else is
-    :class:`~simclock.GridClock`: one ``mj_step`` per boundary, before the
+    [`GridClock`][simclock.GridClock]: one ``mj_step`` per boundary, before the
     callbacks of that boundary.
     """
 
@@ -300,7 +300,7 @@ class MujocoClock(GridClock):
         return actuator_of(self.model, name)
 
     def read_sensor(self, name: str) -> tuple[float, ...]:
-        """The current values of sensor ``name`` at this boundary (see :meth:`forward`)."""
+        """The current values of sensor ``name`` at this boundary (see `forward`)."""
         where = self.sensor_slice(name)
         self.forward()
         return tuple(float(v) for v in self.data.sensordata[where])
@@ -308,7 +308,7 @@ class MujocoClock(GridClock):
     def reset_physics(self) -> None:
         """Restore the initial state (the keyframe if given); the clock does not move.
 
-        Used by :class:`~simclock.Session` at each episode start (C-EP-1):
+        Used by [`Session`][simclock.Session] at each episode start (C-EP-1):
         ``data.time`` goes back to the keyframe's time, ``now_ns()`` does not.
         """
         if self._key_id >= 0:

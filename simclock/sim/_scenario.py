@@ -55,8 +55,8 @@ def build_session(
 ) -> Session:
     """A fresh instance of the plan for ``seed`` (default the scenario's) (C-SEED-2).
 
-    The clock is a :class:`~simclock.MujocoClock` (new ``MjData``, reset to the
-    keyframe at each episode start) or a :class:`~simclock.GridClock`. ``/clock``
+    The clock is a [`MujocoClock`][simclock.MujocoClock] (new ``MjData``, reset to the
+    keyframe at each episode start) or a [`GridClock`][simclock.GridClock]. ``/clock``
     is not put on the bus (the Recorder writes it from SessionTime, C-EP-2), so
     the bus trace is the same recorded or not. ``bus`` (unbound) and
     ``draw_observer`` let a Recorder listen from the start.
@@ -101,9 +101,9 @@ def build_session(
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """What :func:`run_scenario` did: the trace's fingerprint and counts.
+    """What [`run_scenario`][simclock.run_scenario] did: the trace's fingerprint and counts.
 
-    ``pacing`` is the :class:`~simclock.PacingReport` of the whole run (one
+    ``pacing`` is the [`PacingReport`][simclock.PacingReport] of the whole run (one
     wall-clock reference): its ``lag_events`` are the run's ``PACING_LAG``
     events, ``max_lag_ns`` the worst lag, ``rtf`` the factor in force
     (``None`` in the modes that do not pace). Its ``advances`` count pacing
@@ -144,10 +144,10 @@ def run_scenario(
     """Run every episode of ``scenario``; return its fingerprint (C-X-FP).
 
     ``seed``/``mode`` override the file's. The clock is driven by
-    :func:`simclock.run_paced` in chunks of ``chunk_ns`` simulated time (the
+    [`simclock.run_paced`][simclock.run_paced] in chunks of ``chunk_ns`` simulated time (the
     pacing of ``mode``; the trace is the same in every mode, C-MODE-1, and
     for any chunk size, C-ADV-5). With ``out`` the run is recorded by
-    :class:`~simclock.Recorder` (``/clock`` at every physics step, carrying
+    [`Recorder`][simclock.Recorder] (``/clock`` at every physics step, carrying
     SessionTime; every noise draw persisted per stream label, C-REP-3) with
     metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``),
     ``step_ns``, ``scenario_text`` and ``scenario_sha256`` (the scenario's
@@ -155,11 +155,11 @@ def run_scenario(
     physics, ``model_sha256`` (the MJCF file's hash). Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
 
-    Pacing: every chunk continues one :class:`~simclock.PacingReference`, so
+    Pacing: every chunk continues one [`PacingReference`][simclock.PacingReference], so
     ``realtime_paced`` keeps a single wall-clock reference for the whole run
     and catches up a stall in later chunks (a 150 ms stall in a 1 s run still
     ends at 1 s of wall time); ``source``/``sleep`` are the wall-clock pair
-    of :func:`simclock.run_paced` (tests inject fake time). The run's pacing
+    of [`simclock.run_paced`][simclock.run_paced] (tests inject fake time). The run's pacing
     report, with its ``PACING_LAG`` events, is ``RunResult.pacing``.
 
     ``subscriber(message)`` is put on every topic of the run's bus before the

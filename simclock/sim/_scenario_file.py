@@ -277,7 +277,7 @@ _CONTROLLER_KEYS = ("kind", "period", "phase", "policy")
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file; :class:`ScenarioError` names the key at fault.
+    """Read and validate a scenario file; `ScenarioError` names the key at fault.
 
     Validation is complete before anything runs: unknown keys, types, exact
     durations, ids, C-GRID-3 (strict schedules on the grid), MJCF sensors and

@@ -80,7 +80,7 @@ def component_stream(
     and use only ``[A-Za-z0-9_.-]``, otherwise ``ValueError``. The stream depends
     only on (seed, component id, stream name): never on which other components
     exist or the order they were added in. ``observer`` sees every draw (a
-    :class:`~simclock.Recorder`'s ``draw_observer`` persists them, C-REP-3).
+    [`Recorder`][simclock.Recorder]'s ``draw_observer`` persists them, C-REP-3).
     O(len(path)).
     """
     seed = check_seed(seed)
@@ -142,11 +142,11 @@ class Session:
 
     Plan: components are added before the session starts; an off-grid period,
     phase or latency under ``strict`` is refused right there, naming the
-    component (C-GRID-3). The session starts on the first :meth:`advance`,
-    :meth:`run_until`, :meth:`start` or :meth:`reset_episode`.
+    component (C-GRID-3). The session starts on the first `advance`,
+    `run_until`, `start` or `reset_episode`.
 
     Phase order at every boundary ``b`` where the session has work (the
-    phases are a :class:`~simclock.lowlevel.TimedSource` of the grid clock, run by
+    phases are a [`TimedSource`][simclock.lowlevel.TimedSource] of the grid clock, run by
     the scheduling core before the clock's entries at ``b``; they are not heap
     entries, so the order never depends on push history, ``next_event_ns``
     shows the user's entries only, and an idle stretch costs nothing):
@@ -155,7 +155,7 @@ class Session:
     2. acquisitions due at ``b`` (first boundary >= nominal, C-GRID-2), sensors
        in the order they were added, each sensor's deadlines in order;
     3. deliveries due at ``b``, in acquisition order, each published on the
-       sensor's topic stamped ``b`` and appended to :attr:`samples` (C-DEV-2);
+       sensor's topic stamped ``b`` and appended to `samples` (C-DEV-2);
        a zero-latency sample is delivered at its own acquisition boundary;
     4. controllers due at ``b``, in the order they were added: they see every
        sample delivered at or before ``b``.
@@ -164,7 +164,7 @@ class Session:
     component callback raising ``Exception`` is reported as
     ``SCHEDULER_CALLBACK_FAILED`` naming the callback (C-ERR-1) and the others
     still run; that firing is consumed. Samples still in flight at an episode
-    reset are dropped and counted in :attr:`dropped_in_flight`.
+    reset are dropped and counted in `dropped_in_flight`.
 
     Complexity: O(components + due firings) per boundary; deliveries O(log n).
     """
@@ -383,7 +383,7 @@ class Session:
 
         ``seed`` is checked first. Once started, an explicit ``seed`` is a
         ``RuntimeError`` rather than silently ignored: another seed needs
-        :meth:`reset_episode`.
+        `reset_episode`.
         """
         chosen = self._seed if seed is None else check_seed(seed)
         if self._started:
@@ -404,7 +404,7 @@ class Session:
     def reset_episode(self, seed: int | None = None) -> None:
         """End the current episode and start the next one: EpisodeTime is 0 again (C-EP-1).
 
-        ``seed`` defaults to :func:`episode_seed` of (session seed, next index)
+        ``seed`` defaults to [`episode_seed`][simclock.episode_seed] of (session seed, next index)
         (C-SEED-2). Allowed between ``advance`` calls at a grid boundary only
         (``RuntimeError`` otherwise, nothing changed). SessionTime does not
         move and ``/clock`` keeps counting it (C-EP-2). Samples in flight are

@@ -2,7 +2,7 @@
 
 ``simclock.sweep(scenario, "0:1000", out="sweep-pendulum")`` runs every seed
 as an independent run and returns the table (also written as Parquet and
-CSV); :func:`summarise` and :func:`plot_metrics` are behind
+CSV); [`summarise`][simclock.sweeps.summarise] and `plot_metrics` are behind
 ``simclock sweep report``.
 """
 

@@ -3,7 +3,9 @@
 Metrics are the table's ``metric.<name>`` columns. The summary gives, per
 metric, how many seeds have a value, mean, min, median, 95th percentile
 (nearest rank), max and the seed of the max; nulls (failed runs) are left
-out. Each plot shows the metric against the seed, failing seeds marked.
+out. Each plot shows the metric against the seed (whole seeds on the axis),
+failing seeds marked and, when the scenario is given, the metric's ``min``/``max``
+bounds as lines: the table itself holds no bounds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from simclock.core._extras import require_extra
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from matplotlib.figure import Figure
+
+    from simclock.sim._scenario_file import Scenario
 
 __all__ = ["plot_metrics", "summarise"]
 
@@ -66,8 +71,14 @@ def summarise(table: pa.Table) -> str:
     return "\n".join(lines)
 
 
-def plot_metrics(table: pa.Table, directory: str | os.PathLike[str]) -> list[Path]:
-    """One PNG per metric, ``<name>.png`` in ``directory``: value over seed, failing seeds red."""
+def plot_metrics(
+    table: pa.Table, directory: str | os.PathLike[str], scenario: Scenario | None = None
+) -> list[Path]:
+    """One PNG per metric, ``<name>.png`` in ``directory``: value over seed, failing seeds red.
+
+    With ``scenario`` (the one the sweep ran), each metric's bounds are drawn
+    as horizontal lines.
+    """
     require_extra("plot", "plotting sweep metrics")
     import matplotlib
 
@@ -76,41 +87,59 @@ def plot_metrics(table: pa.Table, directory: str | os.PathLike[str]) -> list[Pat
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    rows = table.to_pylist()
+    bounds = {m.name: (m.minimum, m.maximum) for m in scenario.metrics} if scenario else {}
     written = []
     for column in _metric_names(table):
         name = column.removeprefix(_PREFIX)
-        fig: Any
-        fig, ax = plt.subplots(figsize=(8, 3.5), dpi=100)
-        ok = [(r["seed"], r[column]) for r in rows if r["status"] == "ok" and r[column] is not None]
-        bad = [(r["seed"], r[column]) for r in rows if r["status"] != "ok"]
-        if ok:
-            ax.plot([s for s, _ in ok], [v for _, v in ok], ".", ms=4, color="tab:blue", label="ok")
-        if bad:
-            with_value = [(s, v) for s, v in bad if v is not None]
-            without = [s for s, v in bad if v is None]
-            if with_value:
-                ax.plot(
-                    [s for s, _ in with_value],
-                    [v for _, v in with_value],
-                    "x",
-                    ms=7,
-                    color="tab:red",
-                    label="failing seed",
-                )
-            for s in without:
-                ax.axvline(s, color="tab:red", alpha=0.4, lw=1)
-            if without:
-                ax.plot([], [], color="tab:red", alpha=0.4, label="failing seed (no value)")
-        ax.set_xlabel("seed")
-        ax.set_ylabel(name)
-        ax.set_title(f"{name} over {len(rows)} seeds")
-        ax.grid(alpha=0.3)
-        if ok or bad:
-            ax.legend(loc="best", fontsize=8)
-        fig.tight_layout()
+        fig = metric_figure(table, name, bounds.get(name, (None, None)))
         target = out / f"{name}.png"
         fig.savefig(target, metadata={"Software": None})
         plt.close(fig)
         written.append(target)
     return written
+
+
+def metric_figure(
+    table: pa.Table, name: str, bounds: tuple[float | None, float | None] = (None, None)
+) -> Figure:
+    """The plot of metric ``name`` over the seeds; ``bounds`` is its ``(min, max)``, None: none."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    column = _PREFIX + name
+    rows = table.to_pylist()
+    fig: Any
+    fig, ax = plt.subplots(figsize=(8, 3.5), dpi=100)
+    ok = [(r["seed"], r[column]) for r in rows if r["status"] == "ok" and r[column] is not None]
+    bad = [(r["seed"], r[column]) for r in rows if r["status"] != "ok"]
+    if ok:
+        ax.plot([s for s, _ in ok], [v for _, v in ok], ".", ms=4, color="tab:blue", label="ok")
+    if bad:
+        with_value = [(s, v) for s, v in bad if v is not None]
+        without = [s for s, v in bad if v is None]
+        if with_value:
+            ax.plot(
+                [s for s, _ in with_value],
+                [v for _, v in with_value],
+                "x",
+                ms=7,
+                color="tab:red",
+                label="failing seed",
+            )
+        for s in without:
+            ax.axvline(s, color="tab:red", alpha=0.4, lw=1)
+        if without:
+            ax.plot([], [], color="tab:red", alpha=0.4, label="failing seed (no value)")
+    for label, bound in zip(("min", "max"), bounds, strict=True):
+        if bound is not None:
+            ax.axhline(bound, color="tab:orange", ls="--", lw=1, label=f"{label} = {bound:g}")
+    # Seeds are whole numbers: a few seeds would otherwise get ticks such as 0.25.
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("seed")
+    ax.set_ylabel(name)
+    ax.set_title(f"{name} over {len(rows)} seeds")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    return fig  # type: ignore[no-any-return]

@@ -237,9 +237,9 @@ def sweep(
     ``scheduler``: an existing cluster's address instead. ``record``:
     ``"failing"`` or ``"all"`` keeps those runs' MCAP files in
     ``out/runs/``. ``audit``: how many seeds to run again in other processes
-    (C-SWEEP-4); a mismatch raises :class:`SweepAuditError` after the table
+    (C-SWEEP-4); a mismatch raises [`SweepAuditError`][simclock.SweepAuditError] after the table
     is written. ``runner(scenario, *, seed, out)`` replaces
-    :func:`simclock.run_scenario` (e.g. a session with Python controllers);
+    [`simclock.run_scenario`][simclock.run_scenario] (e.g. a session with Python controllers);
     it must be picklable. Every argument is checked before anything runs.
 
     The returned table holds every row of ``out`` (earlier ones too), sorted

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 Runner = Callable[..., RunResult]
-"""``runner(scenario, *, seed, out) -> RunResult``: one run (default :func:`simclock.run_scenario`).
+"""``runner(scenario, *, seed, out) -> RunResult``: one run (default `simclock.run_scenario`).
 
 ``out`` is ``None`` or a path to record the run to. A runner must be picklable
 (a module-level function) so Dask can send it to the workers.
