@@ -207,8 +207,8 @@ class ScheduleClauses:
             clock.advance(n // 4 * period)
         wrong = [(k, t) for k, t in enumerate(times) if t != phase + k * period]
         program = (
-            f"at {start}: schedule_periodic({period}, cb, {phase}); advance({phase - start}); "
-            f"4 x advance({n // 4 * period})"
+            f"a clock at {start} ns; schedule_periodic({period}, cb, {phase}); "
+            f"advance({phase - start}); advance({n // 4 * period}) 4 times"
         )
         assert len(times) == n + 1, (
             f"C-PER-3: {len(times)} firings, expected {n + 1}; program: {program}"
