@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -283,3 +284,18 @@ def test_C_CONF_3_C_PER_3_message_names_the_schedule_and_the_advances() -> None:
         "schedule_periodic(333333333, cb, 1000000000000007); advance(1000000000000007); "
         "advance(1666666665000) 4 times"
     )
+
+
+def test_C_CONF_3_the_report_example_of_backends_md_matches_a_lifo_run(
+    runs: dict[str, tuple[str, int, dict[str, Any]]],
+) -> None:
+    page = (ROOT / "docs" / "backends.md").read_text(encoding="utf-8")
+    start = page.index("```text\nC-TIE-1 ") + len("```text\n")
+    example = page[start : page.index("```", start)]
+    # "..." alone is any lines; inside a line, any text (as in the docs' console examples).
+    pattern = "".join(
+        r"(?:.*\n)*?" if line == "..." else re.escape(line).replace(r"\.\.\.", ".*") + r"\n"
+        for line in example.splitlines()
+    )
+    text = runs["lifo_ties"][0]
+    assert re.search(pattern, text + "\n"), text
