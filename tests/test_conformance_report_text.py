@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from hypothesis.errors import FlakyStrategyDefinition
+from wire_drivers import cpp_driver
 
 from simclock_conformance import ClockConformance, load_factory
 from simclock_conformance._explain import explain
@@ -299,3 +300,26 @@ def test_C_CONF_3_the_report_example_of_backends_md_matches_a_lifo_run(
     )
     text = runs["lifo_ties"][0]
     assert re.search(pattern, text + "\n"), text
+
+
+def test_C_CONF_3_lifo_driver_report_shows_one_root_cause(tmp_path: Path) -> None:
+    command = cpp_driver("BROKEN_LIFO_TIES")  # skips where g++ or cmake is missing
+    out = tmp_path / "report.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "--driver", "--json", str(out), "--",
+         *command],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert "C-TIE-1" in report["failed"]
+    (cause,) = report["root_causes"]
+    assert cause["cause"] == FIRED_ORDER
+    assert sorted(cause["tests"]) == sorted(_failed_tests(report))
+    lines = proc.stdout.splitlines()
+    assert len(lines) < 150, len(lines)
+    assert proc.stdout.count("ROOT CAUSE") == 1
+    assert "    program (fixed, up to the failing request):\n" in proc.stdout
+    assert not [line for line in lines if line.startswith("FAILED")]

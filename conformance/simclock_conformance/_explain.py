@@ -10,11 +10,11 @@ one bug that breaks many clauses is reported once with the clauses it touched.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 
+from simclock_conformance._report import fixed_program
 from simclock_conformance._watchdog import (
     RAISED,
     ConformanceTimeout,
@@ -105,9 +105,6 @@ def _root(exc: BaseException) -> str:
     return f"{type(current).__qualname__} raised in {where}:{line} ({frame.f_code.co_name})"
 
 
-_FAILING_REQUEST = re.compile(r"^(?:\S+: )?case \S+, request (\d+) of \d+: ")
-
-
 def _swallowed_timeout(exc: BaseException) -> ConformanceTimeout | None:
     """The timeout behind a Hypothesis error raised because the backend hung mid-program.
 
@@ -151,11 +148,8 @@ def _one(exc: BaseException, clause: str) -> dict[str, str]:
         kind = "minimal" if SHRINK[0] else "first"
     else:
         program = _protocol(notes)
-        failing = _FAILING_REQUEST.match(text)
-        if program and failing:
-            # A fixed clause program: what follows the failing request does not matter.
-            kind = "fixed"
-            program = "\n".join(program.splitlines()[: int(failing.group(1))])
+        if program:
+            program, kind = fixed_program(text, program)
     return {
         "message": text + (f"\n{inputs}" if inputs else ""),
         "program": program,

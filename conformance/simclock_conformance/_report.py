@@ -42,6 +42,7 @@ __all__ = [
     "BackendReport",
     "Outcome",
     "falsifying_program",
+    "fixed_program",
     "program_label",
     "root_key",
 ]
@@ -73,7 +74,8 @@ class Outcome:
     (C-CONF-3); ``root`` names the exception the backend raised, so one bug
     breaking many clauses is reported once; ``program_kind`` says what
     ``program`` is: ``fixed`` (a clause program, cut at the failing request),
-    ``minimal`` (shrunk by Hypothesis) or ``first`` (not shrunk).
+    ``program`` (a clause program, whole), ``minimal`` (shrunk by Hypothesis)
+    or ``first`` (not shrunk).
     """
 
     name: str
@@ -229,10 +231,27 @@ def root_key(message: str) -> str:
     return f"{clause}: {text[:160]}" if rest else text[:160]
 
 
+_FAILING_REQUEST = re.compile(r"^(?:\S+: )?case \S+, request (\d+) of \d+: ")
+
+
+def fixed_program(message: str, program: str) -> tuple[str, str]:
+    """``(program, kind)`` of a fixed clause program: cut after the failing request.
+
+    The requests after the one whose reply differs do not matter; without a
+    request number in ``message`` (the driver crashed, say) the program is whole.
+    """
+    failing = _FAILING_REQUEST.match(message)
+    if not failing:
+        return program, "program"
+    return "\n".join(program.splitlines()[: int(failing.group(1))]), "fixed"
+
+
 def program_label(kind: str) -> str:
     """The heading of a failure's program, by ``Outcome.program_kind``."""
     if kind == "fixed":
         return "program (fixed, up to the failing request):"
+    if kind == "program":
+        return "program:"
     if kind == "first":
         return "first failing program (not minimised):"
     return "minimal failing program (Hypothesis):"
