@@ -318,5 +318,16 @@ def test_C_CONF_3_the_message_is_the_same_in_the_text_and_json_reports(tmp_path:
         '{"op":"advance","clock":"c","dt_ns":"100"}\n  first difference: fired['
     ), program
     assert failed[1]["program"].splitlines()[0] == '{"op":"create","clock":"c","seed":"0"}'
-    for message in (expected, program):
-        assert "".join(f"  {line}\n" for line in message.splitlines()) in proc.stdout
+    # Both failures have one root (ties broken newest first): the text shows the group
+    # once, with one failure in full (the one with a program), as in the JSON.
+    assert report["root_causes"] == [
+        {
+            "cause": "first differing reply: fired order differs at equal now_ns",
+            "clauses": ["C-TIME-3"],
+            "tests": [t["name"] for t in failed],
+        }
+    ]
+    shown = "".join(f"    {line}\n" for line in program.splitlines())
+    assert f"  for example, C-TIME-3: {failed[1]['name']}\n{shown}" in proc.stdout
+    assert "    program (fixed, up to the failing request):\n" in proc.stdout
+    assert expected not in proc.stdout

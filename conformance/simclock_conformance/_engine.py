@@ -301,6 +301,8 @@ class Engine:
         self.backend = backend
         self.clocks: dict[str, _Clock] = {}
         self.features = backend.features()
+        self.internal: BaseException | None = None
+        """The first exception of the backend answered ``internal``: a failure's root (§14)."""
 
     # -- replies -----------------------------------------------------------
 
@@ -351,11 +353,14 @@ class Engine:
             reply = {"ok": False, "error": refusal.error, "message": refusal.message}
         except Exception as exc:  # the clock refused the call (C-WIRE-5)
             reply = {"ok": False, "error": _error_name(exc), "message": exception_text(exc)}
+            if reply["error"] == "internal" and self.internal is None:
+                self.internal = exc
         if st is not None:
             try:
                 self._observe(st, reply)
             except Exception as exc:
                 reply = {"ok": False, "error": "internal", "message": exception_text(exc)}
+                self.internal = self.internal or exc
         return reply
 
     # -- ops -----------------------------------------------------------------
@@ -476,6 +481,8 @@ class Engine:
         except Exception as exc:
             if not st.fired and not failures():
                 raise  # a refused call: the plain error reply
+            if _error_name(exc) == "internal" and self.internal is None:
+                self.internal = exc
             return {
                 "ok": False,
                 "error": _error_name(exc),

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from simclock_conformance._report import fixed_program
 from simclock_conformance._watchdog import (
+    RAISED,
     ConformanceTimeout,
     backend_frame,
     is_standard_library,
@@ -103,8 +105,34 @@ def _root(exc: BaseException) -> str:
     return f"{type(current).__qualname__} raised in {where}:{line} ({frame.f_code.co_name})"
 
 
+def _swallowed_timeout(exc: BaseException) -> ConformanceTimeout | None:
+    """The timeout behind a Hypothesis error raised because the backend hung mid-program.
+
+    A timeout while the state machine draws its next step leaves Hypothesis
+    unable to replay the step, and it reports ``FlakyStrategyDefinition``
+    (or another ``Flaky``), naming external state; the watchdog kept the
+    timeout it raised.
+    """
+    from hypothesis.errors import Flaky
+
+    if isinstance(exc, Flaky) and RAISED:
+        return RAISED[-1]
+    return None
+
+
 def _one(exc: BaseException, clause: str) -> dict[str, str]:
     notes = [str(n) for n in getattr(exc, "__notes__", [])]
+    timeout = _swallowed_timeout(exc)
+    if timeout is not None:
+        # Hypothesis's own message blames the strategy: the backend is what hung.
+        cause = str(timeout).removeprefix(f"{clause}: ")
+        return {
+            "message": f"{clause}: the backend hung while the state machine was building a "
+            f"program; {cause}",
+            "program": "",
+            "program_kind": "",
+            "root": _root(timeout),
+        }
     # pytest's assertion rewriting appends "assert ... == ..." and a diff: the
     # suite's own message says what differs, so that is dropped.
     text = str(exc).split("\nassert ", 1)[0].strip()
@@ -113,9 +141,19 @@ def _one(exc: BaseException, clause: str) -> dict[str, str]:
     if not text.startswith(clause):
         text = f"{clause}: {text}"
     inputs = _inputs(notes)
+    program, kind = _program(notes), ""
+    if program:
+        from simclock_conformance._options import SHRINK
+
+        kind = "minimal" if SHRINK[0] else "first"
+    else:
+        program = _protocol(notes)
+        if program:
+            program, kind = fixed_program(text, program)
     return {
         "message": text + (f"\n{inputs}" if inputs else ""),
-        "program": _program(notes) or _protocol(notes),
+        "program": program,
+        "program_kind": kind,
         "root": _root(exc),
     }
 
@@ -135,8 +173,12 @@ def explain(exc: BaseException, clause: str) -> dict[str, Any]:
         message, root = parts[0]["message"], parts[0]["root"]
     return {
         "message": message,
-        "failures": [{"message": p["message"], "program": p["program"]} for p in parts],
+        "failures": [
+            {"message": p["message"], "program": p["program"], "program_kind": p["program_kind"]}
+            for p in parts
+        ],
         "root": root,
         "timeout": isinstance(exc, ConformanceTimeout)
-        or any(isinstance(e, ConformanceTimeout) for e in getattr(exc, "exceptions", [])),
+        or any(isinstance(e, ConformanceTimeout) for e in getattr(exc, "exceptions", []))
+        or any(_swallowed_timeout(e) for e in [exc, *getattr(exc, "exceptions", [])]),
     }

@@ -228,6 +228,7 @@ def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
             program=program,
             failures=failures if len(failures) > 1 else [],
             root=extra.get("root", ""),
+            program_kind=failures[0].get("program_kind", "") if failures and program else "",
         )
     if report.skipped:
         reason = ""

@@ -20,6 +20,7 @@ else PARTIAL when one was not run, else CONFORMING.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,9 @@ __all__ = [
     "BackendReport",
     "Outcome",
     "falsifying_program",
+    "fixed_program",
+    "program_label",
+    "root_key",
 ]
 
 PASSED = "passed"
@@ -68,7 +72,10 @@ class Outcome:
     ``message``/``details`` on failure or skip; ``failures`` lists every
     distinct failure a state machine found, each with its minimal program
     (C-CONF-3); ``root`` names the exception the backend raised, so one bug
-    breaking many clauses is reported once.
+    breaking many clauses is reported once; ``program_kind`` says what
+    ``program`` is: ``fixed`` (a clause program, cut at the failing request),
+    ``program`` (a clause program, whole), ``minimal`` (shrunk by Hypothesis)
+    or ``first`` (not shrunk).
     """
 
     name: str
@@ -78,11 +85,12 @@ class Outcome:
     program: str = ""
     failures: list[dict[str, str]] = field(default_factory=list)
     root: str = ""
+    program_kind: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict; empty values are left out."""
         data: dict[str, Any] = {"name": self.name, "outcome": self.outcome}
-        for key in ("message", "details", "program", "failures", "root"):
+        for key in ("message", "details", "program", "program_kind", "failures", "root"):
             value = getattr(self, key)
             if value:
                 data[key] = value
@@ -103,6 +111,150 @@ def falsifying_program(text: str) -> str:
     end = end_match.end() if end_match else len(text)
     lines = [re.sub(r"^E\s+", "", line) for line in text[start:end].splitlines()]
     return "\n".join(lines)
+
+
+DIFFERENCE = "first differing reply: "
+"""How the key of a root cause without a backend exception starts (see :func:`root_key`)."""
+
+_WIRE_DIFF = re.compile(r"^\s*first difference: (\w+)(\[\d+\])?: (.*)$", re.M)
+_SIDES = re.compile(r"^expected (.*), observed (.*)$")
+_ITEM_DIFF = re.compile(
+    r"first difference at (?:item|index) \d+: "
+    r"(?:expected (?P<e>.*), observed (?P<o>.*)|backend (?P<o2>.*), oracle (?P<e2>.*))$",
+    re.M,
+)
+_ERROR = re.compile(r'^\s*observed reply: .*?"error":"([^"]*)"', re.M)
+_ACCEPTED = re.compile(r"expected \w*Error, observed accepted")
+
+
+def _literal(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _entry_difference(field_name: str, want: object, got: object) -> str | None:
+    """The kind of difference between two fired/failure items (dicts or tuples)."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        time_key = "now_ns" if "now_ns" in want else "at_ns"
+        if want.get(time_key) != got.get(time_key):
+            return f"{field_name} {time_key} differs"
+        if want.get("entry") != got.get("entry"):
+            return f"{field_name} order differs at equal {time_key}"
+        keys = sorted(k for k in {*want, *got} if want.get(k) != got.get(k))
+        return f"{field_name} {', '.join(keys)} differs"
+    if isinstance(want, tuple) and isinstance(got, tuple) and len(want) == len(got):
+        # In-process traces are (name, time) or (time, name, ...) tuples: the ints are times.
+        times = [i for i, v in enumerate(want) if type(v) is int and type(got[i]) is int]
+        if times:
+            if any(want[i] != got[i] for i in times):
+                return f"{field_name} now_ns differs"
+            return f"{field_name} order differs at equal now_ns"
+    return None
+
+
+def _length_difference(field_name: str, want: str, got: str) -> str | None:
+    if got == "nothing":
+        return f"{field_name}: an expected entry is missing"
+    if want == "nothing":
+        return f"{field_name}: an entry too many"
+    return None
+
+
+def root_key(message: str) -> str:
+    """The root-cause key of a failure without a backend exception, from its message.
+
+    The key names the *kind* of the first difference, not its values, so the
+    same defect seen by different programs and tests gets the same key:
+
+    - ``first differing reply: fired order differs at equal now_ns``: the
+      first differing firing has the expected time but another entry (ties
+      broken otherwise than in push order, an entry fired that should not
+      have); in-process traces of ``(name, time)`` tuples are read the same way;
+    - ``first differing reply: fired now_ns differs``: it fired at another time;
+    - ``first differing reply: fired: an expected entry is missing`` / ``an
+      entry too many``;
+    - ``first differing reply: ok false where true expected with error X``
+      (``ok true where false expected``, also an in-process test's
+      ``expected TypeError, observed accepted``): a call refused or accepted
+      wrongly;
+    - ``first differing reply: FIELD differs``: another field of a reply
+      (``now_ns``, ``next_event_ns``, ``values`` ...), whatever the request:
+      an in-process test that checks ``next_event_ns()`` and a program whose
+      ``cancel`` reply carries a wrong ``next_event_ns`` then share a key;
+    - otherwise ``CLAUSE: MESSAGE`` with the message's first line, numbers
+      replaced by ``N`` and quoted text by ``'...'``: such a failure is its
+      own root unless another test words its failure the same way.
+    """
+    first = message.splitlines()[0] if message else ""
+    wire = _WIRE_DIFF.search(message)
+    if wire:
+        field_name, index, rest = wire.groups()
+        sides = _SIDES.match(rest)
+        if field_name == "ok" and sides:
+            want, got = sides.groups()
+            if got == "False":
+                error = _ERROR.search(message)
+                why = f" with error {error.group(1)}" if error else ""
+                return f"{DIFFERENCE}ok false where true expected{why}"
+            if got == "True" and want == "False":
+                return f"{DIFFERENCE}ok true where false expected"
+        if index and sides:
+            kind = _entry_difference(field_name, *(_literal(s) for s in sides.groups()))
+            if kind:
+                return DIFFERENCE + kind
+        if field_name in ("fired", "failures") and rest.startswith("expected "):
+            if "first observed only" in rest:
+                return f"{DIFFERENCE}{field_name}: an entry too many"
+            if "first expected only" in rest:
+                return f"{DIFFERENCE}{field_name}: an expected entry is missing"
+        if field_name == "stored":
+            return f"{DIFFERENCE}stored exceeds the C-CAN-4 bound"
+        return f"{DIFFERENCE}{field_name}{'[]' if index else ''} differs"
+    item = _ITEM_DIFF.search(message)
+    if item:
+        want = item.group("e") if item.group("e") is not None else item.group("e2")
+        got = item.group("o") if item.group("o") is not None else item.group("o2")
+        kind = _length_difference("fired", want, got) if "(" in want + got else None
+        kind = kind or _entry_difference("fired", _literal(want), _literal(got))
+        if kind:
+            return DIFFERENCE + kind
+    clause, _, rest = first.partition(": ")
+    if _ACCEPTED.search(message):
+        return f"{DIFFERENCE}ok true where false expected"
+    observed = re.match(r"(now_ns|next_event_ns)\(\)", rest)
+    if observed:
+        return f"{DIFFERENCE}{observed.group(1)} differs"
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", rest or clause)
+    text = re.sub(r"\d+", "N", text)
+    return f"{clause}: {text[:160]}" if rest else text[:160]
+
+
+_FAILING_REQUEST = re.compile(r"^(?:\S+: )?case \S+, request (\d+) of \d+: ")
+
+
+def fixed_program(message: str, program: str) -> tuple[str, str]:
+    """``(program, kind)`` of a fixed clause program: cut after the failing request.
+
+    The requests after the one whose reply differs do not matter; without a
+    request number in ``message`` (the driver crashed, say) the program is whole.
+    """
+    failing = _FAILING_REQUEST.match(message)
+    if not failing:
+        return program, "program"
+    return "\n".join(program.splitlines()[: int(failing.group(1))]), "fixed"
+
+
+def program_label(kind: str) -> str:
+    """The heading of a failure's program, by ``Outcome.program_kind``."""
+    if kind == "fixed":
+        return "program (fixed, up to the failing request):"
+    if kind == "program":
+        return "program:"
+    if kind == "first":
+        return "first failing program (not minimised):"
+    return "minimal failing program (Hypothesis):"
 
 
 @dataclass
@@ -209,17 +361,31 @@ class BackendReport:
             result[self.status(c)] += 1
         return result
 
+    def root_key(self, outcome: Outcome) -> str:
+        """The root cause of a failed test: the backend's exception, else :func:`root_key`."""
+        if outcome.root:
+            return outcome.root
+        message = outcome.failures[0]["message"] if outcome.failures else outcome.message
+        return root_key(message)
+
     def root_causes(self) -> list[dict[str, Any]]:
-        """Backend exceptions behind failures, each once with the clauses and tests it broke."""
+        """Every failed test grouped by its root cause, each test once (C-CONF-3).
+
+        The cause is the exception the backend raised (type, file:line,
+        function) or, when there is none, the kind of its first difference
+        (:func:`root_key`). The causes behind most tests come first; equal
+        ones in the order of their first clause.
+        """
         causes: dict[str, dict[str, Any]] = {}
         for c in self.clause_ids():
             for t in self.tests.get(c, []):
-                if t.outcome == FAILED and t.root:
-                    entry = causes.setdefault(t.root, {"cause": t.root, "clauses": [], "tests": []})
+                if t.outcome == FAILED:
+                    key = self.root_key(t)
+                    entry = causes.setdefault(key, {"cause": key, "clauses": [], "tests": []})
                     if c not in entry["clauses"]:
                         entry["clauses"].append(c)
                     entry["tests"].append(t.name)
-        return list(causes.values())
+        return sorted(causes.values(), key=lambda entry: -len(entry["tests"]))
 
     def to_json(self) -> dict[str, Any]:
         """The JSON report: backend, profile, verdict, counts, causes and one row per clause."""
@@ -286,35 +452,51 @@ class BackendReport:
                 + (", ..." if len(not_run) > 8 else "")
                 + "); only a full run (no --clause, -k or -x) can say CONFORMING"
             )
-        shown: set[str] = set()
+        failed = [(c, t) for c in self.failed() for t in self.tests[c] if t.outcome == FAILED]
+        by_key: dict[str, list[tuple[str, Outcome]]] = {}
+        for c, t in failed:
+            by_key.setdefault(self.root_key(t), []).append((c, t))
         for cause in self.root_causes():
-            if len(cause["tests"]) < 2:
+            group = by_key.get(cause["cause"], [])
+            if len(group) < 2:
                 continue
-            shown.add(cause["cause"])
             lines.append("")
             lines.append(
                 f"ROOT CAUSE in {len(cause['tests'])} tests of {', '.join(cause['clauses'])}:"
             )
             lines.append(f"  {cause['cause']}")
             lines.append(f"  tests: {', '.join(cause['tests'])}")
-        for c in self.failed():
-            for t in self.tests[c]:
-                if t.outcome != FAILED:
-                    continue
-                lines.append("")
-                if t.root in shown:
-                    lines.append(f"FAILED {c}: {t.name} (root cause above)")
-                    continue
-                lines.append(f"FAILED {c}: {t.name}")
-                lines.extend("  " + line for line in t.message.splitlines()[:12])
-                failures = t.failures or (
-                    [{"message": "", "program": t.program}] if t.program else []
-                )
-                for i, failure in enumerate(failures, 1):
-                    if len(failures) > 1:
-                        lines.append(f"  distinct failure {i} of {len(failures)}:")
-                        lines.append(f"    {failure['message']}")
-                    if failure["program"]:
-                        lines.append("  minimal failing program (Hypothesis):")
-                        lines.extend("    " + line for line in failure["program"].splitlines())
+            # One failure in full: the one with the shortest program shows the cause best.
+            c, t = min(group, key=lambda ct: _program_size(ct[1]))
+            lines.append(f"  for example, {c}: {t.name}")
+            lines.extend(_failure_lines(t, "    "))
+        for c, t in failed:
+            if len(by_key[self.root_key(t)]) > 1:
+                continue
+            lines.append("")
+            lines.append(f"FAILED {c}: {t.name}")
+            lines.extend(_failure_lines(t, "  "))
         return "\n".join(lines)
+
+
+def _program_size(outcome: Outcome) -> int:
+    """How many lines the programs of ``outcome`` have (no program: last)."""
+    programs = [f.get("program", "") for f in outcome.failures] or [outcome.program]
+    sizes = [len(p.splitlines()) for p in programs if p]
+    return min(sizes) if sizes else 1_000_000
+
+
+def _failure_lines(t: Outcome, indent: str) -> list[str]:
+    """The message of a failed test and each distinct failure with its program."""
+    lines = [indent + line for line in t.message.splitlines()[:12]]
+    failures = t.failures or (
+        [{"message": "", "program": t.program, "program_kind": t.program_kind}] if t.program else []
+    )
+    for i, failure in enumerate(failures, 1):
+        if len(failures) > 1:
+            lines.append(f"{indent}distinct failure {i} of {len(failures)}:")
+            lines.append(f"{indent}  {failure['message']}")
+        if failure["program"]:
+            lines.append(indent + program_label(failure.get("program_kind", "")))
+            lines.extend(f"{indent}  {line}" for line in failure["program"].splitlines())
+    return lines

@@ -106,7 +106,10 @@ def _pytest_args(
         # so pytest cannot rewrite it; the suite module itself is rewritten.
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
-        "--tb=short",
+        # The suite's report shows each failure (its message, program and root cause):
+        # pytest's tracebacks and list of failed tests would show each one again.
+        "--tb=no",
+        "-rN",
         "-q",
     ]
     if quiet:

@@ -79,6 +79,10 @@ def _run(clock_factory: Factory, reach: Reach, clause: str, cases: list[Case]) -
         if problem is not None:
             failure = AssertionError(f"{clause}: {problem}")
             failure.add_note(PROTOCOL_NOTE + program_text(case.requests))
+            if '\n  observed reply: {"ok":false,"error":"internal"' in problem:
+                # The backend raised: its exception (and where) is the root cause, the
+                # same one its in-process tests name.
+                raise failure from engine.internal
             raise failure
 
 

@@ -206,8 +206,15 @@ class ScheduleClauses:
         for _ in range(4):
             clock.advance(n // 4 * period)
         wrong = [(k, t) for k, t in enumerate(times) if t != phase + k * period]
-        assert len(times) == n + 1, f"C-PER-3: {len(times)} firings, expected {n + 1}"
+        program = (
+            f"a clock at {start} ns; schedule_periodic({period}, cb, {phase}); "
+            f"advance({phase - start}); advance({n // 4 * period}) 4 times"
+        )
+        assert len(times) == n + 1, (
+            f"C-PER-3: {len(times)} firings, expected {n + 1}; program: {program}"
+        )
         assert not wrong, (
             f"C-PER-3: {len(wrong)} firings off the grid; first: firing {wrong[0][0]} "
-            f"expected at {phase + wrong[0][0] * period} ns, observed at {wrong[0][1]} ns"
+            f"expected at {phase + wrong[0][0] * period} ns, observed at {wrong[0][1]} ns; "
+            f"program: {program}"
         )

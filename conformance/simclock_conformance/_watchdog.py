@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 
 __all__ = [
+    "RAISED",
     "ConformanceTimeout",
     "backend_frame",
     "is_standard_library",
@@ -44,6 +45,11 @@ _FOREIGN = ("/_pytest/", "/pluggy/", "/hypothesis/", "/contextlib.py", "/threadi
 
 class ConformanceTimeout(BaseException):
     """A suite test exceeded its time limit (C-CONF-2)."""
+
+
+RAISED: list[ConformanceTimeout] = []
+"""The timeouts raised in the current (or last) test: a timeout Hypothesis swallows while
+it builds a program (it reports ``FlakyStrategyDefinition`` instead) is still named."""
 
 
 def is_suite_file(filename: str) -> bool:
@@ -107,6 +113,7 @@ def _short(filename: str) -> str:
 @contextlib.contextmanager
 def watchdog(seconds: float, clause: str) -> Iterator[None]:
     """Raise :class:`ConformanceTimeout` in this thread after ``seconds`` (0: no limit)."""
+    RAISED.clear()
     usable = (
         seconds > 0
         and hasattr(signal, "setitimer")
@@ -121,10 +128,12 @@ def watchdog(seconds: float, clause: str) -> Iterator[None]:
     def expire(signum: int, frame: FrameType | None) -> None:
         where = backend_frame(frame)
         spent = f"{seconds:g} s of CPU time" if signum == signal.SIGPROF else f"{wall:g} s"
-        raise ConformanceTimeout(
+        timeout = ConformanceTimeout(
             f"{clause}: timed out after {spent} (C-CONF-2 time limit per test)"
             + (f"; the backend was running {where}" if where else "")
         )
+        RAISED.append(timeout)
+        raise timeout
 
     previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGPROF, signal.SIGALRM)}
     signal.setitimer(signal.ITIMER_PROF, seconds, 1.0)

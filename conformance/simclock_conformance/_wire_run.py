@@ -26,7 +26,14 @@ from simclock_conformance._driver import (
 )
 from simclock_conformance._engine import MAX_NS
 from simclock_conformance._programs import CASES, Case
-from simclock_conformance._report import FAILED, NOT_APPLICABLE, PASSED, BackendReport, Outcome
+from simclock_conformance._report import (
+    FAILED,
+    NOT_APPLICABLE,
+    PASSED,
+    BackendReport,
+    Outcome,
+    fixed_program,
+)
 from simclock_conformance._vectors import replay_outcome
 from simclock_conformance._wire_core import (
     LocalDriver,
@@ -68,9 +75,14 @@ _CROSS_PROCESS = ("C-DET-1", "C-RNG-2")
 Json = dict[str, Any]
 
 
-def _failure_outcome(name: str, clause: str, text: str, program: str = "") -> Outcome:
+def _failure_outcome(
+    name: str, clause: str, text: str, program: str = "", kind: str = "fixed"
+) -> Outcome:
+    """A failed test; a fixed clause program is cut after its failing request."""
     message = text if text.startswith(clause) else f"{clause}: {text}"
-    return Outcome(name, FAILED, message=message, program=program)
+    if program and kind == "fixed":
+        program, kind = fixed_program(message, program)
+    return Outcome(name, FAILED, message=message, program=program, program_kind=kind)
 
 
 def run_driver(
@@ -175,7 +187,7 @@ def _run_machine(session: Session, profile: str) -> Outcome:
     if problem is None:
         return Outcome("state-machine", PASSED)
     message, program = problem
-    return _failure_outcome("state-machine", "SM-ORACLE", message, program)
+    return _failure_outcome("state-machine", "SM-ORACLE", message, program, "minimal")
 
 
 def write_json(report: BackendReport, path: str) -> None:
