@@ -1,4 +1,4 @@
-"""The ``simclock`` command line; every command is listed in :data:`simclock.cli._main.COMMANDS`."""
+"""The ``simclock`` command line; every command is listed in `simclock.cli._main.COMMANDS`."""
 
 from simclock.cli._main import main
 

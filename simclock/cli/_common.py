@@ -2,13 +2,13 @@
 
 * **Failing.** A command refuses with one line on stderr,
   ``simclock <command>: error: <message>``, and exit status 2, whatever the
-  command: :func:`fail` prints it, and :class:`CommandError` (or any
-  :class:`~simclock.SimclockError`) raised by a handler is printed the same way
+  command: `fail` prints it, and `CommandError` (or any
+  `SimclockError`) raised by a handler is printed the same way
   by the entry point. ``<command>`` is the sub-command's full name
   (``run``, ``sweep report``), as in argparse's own usage errors.
-* **Progress.** :class:`Progress` is the one progress bar: on stderr, on a
+* **Progress.** `Progress` is the one progress bar: on stderr, on a
   terminal only, and only once the work has lasted a second of wall time.
-* **Closed pipes.** :func:`quiet_closed_stdout` ends a command whose stdout
+* **Closed pipes.** `quiet_closed_stdout` ends a command whose stdout
   reader went away (``| head``) with status 141 and no traceback.
 
 This module is host code: the progress bar reads the wall clock (never the
@@ -70,7 +70,7 @@ def error_line(command: str, text: str) -> str:
 
 
 def fail(command: str, text: str) -> int:
-    """Print :func:`error_line` on stderr; returns 2, the exit status of every refusal."""
+    """Print `error_line` on stderr; returns 2, the exit status of every refusal."""
     print(error_line(command, text), file=sys.stderr)
     return 2
 
@@ -104,7 +104,7 @@ class Progress:
     shown unless ``enabled`` and the console is a terminal; the bar is redrawn
     at most every 100 ms of wall time, and the last call (``done == total``)
     always draws. ``console`` and ``wall_ns`` are injectable for tests (default
-    stderr and ``time.monotonic_ns``). :meth:`close` removes the bar.
+    stderr and ``time.monotonic_ns``). `close` removes the bar.
     """
 
     def __init__(

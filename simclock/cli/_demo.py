@@ -6,7 +6,7 @@ Steps, all through the public command line so the demo shows what a user types:
    pendulum on a 2 ms grid with a 250 Hz strict PD controller, a 2 ms strict
    encoder and a 7 ms IMU with 3 ms latency (next_boundary), 10 s simulated;
    prints per-component counts and the run's fingerprint (C-X-FP).
-2. When :class:`simclock.ReplayClock` is available: replay the recording,
+2. When `simclock.ReplayClock` is available: replay the recording,
    fingerprint the replayed bus trace and check it equals the run's (C-REP-4).
 3. ``simclock timeline out/pendulum.mcap -o out/timeline.png``: nominal vs
    actual acquisition and delivery on the grid for the first 40 ms.

@@ -2,7 +2,7 @@
 
 Writes the rosbag2 directory ``DIR`` (``metadata.yaml`` and one MCAP file,
 profile ``ros2``, every channel ``cdr`` with its ``ros2msg`` definition), see
-:func:`simclock.export_ros2`. Prints the bag's path and what it holds; exit
+`simclock.export_ros2`. Prints the bag's path and what it holds; exit
 2 with one line when the recording cannot be read or ``DIR`` exists.
 """
 

@@ -36,7 +36,7 @@ def add_live_argument(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def open_live(args: argparse.Namespace, *, clock_period_ns: int | None, start_ns: int) -> LiveView:
-    """Start the view ``args.live`` names; a refused address is a :class:`CommandError`."""
+    """Start the view ``args.live`` names; a refused address is a `CommandError`."""
     command = getattr(args, "command_name", args.command)
     try:
         host, port, given = parse_address(args.live)

@@ -1,12 +1,12 @@
 """The ``simclock`` console script: one table of commands, each module loaded when it runs.
 
-:data:`COMMANDS` maps every command name to the private module that
+`COMMANDS` maps every command name to the private module that
 implements it and its one-line help. The module is imported only when its
 command runs (or its ``--help`` is asked for), so ``simclock --help`` and
 ``simclock --version`` import neither the sweeps (Dask), the recording layer,
 MuJoCo nor rich. Adding a command is one line in the table and a module with
 ``register(subparsers) -> None``, which adds the command's parser (with
-:func:`simclock.cli._common.add_command`, or ``add_parser`` and
+`simclock.cli._common.add_command`, or ``add_parser`` and
 ``set_defaults(func=handler)``) where ``handler(args) -> int`` returns the
 exit status. A module may register several commands of the table (``run``
 and ``timeline`` share one) and may define ``rewrite_argv(args) -> args``

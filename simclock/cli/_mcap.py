@@ -10,7 +10,7 @@
   recorder's own ``/clock`` ticks are stored besides and not counted. For
   another writer's file every message of every channel counts.
 * ``simclock replay FILE [--topics T ...] [--until TIME] [--json]``: replays
-  the file with :class:`~simclock.ReplayClock` and prints every bus message in
+  the file with `ReplayClock` and prints every bus message in
   recorded total order, one per line: ``<stamp_ns> <sequence> <topic>
   <canonical JSON payload>``, or JSON lines with ``--json``. ``--until`` stops
   after the messages stamped at or before ``TIME``, a duration as ``--span``
@@ -29,7 +29,7 @@
 
 Exit code 2 for a file that cannot be read (``simclock <command>: error:``,
 the message names the file and where). The progress bar,
-:class:`simclock.cli._common.Progress`, appears on stderr, on a terminal
+`simclock.cli._common.Progress`, appears on stderr, on a terminal
 only, once the work has lasted a second (``--no-progress`` disables it).
 """
 

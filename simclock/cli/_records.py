@@ -31,7 +31,7 @@ STOPS_US = (10, 20)
 
 
 def fixture_report() -> dict[str, Any]:
-    """Run the fixture on a fresh :class:`SamplingEvents` and describe every step."""
+    """Run the fixture on a fresh `SamplingEvents` and describe every step."""
     events = SamplingEvents()
     scheduled = []
     for at_us, sensor_id, millivolts in FIXTURE:

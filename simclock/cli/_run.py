@@ -12,14 +12,14 @@ complete), 2 for a scenario error (``simclock run: error: <key>: <problem>``).
 ``--ros2 DIR`` also writes the run as a ROS 2 bag (C-ROS-1; the recording is
 made next to ``DIR`` and removed unless ``--out`` keeps it).
 ``--live`` shows the run in the Foxglove app as it runs
-(:mod:`simclock.recording._live`): paced ``realtime_paced`` unless ``--mode``
+(`simclock.recording._live`): paced ``realtime_paced`` unless ``--mode``
 or the file names another wall-paced mode; the trace and the fingerprint are
 those of the same run without it (C-MODE-1).
 
 ``simclock timeline RUN -o timeline.png [--start "0 ms"] [--span "40 ms"]``
 plots a recording's device samples on the grid.
 
-The progress bar is :class:`simclock.cli._common.Progress` (stderr, terminal only).
+The progress bar is `simclock.cli._common.Progress` (stderr, terminal only).
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def metric_lines(
     One line per metric in declaration order, ``  name = value`` (``repr``,
     as the sweep's message quotes it; ``none`` over no samples), then its
     bounds and ``ok`` or ``broken`` when it has any. The verdict is
-    :func:`~simclock.sim._metrics.metric_violation`'s, the rule of a sweep's
+    `metric_violation`'s, the rule of a sweep's
     row (C-SWEEP-3); no lines at all for a scenario without metrics.
     """
     if not configs:

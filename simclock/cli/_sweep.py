@@ -17,7 +17,7 @@ and writes ``<metric>.png`` for each metric (default: beside the table, in
 ``report``) is short for ``simclock sweep run SCENARIO ...``; a scenario
 file named ``report`` is swept with ``simclock sweep run report``. Errors are
 ``simclock sweep run: error: ...`` / ``simclock sweep report: error: ...``.
-The progress bar (seeds done, rate, ETA) is :class:`simclock.cli._common.Progress`.
+The progress bar (seeds done, rate, ETA) is `simclock.cli._common.Progress`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Lowest layer of simclock: it imports nothing else from the package. Every
 other clock (grid, session, replay, MuJoCo) is built on ``HeapSimClock``.
 ``COMPILED`` says whether the scheduling core runs as mypyc-compiled code or
-as pure Python (C-NATIVE-1, :mod:`simclock.core._native`).
+as pure Python (C-NATIVE-1, `simclock.core._native`).
 """
 
 # First: decides which build of the core modules the imports below load.

@@ -4,7 +4,7 @@ Every ``publish`` takes the next value of one global sequence, whatever the
 topic (C-BUS-1); ``(stamp_ns, sequence)`` is the total order and every
 subscriber sees messages in that order (C-BUS-2).
 
-A bus bound to a :class:`~simclock.SimClock` refuses stamps in the past,
+A bus bound to a `SimClock` refuses stamps in the past,
 delivers a message stamped ``now`` at once, and holds a future-stamped message
 until the clock reaches its stamp (C-BUS-3): it asks the clock to
 ``schedule`` a delivery at that stamp, so delivery is an ordinary clock entry
@@ -16,7 +16,7 @@ publishing callback before the delivery entry. An unbound bus delivers at once
 and refuses a stamp lower than the last one.
 
 A subscriber that raises ``Exception`` is reported as an
-``Event(kind=SUBSCRIBER_FAILED)`` on :data:`EVENTS_TOPIC` and delivery to the
+``Event(kind=SUBSCRIBER_FAILED)`` on `EVENTS_TOPIC` and delivery to the
 others goes on (C-BUS-4). A failure while delivering such a failure report is
 only counted (``dropped_failures``), so a broken events subscriber cannot loop.
 """
@@ -229,18 +229,18 @@ LineSink = Callable[[int, int, bytes], object]
 """``sink(stamp_ns, sequence, encoded)``: a subscriber's work on one message of one topic."""
 
 TraceSink = Callable[[Any, str], LineSink]
-"""``trace(subscriber, topic) -> sink``: the :data:`LineSink` of ``subscriber`` for ``topic``.
+"""``trace(subscriber, topic) -> sink``: the `LineSink` of ``subscriber`` for ``topic``.
 
-Registered with :func:`register_trace_sink` for a subscriber whose whole work
+Registered with `register_trace_sink` for a subscriber whose whole work
 on a message with canonical JSON ``encoded`` is a function of its stamp,
 sequence, topic and ``encoded`` (the fingerprint, the recorder), which never publishes and
 never waits on anything that may wait on a bus: a sink runs with the bus's
-lock held. A :meth:`Bus.sender` hands such messages to the topic's sinks
-without building the :class:`Message` or its payload.
+lock held. A `Bus.sender` hands such messages to the topic's sinks
+without building the `Message` or its payload.
 """
 
 Sender = Callable[[bytes | None, Any, Callable[[], Any] | None], None]
-"""``send(encoded, payload, make_payload)``: see :meth:`Bus.sender`."""
+"""``send(encoded, payload, make_payload)``: see `Bus.sender`."""
 
 # id(owner) -> (owner, its trace): keyed by identity, so no hash or __eq__ of a
 # user's type or callable ever runs while the bus routes a message.
@@ -254,7 +254,7 @@ def register_trace_sink(owner: type | Callable[..., object], trace: TraceSink) -
     topic)``) or a function whose bound methods are subscribers
     (``trace(method.__self__, topic)``). Only exact matches count: a subclass
     or an override is an ordinary subscriber. The sink must have the same
-    effects as the subscriber called with the :class:`Message` of its fields.
+    effects as the subscriber called with the `Message` of its fields.
     """
     _TRACE_SINKS[id(owner)] = (owner, trace)
 

@@ -1,15 +1,15 @@
 """Schedule entries of the core clock, and the grid arithmetic they share.
 
-An :class:`_Entry` is one schedule: a one-shot, or a periodic/rate schedule
+An `_Entry` is one schedule: a one-shot, or a periodic/rate schedule
 re-pushed after each firing (optionally quantised up to a grid). It is an
-item of the clock's lazy-deletion queue (:class:`~simclock.core._heap.LazyHeap`),
+item of the clock's lazy-deletion queue (`LazyHeap`),
 which it tells about its own cancellation; the firing loop lives in
-:mod:`simclock.core._heapclock`. This module holds the per-entry state
+`simclock.core._heapclock`. This module holds the per-entry state
 machine, counters and grid times, so both stay small. It imports neither: the
 queue imports it, the clock imports both, and no module of the core imports
 back up.
 
-Compiled with mypyc when the build can (C-NATIVE-1, see :mod:`simclock.core._native`):
+Compiled with mypyc when the build can (C-NATIVE-1, see `simclock.core._native`):
 the constants are ``Final`` so the compiled code inlines them, and an entry
 carries its own heap key (``at``, ``seq``) so the compiled heap compares native
 ints instead of tuples.
@@ -91,7 +91,7 @@ def first_rate_index(elapsed: int, rate: Fraction) -> int:
 class EntryQueue:
     """What an entry needs of the queue it is in: to be told of its own cancellation.
 
-    Implemented by :class:`~simclock.core._heap.LazyHeap`, which imports this
+    Implemented by `LazyHeap`, which imports this
     module: the entry reports through this base, so nothing here imports the
     queue back (no import cycle, and in the compiled build the call is one
     native virtual call).
@@ -107,12 +107,12 @@ class _Entry:
     """One schedule. A periodic or rate schedule is one entry re-pushed after each firing.
 
     ``at`` and ``seq`` are its heap key while it is in the heap (set by
-    :meth:`LazyHeap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
+    `LazyHeap.push`): entries fire by ``(at, seq)`` (C-TIE-1).
     A one-shot sets only ``queue``, ``cb``, ``kind`` and ``state``: its counters
     follow from ``state`` (``_FIRED``/``_FAILED``/``_SKIPPED``), and
     ``schedule`` is the hot path. Repeating entries are completed by
-    :meth:`repeating`. The handle's ``cancel`` is the entry (calling it
-    cancels) and its ``stats`` the bound :meth:`stats`.
+    `repeating`. The handle's ``cancel`` is the entry (calling it
+    cancels) and its ``stats`` the bound `stats`.
     """
 
     __slots__ = (
@@ -237,7 +237,7 @@ class _Entry:
     def __call__(self) -> None:
         """Cancel this entry (C-CAN-1..4): never raises, idempotent, no-op once fired.
 
-        The entry itself is its :class:`Handle`'s ``cancel``: no bound method is
+        The entry itself is its `Handle`'s ``cancel``: no bound method is
         made per ``schedule`` (the one-shot hot path).
         """
         state = self.state

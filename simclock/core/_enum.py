@@ -4,11 +4,11 @@
 like any other. The stdlib lookup ``Enum(value)`` hashes ``value`` (a
 ``__hash__`` that raises escapes), compares it with ``==`` when it is not
 hashable, and quotes it with ``repr`` in its ``ValueError`` (a ``__repr__``
-that raises escapes). :class:`CheckedStrEnum` looks a value up without
+that raises escapes). `CheckedStrEnum` looks a value up without
 calling any method of it: anything but a ``str`` is a ``SimclockTypeError``;
 a ``str`` is copied to a plain ``str`` before the dictionary lookup, and an
 unknown one is a ``SimclockValueError`` quoting it with
-:func:`~simclock.core._names.safe_repr`. Both name the argument (``value``)
+`safe_repr`. Both name the argument (``value``)
 and list the members. A successful lookup is O(1) for a member and O(len(value))
 for a ``str`` (hashed after the copy); a refusal is also O(number of members),
 to list them.
@@ -26,7 +26,7 @@ __all__ = ["CheckedStrEnum"]
 
 
 class _CheckedEnumType(enum.EnumType):
-    """Metaclass of :class:`CheckedStrEnum`: a checked ``Cls(value)`` lookup."""
+    """Metaclass of `CheckedStrEnum`: a checked ``Cls(value)`` lookup."""
 
     def __call__(cls, value: object, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs or not cls._member_map_:

@@ -1,6 +1,6 @@
 """The library's error root.
 
-Every error simclock raises for its own reasons derives from :class:`SimclockError`
+Every error simclock raises for its own reasons derives from `SimclockError`
 and also from the builtin that names the kind of mistake, so callers may catch
 either: ``TypeError`` for a wrong type, ``ValueError`` for a bad value,
 ``RuntimeError`` for misuse of state. Messages are lower-case, quote the

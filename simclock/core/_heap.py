@@ -1,21 +1,21 @@
 """The core's lazy-deletion priority queue: live items and tombstones ordered by ``(at, seq)``.
 
-:class:`LazyHeap` owns everything about lazy cancellation (C-CAN-4), as trio's
+`LazyHeap` owns everything about lazy cancellation (C-CAN-4), as trio's
 ``Deadlines`` does for cancel scopes: the binary heap, the sequence counter that
 makes keys unique (C-TIE-1), the tombstone count, compaction and its
 ``_check()``. A cancelled item stays in the heap as a tombstone until it
-reaches the root (where :meth:`LazyHeap.pop_due` and :meth:`LazyHeap.peek`
+reaches the root (where `LazyHeap.pop_due` and `LazyHeap.peek`
 drop it silently) or until tombstones outnumber live items, when the heap is
 rebuilt in place. Callers never see a tombstone and never index the list.
 
-What it orders are the core's entries (:mod:`simclock.core._entry`): their key
-``(at, seq)``, set by :meth:`LazyHeap.push`, and their ``state``, whose only
+What it orders are the core's entries (`simclock.core._entry`): their key
+``(at, seq)``, set by `LazyHeap.push`, and their ``state``, whose only
 meaning here is *0 = live, anything else = dead*. An entry knows its queue
-only as the small :class:`~simclock.core._entry.EntryQueue` interface it
+only as the small `EntryQueue` interface it
 reports its cancellation to, so this module imports the entries and nothing
 imports it back.
 
-Contract: :meth:`~LazyHeap.pop_due` returns live items in strictly increasing
+Contract: `pop_due` returns live items in strictly increasing
 ``(at, seq)`` order whatever the push order; ``seq`` is unique per queue, so
 equal times leave in push order and the comparison never reaches an item's
 payload. ``push``/``pop_due`` are O(log n), ``peek`` amortised O(log n),
@@ -31,7 +31,7 @@ Two representations behind one interface, chosen when this module is loaded
   This is what puts the compiled core ahead of a bare ``heapq`` loop of
   ``(at, seq, cb)`` tuples (``benchmarks/scheduler.py``).
 * as pure Python, a sift written in Python would be ~2.5x slower than
-  ``heapq``'s C one, so :data:`LazyHeap` is bound to :class:`_TupleHeap`,
+  ``heapq``'s C one, so `LazyHeap` is bound to `_TupleHeap`,
   the same queue over ``heapq`` and ``(at, seq, item)`` tuples.
 """
 
@@ -101,7 +101,7 @@ def _heapify(heap: list[_Entry]) -> None:
 
 
 def _check_heap(items: list[_Entry], dead: int, next_seq: int, threshold: int) -> None:
-    """The invariants of a :class:`LazyHeap` whose items, in heap-array order, are ``items``."""
+    """The invariants of a `LazyHeap` whose items, in heap-array order, are ``items``."""
     keys = [(item.at, item.seq) for item in items]
     for i in range(1, len(keys)):
         assert keys[(i - 1) // 2] < keys[i], "heap order violated"
@@ -119,9 +119,9 @@ class LazyHeap(EntryQueue):
     """A min-heap of entries with lazy deletion (C-CAN-4); ``LazyHeap(compact_threshold)``.
 
     A caller cancels an item by setting its ``state`` to non-zero and calling
-    :meth:`tombstoned` once; the item then leaves silently. The bound
+    `tombstoned` once; the item then leaves silently. The bound
     ``size <= 2 * live + threshold`` holds after every method (``tombstoned``
-    and :meth:`restore_bound` compact when it would not).
+    and `restore_bound` compact when it would not).
     """
 
     def __init__(self, threshold: int) -> None:
@@ -223,7 +223,7 @@ class LazyHeap(EntryQueue):
 
 
 class _TupleHeap(EntryQueue):
-    """:class:`LazyHeap` as pure Python over ``heapq`` (the same methods, the same rules)."""
+    """`LazyHeap` as pure Python over ``heapq`` (the same methods, the same rules)."""
 
     __slots__ = ("dead", "items", "next_seq", "threshold")
 

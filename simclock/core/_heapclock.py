@@ -3,7 +3,7 @@
 Semantics cite SPEC §1. Entries are ordered by ``(at_ns, seq)`` where ``seq``
 comes from a per-clock counter, so comparison never reaches an entry or a
 callback (C-TIE-1). Cancellation is lazy (C-CAN-4): the heap, its tombstones
-and their compaction are one object, :class:`~simclock.core._heap.LazyHeap`
+and their compaction are one object, `LazyHeap`
 (a cancelled entry stays as a tombstone until it reaches the root or until
 the heap holds more than ``2*live + compact_threshold`` items, when it is
 rebuilt in place); this module only pushes, pops and re-arms.
@@ -11,17 +11,17 @@ rebuilt in place); this module only pushes, pops and re-arms.
 This is the one scheduling core of the library: ``GridClock`` (quantisation),
 ``Session`` (components), ``MujocoClock`` (a physics step) and ``ReplayClock``
 (a message source) compose it and never pop, fire or re-arm entries
-themselves. Besides the :class:`~simclock.SimClock` protocol it offers a small
+themselves. Besides the `SimClock` protocol it offers a small
 library API (not part of the protocol, used by those clocks):
 
-* :meth:`HeapSimClock.schedule_repeating` -- a periodic or rate schedule whose
+* `HeapSimClock.schedule_repeating` -- a periodic or rate schedule whose
   firings are quantised up to a grid (``quantum``), counting overruns;
-* :meth:`HeapSimClock.run_until` -- advance to a target while interleaving a
-  :class:`TimedSource` (recorded messages, a session's phases): a source item
+* `HeapSimClock.run_until` -- advance to a target while interleaving a
+  `TimedSource` (recorded messages, a session's phases): a source item
   at an instant shared with entries runs first, with ``now`` at its time;
-* :meth:`HeapSimClock.run_steps` -- ``GridClock.advance``'s boundary loop in
+* `HeapSimClock.run_steps` -- ``GridClock.advance``'s boundary loop in
   one call: ``run_until`` to just before each boundary, then its physics hook;
-* :meth:`HeapSimClock.skip_to` -- jump forward without firing (a replay's
+* `HeapSimClock.skip_to` -- jump forward without firing (a replay's
   seek): one-shots due before the jump are dropped and counted ``skipped``,
   repeating entries resume at their first grid point at or after it.
 """
@@ -298,7 +298,7 @@ class HeapSimClock:
     def _repeating(
         self, cb: Callback, phase: int, period: int, rate: Fraction | None, quantum: int
     ) -> Handle:
-        """:meth:`schedule_repeating` with arguments already checked by the caller."""
+        """`schedule_repeating` with arguments already checked by the caller."""
         now = self._now
         if rate is None:
             kind = _PERIODIC if quantum == 1 else _QUANTISED

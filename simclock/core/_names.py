@@ -152,7 +152,7 @@ def exact_str(value: str) -> str:
 
 
 def check_str_matching(value: object, name: str, pattern: re.Pattern[str], rule: str) -> str:
-    """``value`` as a plain ``str`` (:func:`exact_str`) if it matches ``pattern`` in full.
+    """``value`` as a plain ``str`` (`exact_str`) if it matches ``pattern`` in full.
 
     ``TypeError`` "<name> must be a str, got ..." otherwise, or ``ValueError``
     "<name> must <rule>, got ..." (topics, component ids).

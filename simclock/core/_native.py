@@ -1,6 +1,6 @@
 """Which build of the core runs: the mypyc-compiled modules or the pure-Python ones (C-NATIVE-1).
 
-The modules in :data:`NATIVE_MODULES` exist as ``.py`` and, when the install
+The modules in `NATIVE_MODULES` exist as ``.py`` and, when the install
 could compile them (``build_native.py``), as extension modules beside them
 with a manifest, ``_compiled.json``, of the source hashes they were built
 from. Python's own finder prefers an extension module to a ``.py`` of the same
@@ -16,7 +16,7 @@ first on ``sys.meta_path`` before any of them is imported:
   ``.py`` sources load and one line on stderr says so and how to rebuild.
 
 All of the modules load from the same build, never a mix. ``COMPILED`` in
-``simclock`` is :func:`compiled` after the core is imported.
+``simclock`` is `compiled` after the core is imported.
 ``python -m simclock.core`` prints one line naming the loaded core.
 """
 
@@ -68,7 +68,7 @@ def _extensions(name: str) -> list[Path]:
 
 
 def _verdict() -> tuple[bool, str]:
-    """``(load the compiled modules, why)``; the why is for :func:`status_line`."""
+    """``(load the compiled modules, why)``; the why is for `status_line`."""
     if _pure_requested():
         return False, "SIMCLOCK_PURE is set"
     present = any(_extensions(name) for name in NATIVE_MODULES)

@@ -1,6 +1,6 @@
 """A session's per-boundary phases: sensors, deliveries and controllers on a grid (SPEC §8).
 
-:class:`Phases` holds the run-time state of a :class:`~simclock.Session`'s
+`Phases` holds the run-time state of a `Session`'s
 components and runs, at a boundary, the four phases in the order the session
 documents: ``/clock``, acquisitions, deliveries, controllers (C-EP-2,
 C-DEV-1, C-DEV-2, C-GRID-2). The session owns the plan, the episodes and the
@@ -100,7 +100,7 @@ class Component:
 
 @final
 class Phases:
-    """The components of a session and the work of one boundary (:meth:`tick`).
+    """The components of a session and the work of one boundary (`tick`).
 
     A sample is ``object.__new__(sample_type)`` given its fields by ``setters``,
     the slot setters of (device, index, episode, episode_start_ns, nominal,
@@ -152,7 +152,7 @@ class Phases:
         self.due: int | None = None
 
     def refresh_due(self) -> None:
-        """Recompute :attr:`due`, the first boundary with work: O(components)."""
+        """Recompute `due`, the first boundary with work: O(components)."""
         due: int | None = None if self.clock_message is None else self.next_clock_ns
         for comp in self.sensors:
             if due is None or comp.next_at < due:
@@ -166,7 +166,7 @@ class Phases:
         self.due = due
 
     def tick(self, now: int) -> None:
-        """Run the phases due at boundary ``now`` (see :class:`~simclock.Session`); idempotent.
+        """Run the phases due at boundary ``now`` (see `Session`); idempotent.
 
         O(components + due firings). Each sample's canonical JSON is one
         format of its sensor's template for the episode; a sample due at its

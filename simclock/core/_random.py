@@ -178,7 +178,7 @@ def check_bounds(low: object, high: object) -> None:
 class LabelledStream:
     """What every stream of the tree shows: its root seed and its label path (C-RNG-1, C-RNG-3).
 
-    The base of :class:`SeededRandomSource` and of the replayed stream
+    The base of `SeededRandomSource` and of the replayed stream
     (``ReplayRandomSource``); a subclass sets ``_seed`` and ``_label``.
     """
 
@@ -264,7 +264,7 @@ class SeededRandomSource(LabelledStream):
         return self._draw("normal", float, (mu, sigma), check_size(size))
 
     def _normal_checked(self, mu: float, sigma: float, size: int) -> Any:
-        """Library API: :meth:`normal` for arguments the caller checked once (a sensor's noise).
+        """Library API: `normal` for arguments the caller checked once (a sensor's noise).
 
         ``mu``/``sigma`` finite floats with ``sigma >= 0``, ``size`` an int in
         ``[0, MAX_DRAW_ELEMENTS]``: the same draws and the same observer call

@@ -1,4 +1,4 @@
-"""The :class:`TimedSource` protocol: work that runs in time order with the core's entries.
+"""The `TimedSource` protocol: work that runs in time order with the core's entries.
 
 Kept out of the compiled modules (C-NATIVE-1): a ``Protocol`` is a typing
 construct, and its checker is called once per ``run_until``, never per entry.
@@ -38,7 +38,7 @@ class TimedSource(Protocol):
 def check_timed_source(source: object, name: str = "source") -> None:
     """Raise ``TypeError`` unless ``source`` has callable ``next_ns`` and ``fire``.
 
-    Checked where a :class:`TimedSource` is handed over (``run_until``,
+    Checked where a `TimedSource` is handed over (``run_until``,
     ``attach_source``), so a wrong object is refused at once and not found
     broken later, half-way through an ``advance``.
     """

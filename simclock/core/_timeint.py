@@ -43,7 +43,7 @@ def check_time_ns(value: object, name: str) -> int:
 
 
 def check_positive_ns(value: object, name: str) -> int:
-    """Like :func:`check_time_ns` but the value must be > 0 (periods, steps)."""
+    """Like `check_time_ns` but the value must be > 0 (periods, steps)."""
     try:
         result = check_time_ns(value, name)
     except SimclockValueError:

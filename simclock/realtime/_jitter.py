@@ -1,8 +1,8 @@
 """How late a periodic thread fires: ``LatenessHistogram`` and ``JitterStats`` (C-SYS-3).
 
 Pure bookkeeping on integers of ns; no clock is read here. The periodic
-threads of :mod:`simclock.realtime._realtime` record every firing's lateness
-in a histogram and hand out :class:`JitterStats` snapshots.
+threads of `simclock.realtime._realtime` record every firing's lateness
+in a histogram and hand out `JitterStats` snapshots.
 """
 
 from __future__ import annotations

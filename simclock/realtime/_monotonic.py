@@ -1,4 +1,4 @@
-"""``MonotonicClock``: the host's monotonic clock as a :class:`~simclock.SystemClock` (SPEC §4).
+"""``MonotonicClock``: the host's monotonic clock as a `SystemClock` (SPEC §4).
 
 This module reads the wall clock on purpose: it is the hardware side of the
 contract, never simulation code. Every read goes through the injectable

@@ -181,7 +181,7 @@ class PacingReference:
 
 @dataclass(frozen=True, slots=True)
 class _FirstCall:
-    """What a :class:`PacingReference` keeps from its first call."""
+    """What a `PacingReference` keeps from its first call."""
 
     mode: PacingMode
     rtf: Fraction

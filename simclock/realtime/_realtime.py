@@ -1,8 +1,8 @@
-"""Periodic threads on a :class:`~simclock.SystemClock` for hardware (SPEC §4).
+"""Periodic threads on a `SystemClock` for hardware (SPEC §4).
 
 This is the hardware side of the contract, never simulation code. It reads
 time only through the clock it is given (``clock.now_ns()``, e.g. a
-:class:`~simclock.realtime._monotonic.MonotonicClock` with an injectable
+`MonotonicClock` with an injectable
 ``source``) and sleeps through the ``sleep`` passed to
 ``schedule_periodic_thread``, so the scheduling logic is tested with a fake
 time source and no test depends on how fast the machine is.
@@ -125,7 +125,7 @@ def _check_priority(priority: object) -> int:
 
 
 class _PeriodicThread:
-    """The loop behind :func:`schedule_periodic_thread`; state is guarded by ``_lock``."""
+    """The loop behind `schedule_periodic_thread`; state is guarded by ``_lock``."""
 
     def __init__(
         self,

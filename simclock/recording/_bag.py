@@ -2,31 +2,31 @@
 
 A **rosbag2 directory** is read through its ``metadata.yaml``: every file
 in ``relative_file_paths`` is opened (and checked like any MCAP file, see
-:mod:`._reader`) and their messages are merged in log-time order, ties in
+`._reader`) and their messages are merged in log-time order, ties in
 the order the files are listed and then in file order (C-REP-5). Messages
 compressed one by one (``compression_mode: message``, zstd) are
 decompressed. A single ``.mcap`` file with the header profile ``ros2`` is
 read as a bag of that one file.
 
-Refused in one line (:class:`BagError`), each saying what to do: a missing
+Refused in one line (`BagError`), each saying what to do: a missing
 or unreadable ``metadata.yaml``, sqlite3 storage (``.db3``), whole-file
 compression (``compression_mode: file``), a compression other than zstd,
 files listed but missing.
 
 Two ways of reading, chosen per bag:
 
-* **simclock export** (:func:`simclock.export_ros2`): the ``simclock``
+* **simclock export** (`simclock.export_ros2`): the ``simclock``
   metadata record is there with a valid digest, the writer is simclock and
   every channel is one an export writes (``simclock_msgs`` types and
   ``rosgraph_msgs/msg/Clock``, exact definitions). The bus trace comes back
   exactly: each message's stamp, bus sequence and payload from its fields,
   ``/clock`` ticks skipped as in a recording, draws served per label; a full
   read checks order, count and fingerprint against the metadata, and a
-  difference is a :class:`~simclock.RecordingError` (the file was altered).
+  difference is a `RecordingError` (the file was altered).
 * **foreign** (any other bag): every message, sequences 0, 1, 2 ... in the
   merged order, ``json`` channels decoded, ``simclock_msgs`` bus types
   decoded back to their payloads, anything else a
-  :class:`~simclock.RawPayload` of the (decompressed) CDR bytes.
+  `RawPayload` of the (decompressed) CDR bytes.
   ``RecordingInfo.note`` says what a copy of a simclock recording lost.
 """
 
@@ -114,7 +114,7 @@ def _bag_error(path: str, text: str) -> BagError:
 
 
 def read_metadata(directory: str) -> tuple[list[str], str]:
-    """``(MCAP file paths, compression_mode)`` of a rosbag2 directory, or :class:`BagError`."""
+    """``(MCAP file paths, compression_mode)`` of a rosbag2 directory, or `BagError`."""
     meta_path = os.path.join(directory, METADATA_FILE)
     try:
         with open(meta_path, encoding="utf-8") as f:

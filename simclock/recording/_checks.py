@@ -2,8 +2,8 @@
 
 Everything here reads raw MCAP structure (magic, footer, summary CRC, one
 Chunk record) and turns what is wrong with the *file* into
-:class:`RecordingError` naming the file and the byte offset. Only the errors
-that malformed bytes cause are caught (:data:`DAMAGE_ERRORS`: the mcap
+`RecordingError` naming the file and the byte offset. Only the errors
+that malformed bytes cause are caught (`DAMAGE_ERRORS`: the mcap
 package's own errors, ``struct``/``zstandard``/``lz4`` failures, truncation
 and text that is not UTF-8); anything else is a bug in simclock or in a
 library and propagates as such, never as "the file is damaged".
@@ -174,7 +174,7 @@ def read_chunk(
 ) -> ChunkRecords:
     """Read, decompress, CRC-check and split the Chunk record at ``offset``.
 
-    Every failure is a :class:`RecordingError` naming ``path`` and the
+    Every failure is a `RecordingError` naming ``path`` and the
     offset: a record that is not a Chunk, a length past ``limit`` (the end of
     the data section), an unknown compression (refused as such, never as a
     CRC mismatch), a frame that does not decompress, a CRC mismatch, or a
@@ -321,7 +321,7 @@ def records_in_file_order(path: str, stream: IO[bytes]) -> Iterator[tuple[int, b
     ``offset`` is the record's own offset, or its chunk's for records inside a
     chunk. The data-section CRC is checked when the DataEnd record is reached
     (so a caller that must not deliver unchecked data reads to the end
-    first). Damage raises :class:`RecordingError` naming the offset.
+    first). Damage raises `RecordingError` naming the offset.
     """
     stream.seek(0)
     reader = StreamReader(stream, validate_crcs=True, skip_magic=False, emit_chunks=True)

@@ -1,9 +1,9 @@
 """``ReplayClock``: a recording as a clock, on the one scheduling core (SPEC §5, C-REP-1..4).
 
-The clock composes a :class:`~simclock.HeapSimClock` (as ``GridClock``
+The clock composes a `HeapSimClock` (as ``GridClock``
 does) for its control callbacks and the bus's deferred deliveries, and hands
-it the recording as a :class:`~simclock.core.TimedSource`
-(:class:`RecordedMessages`): ``advance`` is the core's ``run_until``, so at an
+it the recording as a `TimedSource`
+(`RecordedMessages`): ``advance`` is the core's ``run_until``, so at an
 instant shared with entries the recorded messages are delivered first, and
 ``seek`` is the core's ``skip_to``. Ordering, re-arming, lazy cancellation,
 skipping and failure reporting are the inner clock's (C-TIE-1, C-PER-1..3,
@@ -33,10 +33,10 @@ def _noop() -> None:
 
 
 class RecordedMessages:
-    """Recorded messages as a :class:`~simclock.core.TimedSource`: ``fire(s)`` delivers stamp ``s``.
+    """Recorded messages as a `TimedSource`: ``fire(s)`` delivers stamp ``s``.
 
     ``RecordedMessages(messages, deliver)``: ``messages`` is any iterator of
-    :class:`~simclock.Message` in recorded total order ``(stamp, sequence)``
+    `Message` in recorded total order ``(stamp, sequence)``
     (the reader's job, which also refuses a file that breaks it); ``deliver``
     hands one to the subscribers. The iterator is read one message ahead,
     lazily: nothing is read before the first ``next_ns``.

@@ -1,6 +1,6 @@
 """Replay's random source: the persisted draws handed back per label (C-REP-3).
 
-:class:`ReplayRandomSource` has the :class:`~simclock.RandomSource` API; each
+`ReplayRandomSource` has the `RandomSource` API; each
 draw must match the recorded one of the same label (method and arguments),
 in order. A draw refused for its arguments, or because it does not match,
 consumes nothing: the next draw of that label still gets the recorded one.

@@ -3,7 +3,7 @@
 The bag is ``DIR/metadata.yaml`` (rosbag2 metadata version 8, the form both
 Humble and Jazzy read) and one MCAP file ``DIR/<name>_0.mcap`` with header
 profile ``ros2``. Every channel is ``cdr`` with a ``ros2msg`` schema (types:
-:mod:`._ros2types`) and ``offered_qos_profiles`` in its metadata.
+`._ros2types`) and ``offered_qos_profiles`` in its metadata.
 
 What is kept:
 

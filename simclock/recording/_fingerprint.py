@@ -6,9 +6,9 @@ C-BUS-1/2)::
 
     <stamp_ns> <sequence> <topic> <kind> <canonical JSON of the payload>\\n
 
-``kind`` is ``json`` for plain payloads, ``event`` for :class:`~simclock.Event`
+``kind`` is ``json`` for plain payloads, ``event`` for `Event`
 payloads (hashed through ``Event.to_json()``) and ``raw`` for
-:class:`RawPayload` (bytes of an encoding simclock does not decode, hashed as
+`RawPayload` (bytes of an encoding simclock does not decode, hashed as
 ``{"data": <hex>, "encoding": ..., "schema": ...}``). Canonical JSON is
 ``json`` with sorted keys, no whitespace, ASCII only and no NaN/Infinity, so
 the line never contains a raw newline. ``<topic>`` is the topic itself when
@@ -165,12 +165,12 @@ def canonical_json(value: object, what: str = "payload") -> str:
 
 
 def fast_canonical_bytes(payload: object) -> bytes | None:
-    """:func:`canonical_json` of a plain payload as bytes, or ``None`` where it would raise.
+    """`canonical_json` of a plain payload as bytes, or ``None`` where it would raise.
 
     For a publisher that hands the bus its payload's encoding (``Bus.sender``):
     on ``None`` the message takes the generic path, whose subscribers report
-    the error as they always did. An :class:`~simclock.Event` or
-    :class:`RawPayload` payload is ``None`` too (its kind is not ``json``).
+    the error as they always did. An `Event` or
+    `RawPayload` payload is ``None`` too (its kind is not ``json``).
     """
     if isinstance(payload, Event | RawPayload):
         return None
@@ -201,7 +201,7 @@ FINGERPRINT_LINE = b"%d %d%s%s\n"
 """``FINGERPRINT_LINE % (stamp_ns, sequence, line_infix(topic, kind), payload_json)``.
 
 The one definition of a trace line (see the module docstring), used by
-:func:`trace_line`, the Recorder and the reader (which keep the infix per
+`trace_line`, the Recorder and the reader (which keep the infix per
 channel, so their hot loops format one line per message with no call).
 """
 
@@ -277,7 +277,7 @@ class Fingerprinter:
             self.count += 1
 
     def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
-        """The trace sink of :meth:`__call__` for ``topic`` (see ``Bus.sender``): json lines."""
+        """The trace sink of `__call__` for ``topic`` (see ``Bus.sender``): json lines."""
         infix = line_infix(topic, "json")
         update = self._hash.update
         acquire = self._lock.acquire  # not `with`: half the cost, once per message

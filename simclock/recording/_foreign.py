@@ -12,7 +12,7 @@ with ties in file order (the order of the official non-seeking reader's
   ``repeat_schemas`` off) a first pass over the data section collects them.
 * **streamed**: no chunk indexes (unchunked, no summary, or chunked without
   indexes). Records are read in file order; up to
-  :data:`SORT_IN_MEMORY_BYTES` (and for files out of log-time order) the
+  `SORT_IN_MEMORY_BYTES` (and for files out of log-time order) the
   messages are sorted in memory (stable, so ties stay in file order); above
   it, a first pass checks the order and the data-section CRC and the file
   is then streamed.
@@ -22,7 +22,7 @@ record a first pass counts the messages per topic and finds the first and
 last log time, so ``end_ns`` is the last message's log time (C-REP-5).
 Foreign messages have no bus sequence: they get ``sequence`` 0, 1, 2, ... in
 replay order. ``json`` channels are decoded with ``json.loads``; every other
-encoding is delivered as :class:`~simclock.RawPayload`.
+encoding is delivered as `RawPayload`.
 """
 
 from __future__ import annotations

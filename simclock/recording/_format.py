@@ -1,16 +1,16 @@
 """The simclock recording format, in one place (SPEC §6, C-MCAP-1..4, C-REP-6).
 
-Both :class:`~simclock.Recorder` (writing) and the reader (replay) import
+Both `Recorder` (writing) and the reader (replay) import
 their layout from here, so a change of layout is a one-file edit tied to
-:data:`FORMAT`:
+`FORMAT`:
 
-* the MCAP header: profile :data:`PROFILE`, library ``simclock/<version> ...``;
-* the channels: :data:`KIND_KEY` in each channel's metadata names what it
+* the MCAP header: profile `PROFILE`, library ``simclock/<version> ...``;
+* the channels: `KIND_KEY` in each channel's metadata names what it
   carries (``json``, ``event``, ``raw`` bus messages, ``clock``, ``draws``);
   the JSON schemas below;
-* the envelope of a bus message (:func:`encode_envelope`,
-  :func:`envelope_payload`): ``{"payload":<canonical JSON>,"sequence":N}``;
-* the metadata record :data:`METADATA_NAME` (:class:`RecordingMetadata`,
+* the envelope of a bus message (`encode_envelope`,
+  `envelope_payload`): ``{"payload":<canonical JSON>,"sequence":N}``;
+* the metadata record `METADATA_NAME` (`RecordingMetadata`,
   ``to_mcap``/``from_mcap``), sealed by a SHA-256 digest over every field
   and over the user metadata record, so a changed byte there is refused
   (C-REP-6) instead of silently changing the seed, the end time or the
@@ -20,8 +20,8 @@ File layout (C-MCAP-1):
 
 * one channel per topic, message encoding ``json``, a ``jsonschema`` schema
   per message type: ``simclock/Message`` (any JSON payload),
-  ``simclock/Event`` (:class:`~simclock.Event`, decoded back to an ``Event``
-  on replay) and ``simclock/RawPayload`` (:class:`~simclock.RawPayload`, e.g.
+  ``simclock/Event`` (`Event`, decoded back to an ``Event``
+  on replay) and ``simclock/RawPayload`` (`RawPayload`, e.g.
   a foreign file's replay recorded again; registered only when one is
   recorded). A channel carries one kind: a message of another kind on its
   topic, or a bus message on ``/clock``, is refused like an unserialisable
@@ -52,7 +52,7 @@ File layout (C-MCAP-1):
 * on ``close()``: a metadata record ``simclock`` (C-MCAP-2) with ``format``,
   ``seed``, ``contract_version``, package versions (``simclock``, ``mcap``,
   ``mcap_ros2_support``, ``numpy``, ``python``), ``fingerprint`` (C-X-FP,
-  see :mod:`simclock.recording._fingerprint`), ``fingerprint_algorithm``,
+  see `simclock.recording._fingerprint`), ``fingerprint_algorithm``,
   ``message_count``, ``last_sequence``, ``start_ns``, ``end_ns``, ``step_ns``,
   ``clock_period_ns``, ``record_draws``, ``draw_labels``, ``topics`` (JSON
   message counts per topic) and ``error`` (empty
@@ -64,7 +64,7 @@ File layout (C-MCAP-1):
   ``simclock recover`` can rebuild a run killed before ``close()`` (C-REP-7);
 * a bus message on ``/clock`` (a ``Session``'s SessionTime, C-BUS-5) is
   written on the ``/clock`` channel with its bus sequence as MCAP sequence;
-  the recorder's own ticks carry :data:`RECORDER_TICK` and stop once the bus
+  the recorder's own ticks carry `RECORDER_TICK` and stop once the bus
   publishes ``/clock`` itself.
 """
 
@@ -261,7 +261,7 @@ def encode_clock(session_ns: int) -> bytes:
 
     Clock is ``builtin_interfaces/Time clock`` = ``int32 sec, uint32 nanosec``;
     the fields are written with mcap-ros2-support's ``CdrWriter``, which gives
-    the same bytes as :func:`clock_encoder` (tested) at a third of the cost,
+    the same bytes as `clock_encoder` (tested) at a third of the cost,
     and this runs once per recorded instant. ``ValueError`` past int32 seconds.
     """
     sec, nanosec = divmod(session_ns, _NS_PER_S)
@@ -316,7 +316,7 @@ def clock_cdr_of(payload: object) -> bytes | None:
 
 
 def clock_payload_of(data: bytes) -> dict[str, dict[str, int]]:
-    """Inverse of :func:`clock_cdr_of`; ``ValueError`` for bytes it does not write."""
+    """Inverse of `clock_cdr_of`; ``ValueError`` for bytes it does not write."""
     if len(data) != 12:
         raise ValueError(f"a /clock message has 12 bytes, this one {len(data)}")
     sec, nanosec = struct.unpack_from("<iI", data, 4)
@@ -380,7 +380,7 @@ def encode_draw_value(value: Any) -> Any:
 
 
 def decode_draw_value(value: Any) -> Any:
-    """Inverse of :func:`encode_draw_value` for a recorded value."""
+    """Inverse of `encode_draw_value` for a recorded value."""
     if isinstance(value, dict) and value.keys() != {"float"}:
         data = _plain_floats(value["data"])
         return np.asarray(data, dtype=value["dtype"]).reshape(value["shape"])
@@ -433,7 +433,7 @@ _ENVELOPE_SEQUENCE: Final = b',"sequence":'
 
 
 ENVELOPE: Final = ENVELOPE_PREFIX + b"%s" + _ENVELOPE_SEQUENCE + b"%d}"
-"""``ENVELOPE % (payload_json, sequence)`` is :func:`encode_envelope` (for hot loops)."""
+"""``ENVELOPE % (payload_json, sequence)`` is `encode_envelope` (for hot loops)."""
 
 
 def encode_envelope(payload_json: bytes, sequence: int) -> bytes:
@@ -446,11 +446,11 @@ def encode_envelope(payload_json: bytes, sequence: int) -> bytes:
 
 
 def envelope_payload(data: bytes) -> bytes:
-    """The canonical payload text inside an envelope (inverse of :func:`encode_envelope`).
+    """The canonical payload text inside an envelope (inverse of `encode_envelope`).
 
     Only called on data already decoded as a JSON object with exactly the
     keys ``payload`` and ``sequence`` and an int sequence; ``ValueError`` if
-    the bytes are not laid out as :func:`encode_envelope` writes them.
+    the bytes are not laid out as `encode_envelope` writes them.
     """
     if not data.startswith(ENVELOPE_PREFIX):
         raise ValueError("envelope does not start with the payload")

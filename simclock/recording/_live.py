@@ -3,8 +3,8 @@
 ``LiveView(host="127.0.0.1", port=8765, *, clock_period_ns=None, start_ns=0)``
 starts a Foxglove WebSocket server (the ``foxglove-sdk`` package, extra
 ``simclock[live]``) with the ``Time`` capability. Subscribe
-:meth:`LiveView.record` to a bus; call :meth:`LiveView.time_to` as the
-simulation advances; :meth:`LiveView.close` stops the server.
+`LiveView.record` to a bus; call `LiveView.time_to` as the
+simulation advances; `LiveView.close` stops the server.
 
 What a client sees is what the recording of the same run holds (C-MCAP-1,
 C-MCAP-3), on the same channels and at the same stamps:
@@ -22,7 +22,7 @@ C-MCAP-3), on the same channels and at the same stamps:
 * the server time (``broadcast_time``): the simulated time, each time it moves.
 
 The view never changes the run: it only reads the messages handed to it, and
-:meth:`record` never raises (a bus reports a raising subscriber as an event,
+`record` never raises (a bus reports a raising subscriber as an event,
 which would change the trace); a message it cannot show is counted in
 ``skipped`` and the first reason kept in ``problem``. Pacing is the caller's:
 the view sends each message when it is handed over (``run_paced``'s
@@ -83,7 +83,7 @@ def is_loopback(host: str) -> bool:
 def parse_address(text: str, option: str = "--live") -> tuple[str, int, bool]:
     """``(host, port, host_given)`` of ``HOST:PORT``, ``:PORT``, ``PORT``, ``HOST`` or ``""``.
 
-    The missing parts are :data:`DEFAULT_HOST` and :data:`DEFAULT_PORT`; an
+    The missing parts are `DEFAULT_HOST` and `DEFAULT_PORT`; an
     IPv6 host is written in brackets (``[::1]:8765``). Port 0 asks the system
     for a free port. ``ValueError`` naming ``option`` and the text otherwise.
     """
@@ -124,7 +124,7 @@ def parse_address(text: str, option: str = "--live") -> tuple[str, int, bool]:
 class LiveView(Closing):
     """A Foxglove WebSocket server showing a run as it happens (see the module docstring).
 
-    ``port`` 0 takes a free port (:attr:`port` says which). ``host`` other
+    ``port`` 0 takes a free port (`port` says which). ``host`` other
     than loopback is refused (``ValueError``) unless ``allow_remote``. A server
     that cannot start (port taken) is ``RuntimeError`` naming the address.
     Thread-safe: one lock around each send.
@@ -190,7 +190,7 @@ class LiveView(Closing):
         self._clock_last = -1  # the last /clock sent, -1 before the first
         self._time = -1  # the last server time broadcast
         self.skipped = 0
-        """Messages handed to :meth:`record` that were not shown."""
+        """Messages handed to `record` that were not shown."""
         self.problem = ""
         """Why the first skipped message was not shown (``""`` when none was)."""
 
@@ -207,7 +207,7 @@ class LiveView(Closing):
 
     @property
     def closed(self) -> bool:
-        """True once :meth:`close` has run."""
+        """True once `close` has run."""
         return self._closed
 
     def advertise(self, topic: str, kind: str = "json") -> None:

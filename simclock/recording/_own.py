@@ -9,7 +9,7 @@ iteration. Each chunk's CRC is checked before any of its messages is
 delivered; the MCAP ``sequence`` must equal the envelope sequence mod
 2**32; when the whole file is read, the message count and the fingerprint
 (C-X-FP, recomputed from the stored canonical payload text) must match the
-metadata. Any violation raises :class:`RecordingError` naming the file and
+metadata. Any violation raises `RecordingError` naming the file and
 the byte offset.
 """
 
@@ -54,7 +54,7 @@ _UNCHUNKED_GROUP = 4096
 
 
 def raw_from_json(data: Any) -> RawPayload:
-    """Inverse of :meth:`RawPayload.to_json` (a ``raw`` channel of a simclock recording)."""
+    """Inverse of `RawPayload.to_json` (a ``raw`` channel of a simclock recording)."""
     if not isinstance(data, dict) or set(data) != {"data", "encoding", "schema"}:
         raise SimclockValueError(f"not a RawPayload: {data!r}")
     encoding, schema, hexdata = data["encoding"], data["schema"], data["data"]

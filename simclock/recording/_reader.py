@@ -1,17 +1,17 @@
 """Open a recording: check its envelope, tell simclock's own format from a foreign file (§5).
 
-:func:`open_recording` (and :class:`RecordingReader`, its class) reads the
+`open_recording` (and `RecordingReader`, its class) reads the
 parts every reader needs (magic at both ends, footer, summary and its CRC,
 header, metadata records), decides which reader the file needs and builds
-:class:`RecordingInfo`:
+`RecordingInfo`:
 
-* a **simclock recording** (:mod:`._own`) has the header profile
+* a **simclock recording** (`._own`) has the header profile
   ``simclock`` *and* a ``simclock`` metadata record whose digest matches
   (C-REP-6). One without the other is refused: a damaged header or
   metadata name never turns a simclock recording into a foreign file;
-* any other MCAP file is **foreign** (:mod:`._foreign`, C-REP-5).
+* any other MCAP file is **foreign** (`._foreign`, C-REP-5).
 
-Every refusal is a :class:`RecordingError` naming the file and the byte
+Every refusal is a `RecordingError` naming the file and the byte
 offset.
 """
 
@@ -118,7 +118,7 @@ MAX_TOPICS: Final = 1 << 16
 def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
     """``topics`` as a frozenset of plain ``str`` (``None`` stays ``None``).
 
-    The caller's iterable is read once, at most :data:`MAX_TOPICS` + 1 items;
+    The caller's iterable is read once, at most `MAX_TOPICS` + 1 items;
     an iterable that raises while being read, an item that is not a ``str``
     and too many items are refused (``TypeError``/``ValueError``). Items are
     copied to plain ``str`` before they are hashed, so a ``str`` subclass's

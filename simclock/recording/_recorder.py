@@ -18,7 +18,7 @@ arrives, so the file holds the bus total order ``(stamp_ns, sequence)``
 construction of the clock. ``rec.record(message)`` is the subscriber itself,
 for messages that do not go through that bus (still in total order).
 
-File layout (C-MCAP-1): see :mod:`simclock.recording._format`.
+File layout (C-MCAP-1): see `simclock.recording._format`.
 
 Errors: bad arguments are refused before the file is created. A payload with
 no canonical JSON form is not dropped silently: the subscriber raises (so the
@@ -257,7 +257,7 @@ class Recorder(Closing):
 
     # -- public ---------------------------------------------------------------
 
-    closed = ReadOnly[bool]("_closed", "True once :meth:`close` has run.")
+    closed = ReadOnly[bool]("_closed", "True once `close` has run.")
 
     message_count = ReadOnly[int]("_count", "Bus messages written so far.")
 
@@ -432,7 +432,7 @@ class Recorder(Closing):
         A ``Session`` publishes SessionTime there as ``{"clock": {"sec", "nanosec"}}``
         (the shape of ``rosgraph_msgs/msg/Clock``); the message is written on the
         recorder's ``rosgraph_msgs/msg/Clock`` channel with its bus sequence as the
-        MCAP sequence (the recorder's own ticks carry :data:`RECORDER_TICK`), and the
+        MCAP sequence (the recorder's own ticks carry `RECORDER_TICK`), and the
         recorder stops adding ticks of its own: ``/clock`` has one producer.
         """
         if kind != "json" or clock_cdr_of(payload) is None:
@@ -582,12 +582,12 @@ class Recorder(Closing):
         self._last_log_time = stamp
 
     def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
-        """The trace sink of :meth:`record` for ``topic`` (see ``Bus.sender``).
+        """The trace sink of `record` for ``topic`` (see ``Bus.sender``).
 
         The message path's work for a pre-encoded message on a topic that is
         not ``/clock``: the same checks, record and line. Anything unusual (a
         closed recorder, a stamp out of order, a channel refused) goes to
-        :meth:`record` with the message built then, which reports it as it
+        `record` with the message built then, which reports it as it
         always does; ``record`` reads a payload only on ``/clock``, which never
         reaches a sink.
         """

@@ -1,6 +1,6 @@
 """Recover a recording cut short (crash, SIGKILL, full disk) (C-REP-7).
 
-:func:`recover` reads the damaged file from the start, record by record, and
+`recover` reads the damaged file from the start, record by record, and
 keeps every record of every complete chunk (and every complete record outside
 chunks) up to the point where the file stops making sense: a record that runs
 past the end of the file, or one that does not parse. A complete chunk whose
@@ -9,7 +9,7 @@ length is still known). Like the ``mcap recover`` command it keeps schemas,
 channels, messages, metadata and attachments; beyond it:
 
 * a **simclock recording** is written again through a
-  :class:`~simclock.Recorder` started from the run's start record
+  `Recorder` started from the run's start record
   (``simclock.start``, written and flushed when recording begins), so the
   output is a valid simclock recording with the run's seed, versions, user
   metadata and step, a fingerprint over exactly the bus messages kept, the
@@ -164,7 +164,7 @@ def _count(n: int, noun: str) -> str:
 
 @dataclass(slots=True)
 class _Scan:
-    """What the scan has found so far; final once :func:`_scan` is exhausted."""
+    """What the scan has found so far; final once `_scan` is exhausted."""
 
     header: Header | None = None
     kept_chunks: int = 0

@@ -6,12 +6,12 @@ definition in the file. What a simclock trace holds is mapped like this:
 * ``/clock``: ``rosgraph_msgs/msg/Clock``, the standard type, bytes as recorded
   (session time, C-MCAP-3, C-EP-2);
 * a topic whose every payload is a device sample (the fields of
-  :class:`~simclock.Sample`, ``values`` all floats): ``simclock_msgs/msg/Sample``.
+  `Sample`, ``values`` all floats): ``simclock_msgs/msg/Sample``.
   No standard type carries the four instants of a sample (C-DEV-2) nor the
   bus sequence, which is a message's place in the total order among equal
   stamps (C-MCAP-1): ``sensor_msgs/msg/Imu`` has one stamp and fixed fields;
-* :class:`~simclock.Event` (``/simclock/events``): ``simclock_msgs/msg/Event``;
-* any other payload (plain JSON, :class:`~simclock.RawPayload`):
+* `Event` (``/simclock/events``): ``simclock_msgs/msg/Event``;
+* any other payload (plain JSON, `RawPayload`):
   ``simclock_msgs/msg/Message``, the canonical JSON text and its kind;
 * persisted random draws (``/simclock/draws...``): ``simclock_msgs/msg/Draw``.
 
@@ -19,7 +19,7 @@ Every ``simclock_msgs`` type starts with ``stamp`` (the log time) and, for
 bus messages, ``sequence`` (the full bus sequence as ``uint64``), so a bag
 read by any tool keeps the total order ``(stamp, sequence)``, and decoding a
 message gives back the exact canonical JSON the fingerprint hashes
-(:func:`decode_bus`). CDR is written and read with mcap-ros2-support's
+(`decode_bus`). CDR is written and read with mcap-ros2-support's
 schema-driven codecs, built once per type.
 """
 
@@ -199,7 +199,7 @@ _SAMPLE_KEYS: Final = frozenset({*_SAMPLE_INTS, "device", "values"})
 def is_sample(payload: object) -> bool:
     """True when ``payload`` is a device sample that ``Sample`` carries exactly.
 
-    Exactly the keys of :meth:`simclock.Sample.to_json`, non-negative ints in
+    Exactly the keys of `simclock.Sample.to_json`, non-negative ints in
     range, a ``str`` device and ``values`` all finite floats (an int value
     would come back as a float and change the trace).
     """
@@ -226,11 +226,11 @@ def _check_sequence(sequence: int) -> int:
 
 
 def encode_bus(type_name: str, stamp: int, sequence: int, payload: Any) -> bytes:
-    """CDR of one bus message as ``type_name`` (one of :data:`BUS_TYPES`).
+    """CDR of one bus message as ``type_name`` (one of `BUS_TYPES`).
 
     ``payload`` is the decoded payload of a recording (a JSON value, an
-    :class:`~simclock.Event` or a :class:`~simclock.RawPayload`); for
-    ``Sample`` it must satisfy :func:`is_sample`.
+    `Event` or a `RawPayload`); for
+    ``Sample`` it must satisfy `is_sample`.
     """
     head = {"stamp": ros_time(stamp), "sequence": _check_sequence(sequence)}
     if type_name == SAMPLE_TYPE:
@@ -252,10 +252,10 @@ def encode_bus(type_name: str, stamp: int, sequence: int, payload: Any) -> bytes
 
 
 def decode_bus(type_name: str, data: bytes) -> tuple[int, int, Any]:
-    """``(stamp, sequence, payload)`` of one message of a :data:`BUS_TYPES` type.
+    """``(stamp, sequence, payload)`` of one message of a `BUS_TYPES` type.
 
     The payload is what the recording held: a JSON value, an
-    :class:`~simclock.Event` or a :class:`~simclock.RawPayload`. Malformed
+    `Event` or a `RawPayload`. Malformed
     bytes raise ``ValueError`` (the caller names the file and offset).
     """
     try:
@@ -306,7 +306,7 @@ def encode_draw(stamp: int, draw: Mapping[str, Any]) -> bytes:
 
 
 def decode_draw(data: bytes) -> dict[str, Any]:
-    """Inverse of :func:`encode_draw`: the draw's JSON form, as the Recorder wrote it."""
+    """Inverse of `encode_draw`: the draw's JSON form, as the Recorder wrote it."""
     try:
         msg = _decode(DRAW_TYPE, data)
     except (IndexError, UnicodeDecodeError, struct_error) as exc:

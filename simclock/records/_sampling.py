@@ -1,15 +1,15 @@
 """The sampling-record scheduler in integer microseconds (SPEC §12).
 
-Scope: :class:`SamplingEvents` is the smallest form of simclock's ordering
+Scope: `SamplingEvents` is the smallest form of simclock's ordering
 contract. It runs **no callbacks**: ``run_until`` hands back plain records and
 the caller decides what to do with them. It reads **no wall clock**: time moves
 only when ``run_until`` is called, so ``now_us`` is simulation time. It gives
 **no deadline guarantee**: a record says when a sample was due in simulation
 time, not when any real hardware would take it. It is a teaching and reference
-artefact; :class:`simclock.HeapSimClock` is the full clock.
+artefact; `simclock.HeapSimClock` is the full clock.
 
 Errors (SPEC §12, followed to the letter): every refused argument raises
-:class:`simclock.SimclockValueError` (a ``ValueError``) whose message is the
+`simclock.SimclockValueError` (a ``ValueError``) whose message is the
 bare word the SPEC fixes: ``time_us``, ``past_event``, ``past_stop``,
 ``sensor_id``, ``millivolts`` or ``token``. Unlike the rest of simclock, a
 wrong *type* (``bool``, ``float``, ``str``, ``None``, ``numpy`` integers) is

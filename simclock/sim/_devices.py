@@ -10,7 +10,7 @@ are quantised by the device's policy (C-DEV-1)::
     actual delivery           = first boundary >= d_k     (strict: exactly d_k)
 
 Every sample is published on the bus at its actual delivery, stamped then,
-carrying all four times (C-DEV-2) as a :class:`Sample`. Controllers run on
+carrying all four times (C-DEV-2) as a `Sample`. Controllers run on
 their own schedule, ``strict`` by default: applying an actuator command is a
 contract about *which* boundary it lands on.
 
@@ -304,7 +304,7 @@ def sample_json_template(device_json: str, episode: int, episode_start_ns: int, 
     """The canonical JSON of a sample of one device and episode with ``dim`` values, as a template.
 
     ``template % (acquisition_ns, delivery_ns, index, nominal_acquisition_ns,
-    requested_delivery_ns, *values)`` is :meth:`Sample.canonical_json` for
+    requested_delivery_ns, *values)`` is `Sample.canonical_json` for
     finite ``float`` values (``%r`` is their ``repr``, as ``json`` writes
     them); the keys are in sorted order (C-X-FP). A session makes one per
     device, episode and number of values, then one format per sample.
@@ -334,7 +334,7 @@ SAMPLE_SETTERS = tuple(
     Sample.__dict__[name].__set__
     for name in _JSON_KEYS  # the fields, in their order
 )
-"""The slot setters of :class:`Sample`'s fields, in their order (see :func:`new_sample`)."""
+"""The slot setters of `Sample`'s fields, in their order (see `new_sample`)."""
 
 (
     _set_device,

@@ -1,10 +1,10 @@
 """A physics-grid clock: every firing lands on a boundary ``k*s`` (SPEC §7).
 
-:class:`GridClock` is a :class:`~simclock.SimClock` whose ``step_ns()`` is the
+`GridClock` is a `SimClock` whose ``step_ns()`` is the
 physics step ``s`` (C-GRID-1). It is built by composition on
-:class:`~simclock.HeapSimClock`, which keeps the order, cancellation, error
+`HeapSimClock`, which keeps the order, cancellation, error
 reporting and events of SPEC §1; the grid clock only decides *when* an entry is
-pushed. Every schedule carries a :class:`Policy`:
+pushed. Every schedule carries a `Policy`:
 
 * ``next_boundary`` (C-GRID-2): a nominal deadline ``d`` runs at the first
   boundary ``>= d``. The next nominal deadline comes from the original
@@ -76,7 +76,7 @@ class Policy(CheckedStrEnum):
 
 
 def check_policy(policy: object, name: str = "policy") -> Policy:
-    """Return ``policy`` as a :class:`Policy`; a ``str`` must be one of its values."""
+    """Return ``policy`` as a `Policy`; a ``str`` must be one of its values."""
     expected = f"{name} must be 'next_boundary' or 'strict'"
     return check_str_enum(policy, Policy, expected, f"{expected}, got ")
 

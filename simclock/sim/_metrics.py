@@ -1,9 +1,9 @@
 """Scenario metrics: numbers a sweep puts in each seed's row (C-SWEEP-1).
 
 A scenario declares its metrics in a ``[metrics]`` table; each one is
-computed from the run's delivered samples (:attr:`Session.samples`), so it is
+computed from the run's delivered samples (`Session.samples`), so it is
 a pure function of the trace and as deterministic as the fingerprint. A run
-folds them in as they arrive (:class:`MetricStream`, fed after each chunk of
+folds them in as they arrive (`MetricStream`, fed after each chunk of
 simulated time), so its memory does not grow with its length::
 
     [metrics.angle_rms]
@@ -29,7 +29,7 @@ A metric over no samples is ``None`` (a null in the table). Values are Python
 ``float`` (or ``int`` for ``max_lateness`` and ``samples``), summed in
 delivery order so the same trace gives bit-identical numbers in any process.
 A metric with bounds whose value is ``None`` or outside them fails the seed:
-:func:`metric_violation` says why.
+`metric_violation` says why.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class MetricConfig:
 def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfig, ...]:
     """Validate the ``[metrics]`` table; ``devices`` maps each device id to its values per sample.
 
-    Errors are :class:`~simclock.ScenarioError` naming the key
+    Errors are `ScenarioError` naming the key
     (``metrics.rms.device: 'imu9' is not a device; ...``), raised before anything runs.
     """
     metrics = []
@@ -126,13 +126,13 @@ def load_metrics(table: object, devices: Mapping[str, int]) -> tuple[MetricConfi
 
 
 _COMPACT_AT = 1024
-"""Values an :class:`ExactSum` holds before it folds them into a few exact terms."""
+"""Values an `ExactSum` holds before it folds them into a few exact terms."""
 
 
 class ExactSum:
     """``math.fsum`` of a stream of floats, in memory that does not grow with the stream.
 
-    :meth:`value` is bit-identical to ``math.fsum`` of every value added, in
+    `value` is bit-identical to ``math.fsum`` of every value added, in
     order, for finite values and for the non-finite ones (``nan``; ``inf``;
     ``ValueError`` for ``inf`` and ``-inf`` together, as ``fsum`` does). The
     held values are folded, every ``_COMPACT_AT`` of them, into a short
@@ -144,7 +144,7 @@ class ExactSum:
     terms, in practice 2 or 3) and ``fsum`` of it is the same correctly rounded
     number. The folding runs in C: a few ``fsum`` passes over the held values.
     A sum that overflows a double keeps its values unfolded, so ``fsum``
-    raises its ``OverflowError`` at :meth:`value` as it would have.
+    raises its ``OverflowError`` at `value` as it would have.
     """
 
     __slots__ = ("_inf_sum", "_special_sum", "_terms")
@@ -272,8 +272,8 @@ class MetricStream:
     """The metrics of ``configs``, updated batch by batch of delivered samples.
 
     ``add(samples)`` takes the next samples in delivery order (any split of the
-    stream: a session's :attr:`~simclock.Session.samples` after each chunk of a
-    run, then cleared); :meth:`values` is what :func:`compute_metrics` gives
+    stream: a session's `samples` after each chunk of a
+    run, then cleared); `values` is what `compute_metrics` gives
     over the whole stream, bit for bit. Memory: a few numbers per metric; a
     sum holds at most ``_COMPACT_AT`` values plus its exact terms.
     """
@@ -329,7 +329,7 @@ def compute_metrics(
 ) -> dict[str, float | int | None]:
     """Every metric of ``configs`` over ``samples`` (in delivery order), in declaration order.
 
-    One :class:`MetricStream` fed all of ``samples`` at once.
+    One `MetricStream` fed all of ``samples`` at once.
     """
     stream = MetricStream(configs)
     stream.add(samples)

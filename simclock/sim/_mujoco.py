@@ -1,7 +1,7 @@
-"""MuJoCo backend: a :class:`~simclock.GridClock` that steps an MJCF model (extra ``mujoco``).
+"""MuJoCo backend: a `GridClock` that steps an MJCF model (extra ``mujoco``).
 
 ``MujocoClock(model, seed)`` takes its step from ``model.opt.timestep`` through
-:func:`simclock.seconds_to_ns` (C-GRID-4: MuJoCo's float ``0.002`` goes
+`simclock.seconds_to_ns` (C-GRID-4: MuJoCo's float ``0.002`` goes
 through its shortest ``repr`` to exactly 2 000 000 ns; a timestep that is not
 a whole number of ns, such as ``1e-10``, is refused). Each boundary crossed
 runs exactly one ``mujoco.mj_step`` before that boundary's callbacks
@@ -88,7 +88,7 @@ def compiled_model(path: str | os.PathLike[str]) -> Any:
     and compiling the MJCF costs more than a short run. The file is compiled
     again when its modification time, size or inode changes (files pulled
     in with ``<include>`` are not watched). The model is shared: treat it as
-    read-only (``copy.copy`` it to change it). Errors as :func:`load_model`.
+    read-only (``copy.copy`` it to change it). Errors as `load_model`.
     At most 16 files are kept, the oldest dropped first.
     """
     if not isinstance(path, str | os.PathLike):
@@ -258,7 +258,7 @@ class MujocoClock(GridClock):
     ) -> Callable[[SeededRandomSource], tuple[float, ...]]:
         """Library API: ``read(noise)``, the values of ``sensordata[start:stop]`` at this boundary.
 
-        :meth:`forward` inlined (a call per sample costs as much as the read):
+        `forward` inlined (a call per sample costs as much as the read):
         ``mj_forward`` at most once per instant. With ``noise_std > 0`` each
         value is ``value + draw``, ``dim == stop - start`` normals drawn with
         ``_normal_checked`` (the caller checked ``noise_std`` and ``dim``).

@@ -1,8 +1,8 @@
 """The scenario runner behind ``simclock run``: an instance of a plan, run and fingerprinted.
 
-:func:`build_session` makes a fresh instance of a loaded :class:`Scenario`
-for a seed (C-SEED-2); :func:`run_scenario` runs it, fingerprints the bus
-trace (C-X-FP) and optionally records it with :class:`~simclock.Recorder`.
+`build_session` makes a fresh instance of a loaded `Scenario`
+for a seed (C-SEED-2); `run_scenario` runs it, fingerprints the bus
+trace (C-X-FP) and optionally records it with `Recorder`.
 Loading and validating the TOML file is ``_scenario_file``.
 """
 
@@ -151,7 +151,7 @@ def run_scenario(
     SessionTime; every noise draw persisted per stream label, C-REP-3) with
     metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``),
     ``step_ns``, ``scenario_text`` and ``scenario_sha256`` (the scenario's
-    canonical text and its hash, :attr:`Scenario.text`) and, with MuJoCo
+    canonical text and its hash, `Scenario.text`) and, with MuJoCo
     physics, ``model_sha256`` (the MJCF file's hash). Episode ``n > 0`` starts with
     ``reset_episode()`` at the end of episode ``n-1``.
 
@@ -169,7 +169,7 @@ def run_scenario(
 
     Memory does not grow with the run: after each chunk the session's
     delivered samples are folded into the counts and the metrics
-    (:class:`~simclock.sim._metrics.MetricStream`, bit-identical to the
+    (`MetricStream`, bit-identical to the
     metrics over the whole list) and dropped.
     """
     import json

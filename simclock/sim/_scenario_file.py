@@ -1,11 +1,11 @@
 """Scenario files (TOML): parsing and validation behind ``simclock run`` (SPEC §7-§11).
 
 A scenario is a plan: physics grid, sensor devices, controllers, seed, mode
-and duration. :func:`load_scenario` parses and validates it completely before
-anything runs; every error is a :class:`ScenarioError` whose message starts
+and duration. `load_scenario` parses and validates it completely before
+anything runs; every error is a `ScenarioError` whose message starts
 with the exact key (``devices.imu0.period: 7 ms is not on the 2 ms grid
-(policy strict); ...``). :func:`simclock.build_session` (module ``_scenario``) makes a fresh
-instance of the plan for a seed (C-SEED-2) and :func:`simclock.run_scenario`
+(policy strict); ...``). `simclock.build_session` (module ``_scenario``) makes a fresh
+instance of the plan for a seed (C-SEED-2) and `simclock.run_scenario`
 runs it.
 
 Format (times are strings with a unit, ``ns``/``us``/``ms``/``s``, converted
@@ -148,7 +148,7 @@ class DeviceConfig:
     """One ``[devices.<id>]`` table: its schedule plus how to read it.
 
     ``kind`` is the table's ``kind`` as written (default ``"basic"``) and
-    ``impl`` what that kind's ``load`` returned (a :class:`~simclock.SensorKind`).
+    ``impl`` what that kind's ``load`` returned (a `SensorKind`).
     For ``basic``, ``sensor``, ``noise_std`` and ``sensor_range`` (where the
     MuJoCo sensor lives in ``data.sensordata``, ``(start, stop)``, resolved
     once when the file is loaded) repeat its keys; ``None``/0 for other kinds.
@@ -182,7 +182,7 @@ class DeviceConfig:
 class ControllerConfig:
     """One ``[controllers.<id>]`` table; ``params`` holds the kind's own keys as written.
 
-    ``impl`` is what the kind's ``load`` returned (a :class:`~simclock.ControllerKind`);
+    ``impl`` is what the kind's ``load`` returned (a `ControllerKind`);
     ``pd`` is the same for ``kind = "pd"``, typed and resolved (``None`` otherwise).
     """
 
@@ -212,17 +212,17 @@ def _fields(config: Any, last: str) -> list[Any]:
 
 
 def _device_config(*args: Any) -> DeviceConfig:
-    """Inverse of :meth:`DeviceConfig.__reduce__`: the fields, then base_dir, then impl."""
+    """Inverse of `DeviceConfig.__reduce__`: the fields, then base_dir, then impl."""
     return DeviceConfig(*args[:-2], impl=args[-1], base_dir=args[-2])  # type: ignore[misc]
 
 
 def _controller_config(*args: Any) -> ControllerConfig:
-    """Inverse of :meth:`ControllerConfig.__reduce__`."""
+    """Inverse of `ControllerConfig.__reduce__`."""
     return ControllerConfig(*args[:-2], impl=args[-1], base_dir=args[-2])  # type: ignore[misc]
 
 
 class _Kind:
-    """A kind's configuration in a pickle: unpickled by :func:`restore_kind`."""
+    """A kind's configuration in a pickle: unpickled by `restore_kind`."""
 
     __slots__ = ("base_dir", "impl", "kind")
 
@@ -253,7 +253,7 @@ class Scenario:
     """The file's TOML document as canonical JSON (sorted keys, no spaces): comments,
     whitespace, key order and quoting do not change it; any value that does, does."""
     text_sha256: str = ""
-    """SHA-256 (hex) of :attr:`text`: two runs share it exactly when their files say the same."""
+    """SHA-256 (hex) of `text`: two runs share it exactly when their files say the same."""
     model_sha256: str | None = None
     """SHA-256 (hex) of the MJCF file's bytes (``None`` without MuJoCo physics); files
     pulled in with ``<include>`` are not covered."""
@@ -467,7 +467,7 @@ def _params(
 
 
 def _run_load(kind: type[Any], params: KindParams, value: str, prefix: str, family: type) -> Any:
-    """``kind.load(params)``: its :class:`ScenarioError` as is, anything else as one line."""
+    """``kind.load(params)``: its `ScenarioError` as is, anything else as one line."""
     try:
         impl = kind.load(params)
     except ScenarioError:

@@ -1,19 +1,19 @@
 """Sessions, episodes and per-component noise streams (SPEC §8-§10).
 
-A :class:`Session` owns one :class:`~simclock.GridClock` (or a backend built on
+A `Session` owns one `GridClock` (or a backend built on
 it, such as the MuJoCo clock) and the components that run on it: sensor
 devices and controllers. It keeps two times:
 
 * **SessionTime** is the clock's ``now_ns()``. The clock is never rewound, so
   SessionTime never goes back (C-EP-1); it is what ``/clock`` carries (C-EP-2),
   so ROS time never jumps back on an episode reset.
-* **EpisodeTime** is ``SessionTime - episode_start``; :meth:`Session.reset_episode`
+* **EpisodeTime** is ``SessionTime - episode_start``; `Session.reset_episode`
   sets it to 0 (C-EP-1).
 
 Seeds (C-SEED-1, C-SEED-2): episode ``0`` uses the session seed; episode ``n``
-uses ``seed`` if given to ``reset_episode`` or else :func:`episode_seed` of
+uses ``seed`` if given to ``reset_episode`` or else `episode_seed` of
 (session seed, n). Every component's noise comes from
-:func:`component_stream` keyed by (episode seed, component id, stream name)
+`component_stream` keyed by (episode seed, component id, stream name)
 only, so adding, removing or reordering components never shifts another's
 numbers, and a fresh session started with seed ``S`` reproduces exactly an
 episode that was reset with seed ``S``.
@@ -222,7 +222,7 @@ class Session:
         Grows by one per delivered sample for the whole session (about 430 bytes
         each): the session never reads it back, so a long run that does not need
         them may empty it in place (``session.samples.clear()``, not a new list)
-        between advances. :func:`simclock.run_scenario` (``simclock run``,
+        between advances. `simclock.run_scenario` (``simclock run``,
         sweeps) folds each chunk's samples into its counts and metrics and
         clears it, so a scenario run keeps none."""
         self.dropped_in_flight = 0
@@ -270,14 +270,14 @@ class Session:
         self._add("sensor", spec.device_id, self._sensors, spec, "read", read, sensor=spec)
 
     def _add_float_sensor(self, spec: SensorSpec, read: Callable[[Any], tuple[float, ...]]) -> None:
-        """:meth:`add_sensor` for a reader that returns a tuple of Python floats (built-in ones)."""
+        """`add_sensor` for a reader that returns a tuple of Python floats (built-in ones)."""
         self.add_sensor(spec, read)
         self._sensors[spec.device_id].floats = True
 
     def _add_encoding_controller(
         self, spec: ControllerSpec, step: Callable[[Any], tuple[dict[str, Any], bytes | None]]
     ) -> None:
-        """:meth:`add_controller` for a step returning ``(command, its canonical JSON or None)``.
+        """`add_controller` for a step returning ``(command, its canonical JSON or None)``.
 
         For the built-in controllers, which make a fresh command each firing and
         know its encoding; ``None`` leaves the encoding to the subscribers.
@@ -499,12 +499,12 @@ class Session:
 
 
 class _Phases:
-    """A session's phases as the :class:`~simclock.lowlevel.TimedSource` of its grid clock.
+    """A session's phases as the `TimedSource` of its grid clock.
 
     The clock runs them at every boundary where the session has work, before
     the entries due there, so the session adds no heap entry (the clock's
     ``next_event_ns``/``pending_count`` show the user's entries only) and an idle
-    stretch costs nothing. Kept apart from :class:`Session` so its public API
+    stretch costs nothing. Kept apart from `Session` so its public API
     stays the session's.
     """
 

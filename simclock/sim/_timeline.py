@@ -1,7 +1,7 @@
 """Timeline plot of a recorded run: quantisation and latency on the physics grid (SPEC §7-§8).
 
-:func:`load_samples` reads the device samples (C-DEV-2) back from a recording
-made by ``simclock run --out``; :func:`plot_timeline` draws, for each device,
+`load_samples` reads the device samples (C-DEV-2) back from a recording
+made by ``simclock run --out``; `plot_timeline` draws, for each device,
 nominal vs actual acquisition and requested vs actual delivery over the grid
 boundaries, so a 7 ms schedule on a 2 ms grid shows its quantisation at a
 glance. matplotlib runs on the ``Agg`` backend (no display needed).
@@ -63,7 +63,7 @@ class Recording:
 def load_samples(path: str | os.PathLike[str]) -> Recording:
     """Read every device sample of an MCAP recording, in recorded (total) order.
 
-    A sample is a JSON message whose payload has the keys of :class:`Sample`.
+    A sample is a JSON message whose payload has the keys of `Sample`.
     ``ValueError`` if the file is not a readable MCAP recording or has none.
     """
     from mcap.exceptions import McapError

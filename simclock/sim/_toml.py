@@ -1,6 +1,6 @@
 """The TOML value checks shared by scenario files and their ``[metrics]`` (SPEC §7, C-GRID-3/4).
 
-Every check raises :class:`ScenarioError` naming the exact dotted key at fault,
+Every check raises `ScenarioError` naming the exact dotted key at fault,
 before anything runs. Kept apart from ``_scenario_file`` and ``_metrics`` so
 that both import it and neither imports the other.
 """
@@ -53,7 +53,7 @@ class ScenarioError(SimclockValueError):
 
 
 def parse_duration(value: object, key: str = "duration") -> int:
-    """``"7 ms"`` -> ``7_000_000``; exact or :class:`ScenarioError` at ``key`` (C-GRID-4)."""
+    """``"7 ms"`` -> ``7_000_000``; exact or `ScenarioError` at ``key`` (C-GRID-4)."""
     if not isinstance(value, str):
         raise ScenarioError(
             key,

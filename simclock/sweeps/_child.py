@@ -1,8 +1,8 @@
 """``python -m simclock.sweeps._child OUT``: one audit run in a fresh process (C-SWEEP-4).
 
 Reads ``(seed, job, runner, trace)`` pickled on stdin (``job``: a shipped scenario), runs the seed
-(:func:`simclock.sweeps._task.run_seed`) and writes the pickled
-:class:`Outcome` to ``OUT`` (a file, so anything the run prints on stdout
+(`simclock.sweeps._task.run_seed`) and writes the pickled
+`Outcome` to ``OUT`` (a file, so anything the run prints on stdout
 cannot corrupt it).
 """
 

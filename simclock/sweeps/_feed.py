@@ -6,15 +6,15 @@ thread while the next run holds the GIL: measured on the pendulum example,
 ~3.6 ms of the worker's CPU and ~7 ms of wall time per task (see
 ``docs/benchmarks.md``, "Sweeps"). For a 1 s run that is under 1 %; for a
 20 ms run it is a third. So the first tasks hold one seed each, and the
-later ones as many seeds as take about :data:`BATCH_S` by the runs measured
-so far (at most :data:`MAX_BATCH`). Near the end the remaining seeds are
+later ones as many seeds as take about `BATCH_S` by the runs measured
+so far (at most `MAX_BATCH`). Near the end the remaining seeds are
 split evenly over the tasks in flight, so the workers finish together.
 
 Dask still decides where and when every task runs (C-SWEEP-2): this module
 only cuts the seed list into tasks and submits a new one as one finishes.
 Each seed is still an independent run with its own row, so the table does
 not depend on how seeds were grouped (C-SWEEP-1); rows reach the output
-directory when their task finishes, i.e. at most ~:data:`BATCH_S` of runs
+directory when their task finishes, i.e. at most ~`BATCH_S` of runs
 per worker are lost to a kill (C-SWEEP-5).
 """
 

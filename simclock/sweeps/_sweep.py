@@ -12,7 +12,7 @@
   status ``error`` and its message; the other seeds go on.
 * C-SWEEP-4: ``audit=K`` runs K seeds spread over the range again, each in
   a new process started by a worker with another ``PYTHONHASHSEED``; a row
-  that differs fails the sweep with :class:`SweepAuditError` naming the seed
+  that differs fails the sweep with `SweepAuditError` naming the seed
   and the first diverging message of the two traces.
 * C-SWEEP-5: with ``out``, rows are flushed as their task finishes (at most
   ~0.5 s of runs per task); a sweep started again on the same directory runs

@@ -206,11 +206,11 @@ class SweepDir:
 
     Opening it reads the rows already there (the table, then the partial file;
     a torn last line from a killed process is ignored) and refuses a directory
-    that holds another scenario's sweep. :meth:`append` adds a row and
-    :meth:`flush` writes the rows added so far to disk (the sweep flushes once
-    per finished task); :meth:`finish` writes the table and drops the partial
+    that holds another scenario's sweep. `append` adds a row and
+    `flush` writes the rows added so far to disk (the sweep flushes once
+    per finished task); `finish` writes the table and drops the partial
     file. ``model``: the model file's bytes if already read (see
-    :func:`scenario_digest`).
+    `scenario_digest`).
     """
 
     def __init__(
@@ -260,7 +260,7 @@ class SweepDir:
             self._timing_csv.writerow(["seed", "pass", "worker", "wall_s", "cpu_s"])
 
     def append(self, row: Mapping[str, Any]) -> None:
-        """Add one finished row to the partial file (on disk at the next :meth:`flush`)."""
+        """Add one finished row to the partial file (on disk at the next `flush`)."""
         self.rows[int(row["seed"])] = dict(row)
         # allow_nan: a metric may be NaN (an unstable physics run); JSON reads it back.
         self._partial.write(json.dumps(dict(row), sort_keys=True) + "\n")

@@ -280,7 +280,7 @@ def run_seeds(
     runner: Runner | None = None,
     record: str = "none",
 ) -> list[Outcome]:
-    """Run several seeds in one Dask task (on a worker), one :func:`run_seed` each, in order.
+    """Run several seeds in one Dask task (on a worker), one `run_seed` each, in order.
 
     One task per seed costs the worker's event loop a few ms of its own work
     per task (messages, the result's transfer), done while the next run holds
@@ -304,11 +304,11 @@ def audit_seed(
     """Run ``seed`` again in a new process with another ``PYTHONHASHSEED`` (C-SWEEP-4).
 
     Runs on a worker of the sweep's cluster, so the audit happens on the same
-    fleet. The child gets the first of :data:`AUDIT_HASH_SEEDS` whose hash salt
-    (:func:`hash_probe`) is neither this worker's nor in ``avoid`` (the salts of
-    the processes that ran the seed before). :class:`~simclock.lowlevel.SimclockChildError`
+    fleet. The child gets the first of `AUDIT_HASH_SEEDS` whose hash salt
+    (`hash_probe`) is neither this worker's nor in ``avoid`` (the salts of
+    the processes that ran the seed before). `SimclockChildError`
     (a ``RuntimeError``) with the child's exit status and stderr tail if it fails
-    or runs longer than :data:`AUDIT_TIMEOUT_S`.
+    or runs longer than `AUDIT_TIMEOUT_S`.
     """
     import cloudpickle
 

@@ -64,9 +64,9 @@ def _builtin_names(family: type) -> str:
 
 
 def resolve_kind(value: str, key: str, family: type, base_dir: Path) -> type[Any]:
-    """The class of kind ``value`` at scenario key ``key``; :class:`ScenarioError` naming the fix.
+    """The class of kind ``value`` at scenario key ``key``; `ScenarioError` naming the fix.
 
-    ``family`` is :class:`SensorKind` or :class:`ControllerKind`; the class
+    ``family`` is `SensorKind` or `ControllerKind`; the class
     must define that family's methods (subclassing it is how).
     """
     what = _WHAT[family]
@@ -185,7 +185,7 @@ def _import_module(name: str, base_dir: Path) -> Any:
 
 
 def check_picklable(config: object, value: str, key: str) -> bytes:
-    """``config`` pickled (sweeps send it to their workers), or :class:`ScenarioError`."""
+    """``config`` pickled (sweeps send it to their workers), or `ScenarioError`."""
     try:
         return pickle.dumps(config)
     except Exception as exc:

@@ -1,6 +1,6 @@
 """What a component kind is: the classes a sensor or controller kind subclasses (SPEC §8).
 
-A kind is one class with a name, its own scenario keys, a :meth:`load` that
+A kind is one class with a name, its own scenario keys, a `load` that
 checks them when the scenario file is loaded (before anything runs) and
 returns the kind's configuration (an instance of the class, picklable: sweeps
 ship it to their workers), and a method that makes, for each session, the
@@ -38,7 +38,7 @@ class KindParams:
     compiled ``mujoco.MjModel`` or ``None`` on a pure grid; ``devices`` maps
     each device defined so far to its number of values (a controller sees
     every device); ``step_ns`` is the physics step. Each getter raises
-    :class:`~simclock.ScenarioError` naming the key at fault.
+    `ScenarioError` naming the key at fault.
     """
 
     kind: str
@@ -53,7 +53,7 @@ class KindParams:
         return self.prefix + name
 
     def error(self, name: str, problem: str) -> ScenarioError:
-        """A :class:`~simclock.ScenarioError` at key ``name``: ``raise params.error(...)``."""
+        """A `ScenarioError` at key ``name``: ``raise params.error(...)``."""
         return ScenarioError(self.prefix + name, problem)
 
     def _get(self, name: str, default: Any) -> Any:
@@ -140,10 +140,10 @@ class KindParams:
 
 @dataclass(frozen=True, slots=True)
 class KindRun:
-    """What a kind's callable is made with, once per session (:func:`simclock.build_session`).
+    """What a kind's callable is made with, once per session (`simclock.build_session`).
 
     ``clock`` is the session's clock; with MuJoCo physics it is a
-    :class:`~simclock.MujocoClock` and ``data``/``model`` are its ``MjData``
+    `MujocoClock` and ``data``/``model`` are its ``MjData``
     and ``MjModel`` (``None`` on a pure grid). A controller acts on the
     physics by writing ``data.ctrl``. ``component_id`` is ``sensors/<id>`` or
     ``controllers/<id>``.
@@ -167,10 +167,10 @@ class KindRun:
 class ControllerKind:
     """Base of a controller kind: ``kind = "<name>"`` in a ``[controllers.<id>]`` table.
 
-    Subclass it, list your keys in ``keys``, check them in :meth:`load` (a
+    Subclass it, list your keys in ``keys``, check them in `load` (a
     classmethod returning an instance: your configuration), and return the
-    per-session ``step(latest)`` from :meth:`controller`. ``latest`` maps each
-    device id to its last *delivered* :class:`~simclock.Sample` (absent until
+    per-session ``step(latest)`` from `controller`. ``latest`` maps each
+    device id to its last *delivered* `Sample` (absent until
     the first delivery; read ``latest["enc"].values[0]``); a returned mapping
     is published on ``/controllers/<id>`` and recorded, ``None`` publishes
     nothing. The instance is pickled to sweep workers: keep plain values in it.
@@ -196,10 +196,10 @@ class ControllerKind:
 class SensorKind:
     """Base of a sensor kind: ``kind = "<name>"`` in a ``[devices.<id>]`` table.
 
-    Subclass it, list your keys in ``keys``, check them in :meth:`load`, give
+    Subclass it, list your keys in ``keys``, check them in `load`, give
     the number of values per sample in ``dim`` (metrics and controllers check
     their indexes against it), and return the per-session ``read(noise)`` from
-    :meth:`reader`. ``noise`` is the device's stream ``/sensors/<id>/noise`` of
+    `reader`. ``noise`` is the device's stream ``/sensors/<id>/noise`` of
     the episode (C-SEED-1); ``read`` returns ``dim`` numbers.
     """
 

@@ -53,7 +53,7 @@ class BasicSensor(SensorKind):
         """The device's ``read(noise)``, resolved once: the sensor's slice, its dim, its noise.
 
         Per sample it does only the sample's work: ``mj_forward`` once per boundary
-        (see :meth:`MujocoClock.forward`), one slice of ``sensordata``, one draw of
+        (see `MujocoClock.forward`), one slice of ``sensordata``, one draw of
         ``dim`` normals (its arguments checked here, once). The values are a tuple
         of Python floats; with noise, each is ``value + draw`` in float64, the same
         sum as Python's ``float`` addition.
