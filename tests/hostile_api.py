@@ -1339,6 +1339,7 @@ def _cases() -> list[Case]:
                 "chunk_ns": 1_000_000,
                 "source": None,
                 "sleep": None,
+                "subscriber": None,
             },
             skip={"out": "a path: refusals and partial files are tests/test_scenario.py's"},
         ),
