@@ -33,7 +33,8 @@ def _kit_digest(cmake: str, compiler: str, cmake_args: tuple[str, ...]) -> str:
     blob = b"".join(
         f.relative_to(CPP_KIT).as_posix().encode() + b"\0" + f.read_bytes() for f in files
     )
-    tools = "\0".join([cmake, compiler, *cmake_args]).encode()
+    # A CMake build tree belongs to one source folder: a clone elsewhere builds its own.
+    tools = "\0".join([cmake, compiler, str(CPP_KIT), *cmake_args]).encode()
     return hashlib.sha256(blob + b"\0" + tools).hexdigest()[:16]
 
 
