@@ -29,9 +29,10 @@ Encoder = Callable[[Mapping[str, Any]], bytes]
 # Invariant: every offset below counts from the end of this 4-byte header.
 _HEADER: Final = b"\x00\x01\x00\x00"
 # Header, stamp (int32 sec, uint32 nanosec), uint64 sequence, then a string's uint32 length:
-# offsets 0, 4, 8 and 16, so the string's bytes start at offset 20.
+# offsets 0, 4, 8 and 16, so the string's bytes start at offset 20. Draw has its uint64
+# index where the others have the sequence: the same layout.
 _HEAD_SEQ_LEN: Final = struct.Struct("<4siIQI")
-# Draw has its uint64 index where the others have the sequence: the same layout.
+# rosgraph_msgs/Clock: the header and one builtin_interfaces/Time.
 _CLOCK: Final = struct.Struct("<4siI")
 # Sample: seven 8-byte integers then the uint32 count of values (8-aligned, so no padding).
 _SAMPLE_INTS: Final = struct.Struct("<QQqqqqqI")
