@@ -19,8 +19,9 @@ Every ``simclock_msgs`` type starts with ``stamp`` (the log time) and, for
 bus messages, ``sequence`` (the full bus sequence as ``uint64``), so a bag
 read by any tool keeps the total order ``(stamp, sequence)``, and decoding a
 message gives back the exact canonical JSON the fingerprint hashes
-(`decode_bus`). CDR is written and read with mcap-ros2-support's
-schema-driven codecs, built once per type.
+(`decode_bus`). CDR is read with mcap-ros2-support's schema-driven codecs,
+built once per type, and written by the hand-written encoders of `._cdr`,
+which give the bytes of mcap-ros2-support's encoders (their reference).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mcap_ros2._dynamic import generate_dynamic, serialize_dynamic
 
 from simclock.core._bus import Event
 from simclock.core._errors import SimclockValueError
+from simclock.recording._cdr import fast_encoder
 from simclock.recording._fingerprint import RawPayload, canonical_json
 from simclock.recording._format import CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT
 
@@ -173,8 +175,9 @@ _decoders: dict[str, Callable[[bytes], Any]] = {}
 def _encode(type_name: str, message: Mapping[str, Any]) -> bytes:
     encode = _encoders.get(type_name)
     if encode is None:
-        encode = _encoders[type_name] = serialize_dynamic(type_name, SCHEMAS[type_name])[type_name]
-    return bytes(encode(message))
+        reference = serialize_dynamic(type_name, SCHEMAS[type_name])[type_name]
+        encode = _encoders[type_name] = fast_encoder(type_name, reference)
+    return encode(message)
 
 
 def _decode(type_name: str, data: bytes) -> Any:
