@@ -137,7 +137,10 @@ class Driver:
             ) from None
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(self._proc.stderr,), daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, args=(self._proc.stderr,), daemon=True
+        )
+        self._stderr_reader.start()
 
     def _put(self, item: _Line) -> None:
         if not self._dead:  # a killed driver's last lines are dropped, never queued
@@ -183,6 +186,10 @@ class Driver:
 
     def _fail(self, evidence: str) -> DriverError:
         self.kill()
+        # The driver is dead, so its stderr ends: wait for the reader to take its last
+        # lines (written just before the fault, they are the best evidence). Bounded,
+        # as a grandchild may still hold the pipe open.
+        self._stderr_reader.join(timeout=2.0)
         return DriverError(evidence, self.stderr_tail())
 
     def _ended(self, what: str) -> DriverError:
