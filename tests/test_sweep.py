@@ -459,11 +459,12 @@ def test_C_SWEEP_5_ctrl_c_ends_with_one_line_and_keeps_the_rows(
         if proc.returncode is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130
-    assert stdout == b""
-    assert stderr.decode() == (
+    # One comparison, so a failure shows what the command printed.
+    assert (proc.returncode, stdout, stderr.decode()) == (
+        130,
+        b"",
         f"simclock sweep run: interrupted; finished rows are kept in {out}: "
-        "run the same command to resume\n"
+        "run the same command to resume\n",
     )
     assert len(_complete_seeds(partial)) >= 3
 
