@@ -82,6 +82,7 @@ def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
         "exit_code": code,
         "expected": expected,
         "failed": report["failed"],
+        "blocked": report["blocked"],
         "counts": report["counts"],
         "conforming": report["conforming"],
         "verdict": report["verdict"],
@@ -187,8 +188,8 @@ def all_names() -> list[str]:
 def render_table(results: list[dict[str, Any]]) -> str:
     """The Markdown table of ``docs/conformance.md`` (generated, never edited by hand)."""
     lines = [
-        "| backend | defect | clause expected | verdict | clauses failed |",
-        "|---|---|---|---|---|",
+        "| backend | defect | clause expected | verdict | clauses failed | clauses blocked |",
+        "|---|---|---|---|---|---|",
     ]
     for r in results:
         name = r["name"]
@@ -213,8 +214,19 @@ def render_table(results: list[dict[str, Any]]) -> str:
             caught = r["exit_code"] == 1 and r["expected"] in r["failed"]
             verdict = "rejected" if caught else "**MISSED**"
         failed = ", ".join(r["failed"]) or "-"
-        lines.append(f"| `{r['spec']}` | {defect} | {expected} | {verdict} | {failed} |")
+        lines.append(
+            f"| `{r['spec']}` | {defect} | {expected} | {verdict} | {failed} | "
+            f"{_blocked_cell(r['blocked'])} |"
+        )
     return "\n".join(lines)
+
+
+def _blocked_cell(blocked: dict[str, str]) -> str:
+    """``N by C-TIE-1`` per blocking clause, or ``-``."""
+    by: dict[str, int] = {}
+    for blocker in blocked.values():
+        by[blocker] = by.get(blocker, 0) + 1
+    return ", ".join(f"{n} by {c}" for c, n in by.items()) or "-"
 
 
 def _defect(name: str) -> str:
