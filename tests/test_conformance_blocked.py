@@ -41,7 +41,7 @@ def test_C_CONF_1_prerequisites_are_registered_clauses_in_no_self_loop() -> None
     assert [c for c, reqs in PREREQUISITES.items() if c in reqs] == []
     assert prerequisites("SM-ORACLE") == ()  # the state machine fails for any defect
     assert prerequisites("C-REP-9") == ()  # a clause without a row relies on none
-    assert prerequisites("C-TIE-1") == ("C-ADV-2", "C-ADV-3", "C-SCH-1", "C-TIME-4")
+    assert prerequisites("C-TIE-1") == ("C-ADV-2", "C-ADV-1", "C-ADV-3", "C-SCH-1", "C-TIME-4")
     with pytest.raises(TypeError, match=r"^clause_id must be a str, got int 1$"):
         prerequisites(1)  # type: ignore[arg-type]
 
@@ -69,23 +69,40 @@ def test_C_CONF_1_a_failure_of_a_prerequisites_defect_is_blocked_by_it() -> None
 
 
 def test_C_CONF_1_a_failure_of_its_own_keeps_a_clause_failed() -> None:
-    # C-ADV-1 also misses an entry: a defect C-TIE-1 does not show.
+    # C-PER-1 also misses an entry: a defect C-TIE-1 does not show.
+    rep = _report({"C-TIE-1": [ORDER], "C-PER-1": [ORDER, MISSING]})
+    assert (rep.blocked(), rep.failed()) == ({}, ["C-TIE-1", "C-PER-1"])
+    # The other way round the evidence holds: C-TIE-1 relies on C-ADV-1 (its ties fire
+    # in advances), and C-ADV-1 shows C-TIE-1's one defect too.
     rep = _report({"C-TIE-1": [ORDER], "C-ADV-1": [ORDER, MISSING]})
-    assert (rep.blocked(), rep.failed()) == ({}, ["C-ADV-1", "C-TIE-1"])
+    assert (rep.blocked(), rep.failed()) == ({"C-TIE-1": "C-ADV-1"}, ["C-ADV-1"])
     # The same defect in a clause that is not a prerequisite blocks nothing.
     rep = _report({"C-RNG-4": [ORDER], "C-ADV-1": [ORDER]})
     assert (rep.blocked(), rep.failed()) == ({}, ["C-ADV-1", "C-RNG-4"])
 
 
 def test_C_CONF_1_two_clauses_failing_alike_never_block_each_other() -> None:
-    # C-ADV-1 and C-SCH-1 rely on each other and fail alike: the more basic one fails.
+    # C-ADV-1 and C-SCH-1 rely on each other and fail alike: a missing firing is
+    # C-ADV-1's subject, so it fails.
     rep = _report({"C-SCH-1": [MISSING], "C-ADV-1": [MISSING], "C-TIME-4": [MISSING]})
     assert rep.failed() == ["C-ADV-1"]
     assert rep.blocked() == {"C-TIME-4": "C-ADV-1", "C-SCH-1": "C-ADV-1"}
-    # C-ADV-2 before C-TIE-1 before C-ADV-1: a callback reading another time is the root.
-    rep = _report({c: [TIME] for c in ("C-ADV-1", "C-ADV-2", "C-ADV-3", "C-TIE-1", "C-PER-1")})
+    # Firings at other times are C-ADV-2's subject (a callback reading another time).
+    five = ("C-ADV-1", "C-ADV-2", "C-ADV-3", "C-TIE-1", "C-PER-1")
+    rep = _report({c: [TIME] for c in five})
     assert rep.failed() == ["C-ADV-2"]
     assert set(rep.blocked().values()) == {"C-ADV-2"}
+    # Ties in another order are C-TIE-1's, though C-ADV-1 comes first in the report.
+    rep = _report({c: [ORDER] for c in five})
+    assert rep.failed() == ["C-TIE-1"]
+    assert set(rep.blocked().values()) == {"C-TIE-1"}
+    # Missing firings are C-ADV-1's, though C-TIE-1 relies on it too.
+    rep = _report({c: [MISSING] for c in five if c != "C-ADV-2"})
+    assert rep.failed() == ["C-ADV-1"]
+    # A kind no clause owns: the most basic clause of the cycle (C-ADV-2 here).
+    odd = "first differing reply: nested differs"
+    rep = _report({c: [odd] for c in five})
+    assert rep.failed() == ["C-ADV-2"]
 
 
 def test_C_CONF_1_a_clause_whose_explainers_are_all_blocked_fails() -> None:

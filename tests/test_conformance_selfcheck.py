@@ -29,6 +29,7 @@ from backends.selfcheck import (
     HAVE_DRAKE,
     LIMITED,
     OWN,
+    PEER_BLOCKED,
     PEERS,
     all_names,
     peer_reasons,
@@ -269,7 +270,12 @@ def test_peer_scheduler_keeps_every_clause_but_those_its_adapter_explains(
 ) -> None:
     r = results[name]
     assert r["verdict"] == "NOT CONFORMING"
-    assert r["failed"] == sorted(peer_reasons(name), key=list(CLAUSES).index)
+    why = sorted(peer_reasons(name), key=list(CLAUSES).index)
+    assert r["blocked"] == PEER_BLOCKED[name]
+    assert r["failed"] == [c for c in why if c not in PEER_BLOCKED[name]]
+    # Every blocked clause is explained too, and blocked by a clause the peer fails.
+    assert set(PEER_BLOCKED[name]) <= set(why)
+    assert set(PEER_BLOCKED[name].values()) <= set(r["failed"])
 
 
 def test_C_CONF_3_an_import_mistake_in_the_failure_path_is_one_root_cause(

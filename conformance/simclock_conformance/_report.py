@@ -396,8 +396,10 @@ class BackendReport:
         in its prerequisites' order. When only clauses that could each be
         explained by another unsettled one are left (a cycle: two clauses
         failing with the same defect, each relying on the other), the first
-        clause of a cycle that waits on nothing outside it is failed (most
-        basic first: ``_MOST_BASIC``, then report order) and the rounds go on.
+        clause of a cycle that waits on nothing outside it is failed and the
+        rounds go on: the clause whose subject the shared kind of failure is
+        (``_OWNER``: ties in another order are C-TIE-1's), else the most basic
+        (``_MOST_BASIC``), else the first in report order.
         So two clauses never block each other and every blocked clause names
         a failed one.
         """
@@ -427,7 +429,7 @@ class BackendReport:
                     blocked[x] = by
                     settled.append(x)
             if not settled:
-                first = _first_of_a_closed_cycle(undecided, candidates)
+                first = _first_of_a_closed_cycle(undecided, candidates, defects)
                 settled = [first]
                 failed.add(first)
             undecided = [c for c in undecided if c not in settled]
@@ -618,23 +620,37 @@ class BackendReport:
         return "\n".join(lines)
 
 
+_OWNER = {
+    f"{DIFFERENCE}fired order differs at equal now_ns": "C-TIE-1",
+    f"{DIFFERENCE}fired now_ns differs": "C-ADV-2",
+    f"{DIFFERENCE}fired: an expected entry is missing": "C-ADV-1",
+}
+"""Whose subject a kind of failure is, when a cycle of clauses all show it: entries at
+one time in another order (C-TIE-1), a firing at another time, which is also what a
+callback reading another time than its entry's shows (C-ADV-2), a due entry not fired
+(C-ADV-1)."""
+
 _MOST_BASIC = ("C-ADV-2", "C-TIE-1", "C-ADV-1", "C-ADV-3", "C-SCH-1")
-"""Which clause of a cycle is charged first: a callback reading another time than its
-entry's changes every time in every trace, ties' too (C-ADV-2); a tie order defect
-reorders equal times, which C-ADV-1's (at_ns, seq) order also sees (C-TIE-1); what
-advance fires (C-ADV-1, C-ADV-3); past times (C-SCH-1). Other clauses in report order."""
+"""Otherwise the most basic first: a callback reading another time changes every time
+in every trace (C-ADV-2); ties (C-TIE-1); what advance fires (C-ADV-1, C-ADV-3); past
+times (C-SCH-1). Then report order."""
 
 
-def _basic_first(undecided: list[str]) -> Callable[[str], tuple[int, int]]:
-    def rank(clause: str) -> tuple[int, int]:
+def _charge_order(
+    undecided: list[str], defects: dict[str, set[str]]
+) -> Callable[[str], tuple[int, int, int]]:
+    def rank(clause: str) -> tuple[int, int, int]:
+        owns = any(_OWNER.get(d) == clause for d in defects[clause])
         basic = _MOST_BASIC.index(clause) if clause in _MOST_BASIC else len(_MOST_BASIC)
-        return basic, undecided.index(clause)
+        return (0 if owns else 1), basic, undecided.index(clause)
 
     return rank
 
 
-def _first_of_a_closed_cycle(undecided: list[str], candidates: dict[str, list[str]]) -> str:
-    """The most basic clause whose every unsettled explainer leads back to it.
+def _first_of_a_closed_cycle(
+    undecided: list[str], candidates: dict[str, list[str]], defects: dict[str, set[str]]
+) -> str:
+    """The first clause (:func:`_charge_order`) whose every unsettled explainer leads back to it.
 
     Every clause in ``undecided`` has an unsettled candidate, so following
     candidates always ends in a cycle; one that leads nowhere else exists.
@@ -650,7 +666,7 @@ def _first_of_a_closed_cycle(undecided: list[str], candidates: dict[str, list[st
                     todo.append(y)
         return seen
 
-    for x in sorted(undecided, key=_basic_first(undecided)):
+    for x in sorted(undecided, key=_charge_order(undecided, defects)):
         reached = reach(x)
         if x in reached and all(x in reach(y) for y in reached):
             return x
