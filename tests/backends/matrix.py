@@ -227,7 +227,7 @@ def trim(report: dict[str, Any]) -> dict[str, Any]:
                 ]
             tests.append(kept)
         rows.append(
-            {k: row[k] for k in ("id", "summary", "optional", "status") if k in row}
+            {k: row[k] for k in ("id", "summary", "optional", "status", "blocked_by") if k in row}
             | {"tests": tests}
         )
     return {
@@ -235,6 +235,7 @@ def trim(report: dict[str, Any]) -> dict[str, Any]:
         "profile": report.get("profile", "ci"),
         "verdict": report["verdict"],
         "failed": report.get("failed", []),
+        "blocked": report.get("blocked", {}),
         "clauses": rows,
     }
 
