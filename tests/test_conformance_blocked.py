@@ -186,3 +186,16 @@ def test_C_CONF_1_the_matrix_shows_a_blocked_cell_with_its_blocker() -> None:
         r"but has no 'blocked_by'$",
     ):
         render_matrix([data])
+
+
+def test_C_CONF_3_a_blocked_clauses_lone_failure_says_what_blocks_it() -> None:
+    # Two exceptions raised at one place are one defect, but two root causes of one test.
+    rep = _report(
+        {
+            "C-ERR-1": ["LookupError raised in clock.py:78 (_run)"],
+            "C-BUS-1": ["ValueError raised in clock.py:78 (_run)"],
+        }
+    )
+    table = rep.table()
+    assert "\nFAILED C-BUS-1 (blocked by C-ERR-1): test_C_BUS_1_bad0\n  C-BUS-1: broken" in table
+    assert "\nFAILED C-ERR-1: test_C_ERR_1_bad0\n" in table

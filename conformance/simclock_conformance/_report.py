@@ -340,6 +340,9 @@ class BackendReport:
     """The clauses this report covers; by default every registered one but the wire-only ones."""
     label: str = ""
     """The profile a CONFORMING verdict names (``wire profile 1`` for a driver, C-CONF-1)."""
+    _blocked_memo: tuple[object, dict[str, str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def add(self, clause_id: str, outcome: Outcome) -> None:
         """Record ``outcome`` under ``clause_id`` (a failure is never replaced by a later phase)."""
@@ -404,6 +407,19 @@ class BackendReport:
         a failed one.
         """
         ids = self.clause_ids()
+        # Every status, count and table line asks: settle once per state of the outcomes.
+        state = tuple(
+            (c, *((id(t), t.outcome, t.root, t.message) for t in self.tests.get(c, [])))
+            for c in ids
+        )
+        if self._blocked_memo is not None and self._blocked_memo[0] == state:
+            return dict(self._blocked_memo[1])
+        result = self._settle(ids)
+        self._blocked_memo = (state, result)
+        return dict(result)
+
+    def _settle(self, ids: list[str]) -> dict[str, str]:
+        """:meth:`blocked`, computed."""
         defects = {
             c: {defect_key(self.root_key(t)) for t in self.tests[c] if t.outcome == FAILED}
             for c in ids
@@ -615,7 +631,8 @@ class BackendReport:
             if len(by_key[self.root_key(t)]) > 1:
                 continue
             lines.append("")
-            lines.append(f"FAILED {c}: {t.name}")
+            why = f" (blocked by {blocked[c]})" if c in blocked else ""
+            lines.append(f"FAILED {c}{why}: {t.name}")
             lines.extend(_failure_lines(t, "  "))
         return "\n".join(lines)
 
