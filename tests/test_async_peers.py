@@ -98,22 +98,39 @@ def test_trio_fails_exactly_its_explained_clauses_and_is_not_deterministic(
     report = _suite(tmp_path, "trio_adapter:factory")
     statuses = _statuses(report)
     failed = set(report["failed"])
-    assert set(trio_adapter.ALWAYS) <= failed <= set(trio_adapter.WHY), report["failed"]
+    # A clause failing only through trio's tie order is blocked by C-TIE-1 (which fails).
+    not_kept = failed | set(report["blocked"])
+    assert set(trio_adapter.ALWAYS) <= not_kept <= set(trio_adapter.WHY), report["failed"]
+    assert set(report["blocked"].values()) <= failed, report["blocked"]
     assert list(trio_adapter.WHY) == [c for c in CLAUSES if c in trio_adapter.WHY]
     for clause, status in statuses.items():
         if clause in NOT_APPLICABLE:
             assert status == "not applicable", clause
-        elif clause not in failed:
+        elif clause not in not_kept:
             assert status == "passed", (clause, status)
     # The re-run of a failed tie program gives another order: said at the report's top.
     assert report["deterministic"] is False
     assert {e["clause"] for e in report["nondeterministic"]} <= set(trio_adapter.WHY)
 
 
+ASYNCIO_BLOCKED = {
+    # The nanosecond skew of float seconds (see WHY["C-TIME-3"]) first shows as a firing
+    # at another time in C-ADV-3's programs; ties in the timer heap's order are C-TIE-1's.
+    **dict.fromkeys(
+        ["C-TIME-2", "C-TIME-3", "C-ADV-4", "C-PER-1", "C-PER-2", "C-CAN-2", "C-ERR-1", "C-RNG-2"],
+        "C-ADV-3",
+    ),
+    "C-ADV-1": "C-TIE-1",
+    "C-BUS-3": "C-TIE-1",
+}
+"""The clauses of asyncio's ``WHY`` reported as blocked, by the failed clause blocking each."""
+
+
 def test_asyncio_fails_exactly_its_explained_clauses(tmp_path: Path) -> None:
     # Its far-time programs spin for ever (see WHY["C-TIME-4"]): a short limit keeps this quick.
     report = _suite(tmp_path, "asyncio_adapter:factory", "--timeout", "5")
-    assert report["failed"] == list(asyncio_adapter.WHY)
+    assert report["blocked"] == ASYNCIO_BLOCKED
+    assert report["failed"] == [c for c in asyncio_adapter.WHY if c not in ASYNCIO_BLOCKED]
     statuses = _statuses(report)
     kept = {c: s for c, s in statuses.items() if c not in asyncio_adapter.WHY}
     assert kept == {

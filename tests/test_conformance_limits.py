@@ -48,10 +48,11 @@ def _cli(tmp_path: Path, spec: str, *clauses: str) -> tuple[str, dict[str, Any]]
 
 
 def _messages(report: dict[str, Any]) -> dict[str, list[str]]:
+    """The failed tests' messages of every clause that failed or is blocked."""
     return {
         row["id"]: [t["message"] for t in row["tests"] if t["outcome"] == "failed"]
         for row in report["clauses"]
-        if row["status"] == "failed"
+        if row["status"] in ("failed", "blocked")
     }
 
 
@@ -112,6 +113,8 @@ def test_C_CONF_2_a_hang_in_the_backends_library_names_the_library_and_keeps_eac
         * len(names)
         for clause, names in tests.items()
     }
+    # One hang, one place: C-ADV-3 (which relies on C-ADV-2) is blocked by it.
+    assert (report["failed"], report["blocked"]) == (["C-ADV-2"], {"C-ADV-3": "C-ADV-2"})
     lines = stdout.splitlines()
     at = lines.index("ROOT CAUSE in 5 tests of C-ADV-2, C-ADV-3:")
     assert lines[at + 1 : at + 3] == [

@@ -179,7 +179,8 @@ def test_C_CONF_1_matrix_rendering_is_deterministic() -> None:
             [GOOD, {**GOOD, "clauses": [{"id": "C-TIE-1", "status": "great"}]}],
             {},
             r"^reports\[1\] is not a conformance report: clauses\[0\] \(C-TIE-1\) has status "
-            r"'great'; expected one of passed, failed, incomplete, not applicable, not run$",
+            r"'great'; expected one of passed, failed, blocked, incomplete, not applicable, "
+            r"not run$",
         ),
         ([[1]], {}, r"^reports\[0\] is not a conformance report: expected a JSON object, got a "
          r"JSON list$"),

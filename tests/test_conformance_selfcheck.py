@@ -23,12 +23,13 @@ import re
 from typing import Any
 
 import pytest
-from backends.broken import BROKEN
+from backends.broken import BROKEN, EXPECTED_FAILED
 from backends.selfcheck import (
     CORRECT,
     HAVE_DRAKE,
     LIMITED,
     OWN,
+    PEER_BLOCKED,
     PEERS,
     all_names,
     peer_reasons,
@@ -66,6 +67,40 @@ def test_broken_backend_is_rejected_naming_its_clause(
     assert clause in r["failed"], f"{name}: expected {clause} to fail, failed {r['failed']}"
     messages = r["messages"][clause]
     assert messages and all(clause in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "name", sorted(BROKEN), ids=[f"{n}-{BROKEN[n][0]}" for n in sorted(BROKEN)]
+)
+def test_C_CONF_1_broken_backend_fails_exactly_its_expected_clauses(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
+    r = results[name]
+    assert r["failed"] == list(EXPECTED_FAILED[name])
+    # Every other clause it breaks is blocked by one it fails, never by a blocked one.
+    assert set(r["blocked"].values()) <= set(r["failed"]), r["blocked"]
+    assert r["counts"]["blocked"] == len(r["blocked"])
+
+
+def test_expected_failed_sets_name_each_backends_own_clause() -> None:
+    assert sorted(EXPECTED_FAILED) == sorted(BROKEN)
+    missing = {n: c for n, (c, _, _) in BROKEN.items() if c not in EXPECTED_FAILED[n]}
+    assert missing == {}
+    order = list(CLAUSES)
+    unordered = [n for n, cs in EXPECTED_FAILED.items() if list(cs) != sorted(cs, key=order.index)]
+    assert unordered == []
+
+
+def test_C_CONF_1_a_lifo_ties_clock_fails_its_tie_clause_and_blocks_the_rest(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    r = results["lifo_ties"]
+    assert r["failed"] == ["C-TIE-1", "SM-ORACLE"]
+    assert set(r["blocked"].values()) == {"C-TIE-1"} and len(r["blocked"]) >= 10
+    assert [c["cause"] for c in r["root_causes"]] == [
+        "first differing reply: fired order differs at equal now_ns"
+    ]
+    assert r["verdict"] == "NOT CONFORMING"
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
@@ -167,7 +202,9 @@ def test_C_CONF_4_a_horizon_hides_no_far_magnitude_defect(
     r = results["horizon_float64_times"]
     assert (r["exit_code"], r["verdict"]) == (1, "NOT CONFORMING")
     # The same clauses as the unlimited float64 backend: far starts reach 2**53 and beyond.
-    assert r["failed"] == results["float64_times"]["failed"]
+    assert (
+        r["failed"] == results["float64_times"]["failed"] == list(EXPECTED_FAILED["float64_times"])
+    )
     assert "C-TIME-4" in r["failed"]
     # Its reduced tests say so too: every test it passed within the horizon is limited.
     assert r["limited"] and set(r["limited"]) <= {*FAR_TIME_TESTS, *RATE_PROGRAMS}
@@ -233,7 +270,12 @@ def test_peer_scheduler_keeps_every_clause_but_those_its_adapter_explains(
 ) -> None:
     r = results[name]
     assert r["verdict"] == "NOT CONFORMING"
-    assert r["failed"] == sorted(peer_reasons(name), key=list(CLAUSES).index)
+    why = sorted(peer_reasons(name), key=list(CLAUSES).index)
+    assert r["blocked"] == PEER_BLOCKED[name]
+    assert r["failed"] == [c for c in why if c not in PEER_BLOCKED[name]]
+    # Every blocked clause is explained too, and blocked by a clause the peer fails.
+    assert set(PEER_BLOCKED[name]) <= set(why)
+    assert set(PEER_BLOCKED[name].values()) <= set(r["failed"])
 
 
 def test_C_CONF_3_an_import_mistake_in_the_failure_path_is_one_root_cause(

@@ -30,7 +30,8 @@ VECTORS = (
 )
 _SUITE_TIMEOUT_S = 600
 
-# What tokio 1.54.1's paused time fails, as the kit's README explains clause by clause.
+# What tokio 1.54.1's paused time does not keep (failed or blocked), as the kit's README
+# explains clause by clause.
 # Both runs leave out the golden-vector replay (C-WIRE-7, which both fail: see the
 # README): in nanoseconds an interval far behind its grid bursts a million firings per
 # tokio millisecond into multi-megabyte replies, and the replay alone takes minutes.
@@ -47,6 +48,21 @@ TOKIO_FAILED = {
         "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE",
     ],
 }  # fmt: skip
+
+
+TOKIO_BLOCKED = {
+    "ns": {
+        **dict.fromkeys(["C-TIME-4", "C-ADV-4", "C-SCH-1"], "C-ADV-1"),
+        **dict.fromkeys(["C-PER-3", "C-CAN-1"], "C-TIE-1"),
+        "C-RNG-3": "C-RNG-2",
+    },
+    "ms": {
+        **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-ERR-2"], "C-SCH-1"),
+        "C-TIE-1": "C-TIME-4",
+        **dict.fromkeys(["C-RNG-2", "C-RNG-3"], "C-RNG-4"),
+    },
+}
+"""The clauses of :data:`TOKIO_FAILED` (not kept) reported as blocked, by what."""
 
 
 class SuiteRun:
@@ -189,7 +205,8 @@ def test_C_WIRE_6_tokio_paused_time_is_judged_clause_by_clause(
     code, out, report = runs[unit].result()
     assert report is not None, out[-4000:]
     assert report["verdict"] == "NOT CONFORMING", out[-4000:]
-    assert report["failed"] == TOKIO_FAILED[unit], out[-4000:]
+    assert report["blocked"] == TOKIO_BLOCKED[unit], out[-4000:]
+    assert report["failed"] == [c for c in TOKIO_FAILED[unit] if c not in TOKIO_BLOCKED[unit]]
     not_applicable = [c["id"] for c in report["clauses"] if c["status"] == "not applicable"]
     assert not_applicable == ["C-X-PEEK", "C-X-RATE", "C-X-STATS", "C-X-BITS"]
     assert report["not_run"] == ["C-WIRE-7"]

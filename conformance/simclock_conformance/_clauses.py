@@ -19,9 +19,11 @@ from simclock_conformance._args import check_str, plain_str, quote, read_iterabl
 __all__ = [
     "CLAUSES",
     "ORACLE_CLAUSE",
+    "PREREQUISITES",
     "WIRE_ONLY",
     "Clause",
     "clause_of_test",
+    "prerequisites",
     "register_clauses",
 ]
 
@@ -171,6 +173,94 @@ register_clauses(
         ("C-WIRE-7", "§18", "the golden vectors replay with the recorded replies"),
     ]
 )
+
+
+_SCHEDULING = ("C-TIE-1", "C-ADV-2", "C-ADV-1", "C-ADV-3", "C-SCH-1")
+# Most clause tests schedule entries, advance and compare the firing trace, with the
+# time each callback read: their expected traces hold only if ties fire in push order
+# (C-TIE-1), a callback reads its entry's time (C-ADV-2), advance fires what is due
+# (C-ADV-1) including what callbacks push (C-ADV-3), and schedule refuses the past
+# (C-SCH-1). The order of each row is the order blocking clauses are named in: the
+# callback-failure clause (C-ERR-1) before the periodic ones, whose tests raise too.
+
+PREREQUISITES: dict[str, tuple[str, ...]] = {
+    # The time clauses' tests read now_ns() inside callbacks and schedule periodics
+    # to have something to fire (C-TIME-1: a periodic from numpy ints; C-TIME-2: a
+    # raising callback, C-ERR-1; C-TIME-3/4: periodics at far and numpy times).
+    "C-TIME-1": (*_SCHEDULING, "C-PER-1"),
+    "C-TIME-2": (*_SCHEDULING, "C-ERR-1", "C-PER-1"),
+    "C-TIME-3": (*_SCHEDULING, "C-PER-1", "C-TIME-1"),
+    "C-TIME-4": (*_SCHEDULING, "C-PER-1"),
+    # C-ADV-1's own order is (at_ns, seq): its tests break ties, so a tie defect is
+    # C-TIE-1's; its advance(0) case fires a periodic's first point (C-PER-1).
+    "C-ADV-1": ("C-TIE-1", "C-ADV-2", "C-ADV-3", "C-SCH-1", "C-PER-1"),
+    # C-ADV-2 does not list C-ADV-1: a callback reading another time than its entry's
+    # makes every trace differ in its times, C-ADV-1's too; that is C-ADV-2's defect.
+    "C-ADV-2": ("C-TIE-1", "C-ADV-3", "C-SCH-1"),
+    # C-ADV-3's programs push beside a later periodic (C-PER-1).
+    "C-ADV-3": ("C-TIE-1", "C-ADV-2", "C-ADV-1", "C-SCH-1", "C-PER-1"),
+    "C-ADV-4": _SCHEDULING,
+    # Splitting time is compared on traces of periodics and raising callbacks.
+    "C-ADV-5": (*_SCHEDULING, "C-ERR-1", "C-PER-1", "C-PER-3"),
+    # C-SCH-1's at == now case fires on advance(0) (C-ADV-1 says so too).
+    "C-SCH-1": ("C-ADV-1",),
+    "C-SCH-2": (),
+    # C-TIE-1's ties fire in advances (C-ADV-1; its (at_ns, seq) order holds the tie
+    # order, so the two fail alike for a tie defect: the report charges that to C-TIE-1,
+    # see _report), are pushed from callbacks (C-ADV-3) and far in the future
+    # (C-TIME-4: a tie at 2**60 needs exact far times).
+    "C-TIE-1": ("C-ADV-2", "C-ADV-1", "C-ADV-3", "C-SCH-1", "C-TIME-4"),
+    "C-PER-1": _SCHEDULING,
+    # A re-pushed periodic is pushed after its callback, so order at a shared instant
+    # also rests on the grid (C-PER-1); one case re-pushes after a raising callback.
+    "C-PER-2": (*_SCHEDULING, "C-ERR-1", "C-PER-1"),
+    # C-PER-3 does not list C-PER-1: the same grid over many firings is its own subject.
+    "C-PER-3": _SCHEDULING,
+    "C-CAN-1": (*_SCHEDULING, "C-PER-1", "C-PER-2", "C-CAN-2"),
+    "C-CAN-2": (*_SCHEDULING, "C-PER-1", "C-PER-2"),
+    "C-CAN-3": (*_SCHEDULING, "C-PER-1", "C-PER-2"),
+    "C-CAN-4": (),
+    # C-ERR-1 lists no periodic clause: its periodics re-arm after a raise, which a
+    # defect of C-ERR-1 breaks in C-PER-2's tests too; that defect is C-ERR-1's.
+    "C-ERR-1": _SCHEDULING,
+    # A halting periodic is re-armed (C-PER-2) on its grid (C-PER-1).
+    "C-ERR-2": (*_SCHEDULING, "C-PER-1", "C-PER-2", "C-PER-3"),
+    # The same run twice: any scheduling or callback-failure defect shows in it.
+    "C-DET-1": (*_SCHEDULING, "C-ERR-1", "C-ERR-2", "C-PER-1", "C-PER-2", "C-RNG-2"),
+    "C-STEP-1": (),
+    "C-RNG-1": (),
+    # The stability programs draw beside callbacks that schedule (C-RNG-2), the
+    # label and independence programs compare draws of children (C-RNG-2 hash).
+    "C-RNG-2": (*_SCHEDULING, "C-ERR-1", "C-PER-1", "C-PER-2", "C-RNG-4"),
+    "C-RNG-3": ("C-RNG-2", "C-RNG-4"),
+    "C-RNG-4": (),
+    "C-RNG-5": (),
+    # The global state is watched over a whole run with raising callbacks.
+    "C-RNG-6": ("C-ERR-1",),
+    "C-BUS-1": ("C-ERR-1",),
+    "C-BUS-2": (),
+    "C-BUS-3": _SCHEDULING,
+    "C-BUS-4": (),
+    "C-X-PEEK": ("C-TIME-4",),
+    # A rate's firings are read in callbacks at instants shared with other entries.
+    "C-X-RATE": (*_SCHEDULING, "C-PER-1", "C-PER-3"),
+    # Counts of fired, skipped and overrun firings of periodics that raise.
+    "C-X-STATS": (*_SCHEDULING, "C-ERR-1", "C-PER-1", "C-PER-2", "C-PER-3", "C-ADV-5"),
+    # The state machine compares whole runs to the oracle: any scheduling defect is
+    # its own failure too, so it lists none.
+    ORACLE_CLAUSE: (),
+}
+"""``clause -> the clauses its tests and programs rely on`` for their expected traces.
+
+A failed clause whose every failure is the same defect (the same root key) as a
+failed prerequisite's is reported as blocked by it (see ``_report``). A clause
+not listed has none.
+"""
+
+
+def prerequisites(clause_id: str) -> tuple[str, ...]:
+    """The clauses ``clause_id``'s tests rely on (:data:`PREREQUISITES`), in blocking order."""
+    return PREREQUISITES.get(check_str(clause_id, "clause_id"), ())
 
 
 def clause_of_test(test_name: str) -> str | None:

@@ -3,7 +3,7 @@
 ``python -m simclock_conformance report [-o PAGE] [--clause-url TEMPLATE] REPORT.json ...``
 reads reports written by ``--json`` (in process or through a driver) and renders a table
 of clauses (rows) by backends (columns), one colour per status (C-CONF-1). A cell of a
-failed, incomplete or not-run clause links to a block below the table with that clause's
+failed, blocked, incomplete or not-run clause links to a block below the table with that clause's
 tests, their messages and programs; a clause id links to its entry in the documentation
 (``TEMPLATE`` with ``{id}`` in it, by default the docs site's clause table).
 
@@ -31,6 +31,7 @@ DEFAULT_CLAUSE_URL = "clauses.html#{id}"
 _STATUS_CLASS = {
     "passed": "pass",
     "failed": "fail",
+    "blocked": "blk",
     "incomplete": "inc",
     "not applicable": "na",
     "not run": "nr",
@@ -38,11 +39,12 @@ _STATUS_CLASS = {
 _STATUS_TEXT = {
     "passed": "passed",
     "failed": "FAILED",
+    "blocked": "blocked",
     "incomplete": "incomplete",
     "not applicable": "n/a",
     "not run": "not run",
 }
-_DETAILED = ("failed", "incomplete", "not run")
+_DETAILED = ("failed", "blocked", "incomplete", "not run")
 # A failure's message and program are cut here: the page is for reading, the JSON has it all.
 _TEXT_LIMIT = 4000
 
@@ -53,7 +55,7 @@ th,td{border:1px solid #bbb;padding:.25rem .45rem;text-align:center}
 th.clause,td.summary{text-align:left}
 th.clause{white-space:nowrap}
 thead th{position:sticky;top:0;background:#f4f4f4;vertical-align:bottom}
-.pass{background:#c8ecc9}.fail{background:#f6b7b2;font-weight:600}
+.pass{background:#c8ecc9}.fail{background:#f6b7b2;font-weight:600}.blk{background:#f3d2c4}
 .inc{background:#fde6a6}.na{background:#e4e4e4;color:#555}.nr{background:#fff}
 td a{color:inherit}
 .verdict{font-weight:400;font-size:.75rem;display:block}
@@ -83,6 +85,8 @@ def _check_report(data: object, source: str) -> dict[str, Any]:
                 f"clauses[{i}] ({row['id']}) has status {row.get('status')!r}; "
                 f"expected one of {', '.join(_STATUS_CLASS)}",
             )
+        if row["status"] == "blocked" and not isinstance(row.get("blocked_by"), str):
+            raise _fail(source, f"clauses[{i}] ({row['id']}) is blocked but has no 'blocked_by'")
         if not isinstance(row.get("tests", []), list):
             raise _fail(source, f"clauses[{i}] ({row['id']}) has 'tests' that is not a list")
     return data
@@ -124,12 +128,20 @@ def _clip(text: str) -> str:
     return text[:_TEXT_LIMIT] + f"\n... ({len(text) - _TEXT_LIMIT} more characters in the JSON)"
 
 
+def _status_label(row: Mapping[str, Any]) -> str:
+    """``blocked by C-...`` for a blocked clause, else its status."""
+    if row["status"] == "blocked":
+        return f"blocked by {row['blocked_by']}"
+    return str(row["status"])
+
+
 def _detail(column: int, report: Mapping[str, Any], row: Mapping[str, Any]) -> list[str]:
     """The block a failed/incomplete/not-run cell links to: each test that did not pass."""
     esc = html.escape
+    status = _status_label(row)
     out = [
         f'<section class="detail" id="{_anchor(column, row["id"])}">',
-        f"<h3>{esc(row['id'])} {esc(row['status'])}: {esc(report['backend'])}</h3>",
+        f"<h3>{esc(row['id'])} {esc(status)}: {esc(report['backend'])}</h3>",
     ]
     shown = 0
     for test in row.get("tests", []):
@@ -184,7 +196,8 @@ def render_matrix(
         f"<h1>{esc(title)}</h1>",
         f"<p>{len(checked)} backends; each cell is a clause's status in that backend's "
         "report. A coloured cell other than green links to its tests below; a clause id "
-        "links to the clause's entry in the documentation.</p>",
+        "links to the clause's entry in the documentation. A blocked clause failed only "
+        "through the defect of the failed clause it names, which it relies on.</p>",
         '<p class="legend">'
         + "".join(f'<span class="{_STATUS_CLASS[s]}">{s}</span>' for s in _STATUS_CLASS)
         + "</p>",
@@ -212,6 +225,8 @@ def render_matrix(
                 continue
             status = row["status"]
             text = esc(_STATUS_TEXT[status])
+            if status == "blocked":
+                text = esc(f"blocked by {row['blocked_by']}")
             if status in _DETAILED:
                 details.extend(_detail(column, checked[column], row))
                 text = f'<a href="#{_anchor(column, clause_id)}">{text}</a>'

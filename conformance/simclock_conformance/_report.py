@@ -4,6 +4,10 @@ Clause status (C-CONF-1):
 
 - ``failed``: a test of the clause failed (an expected failure, ``xfail``,
   counts as failed: the backend does not keep the clause);
+- ``blocked``: the clause failed, but every failed test of it is the same
+  defect as a failed test of a clause it relies on (its prerequisites,
+  ``_clauses.PREREQUISITES``), which itself failed: the report names that
+  clause (``blocked by C-TIE-1``) and charges the defect there;
 - ``incomplete``: a test of a mandatory clause was skipped, overridden (e.g.
   by a subclass) or called "not applicable", or ran only in the reduced form
   a backend's declared horizon allows (``limited``, see ``_reach``);
@@ -14,7 +18,8 @@ Clause status (C-CONF-1):
 - ``passed``: every test of the clause ran and passed.
 
 Verdict, the same in the CLI, the plugin, subclasses and the JSON:
-NOT CONFORMING when a clause failed, else INCOMPLETE when one is incomplete,
+NOT CONFORMING when a clause failed (a clause is only ever blocked by a failed
+one), else INCOMPLETE when one is incomplete,
 else PARTIAL when one was not run, else CONFORMING.
 """
 
@@ -22,12 +27,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock_conformance._clauses import CLAUSES, WIRE_ONLY
+from simclock_conformance._clauses import CLAUSES, WIRE_ONLY, prerequisites
 
 __all__ = [
+    "BLOCKED",
     "CONFORMING",
     "FAILED",
     "INCOMPLETE",
@@ -41,6 +48,7 @@ __all__ = [
     "SKIPPED",
     "BackendReport",
     "Outcome",
+    "defect_key",
     "falsifying_program",
     "fixed_program",
     "program_label",
@@ -54,6 +62,8 @@ NOT_RUN = "not run"
 SKIPPED = "skipped"
 OVERRIDDEN = "overridden"
 INCOMPLETE_STATUS = "incomplete"
+BLOCKED = "blocked"
+"""A failed clause whose every failure is a failed prerequisite's defect (``blocked by C-...``)."""
 LIMITED = "limited"
 """A test that passed only within the backend's declared horizon (see ``_reach``)."""
 
@@ -62,7 +72,7 @@ NOT_CONFORMING = "NOT CONFORMING"
 PARTIAL = "PARTIAL"
 INCOMPLETE = "INCOMPLETE"
 
-_STATUSES = (PASSED, FAILED, INCOMPLETE_STATUS, NOT_APPLICABLE, NOT_RUN)
+_STATUSES = (PASSED, FAILED, BLOCKED, INCOMPLETE_STATUS, NOT_APPLICABLE, NOT_RUN)
 
 
 @dataclass
@@ -125,6 +135,10 @@ _ITEM_DIFF = re.compile(
 )
 _ERROR = re.compile(r'^\s*observed reply: .*?"error":"([^"]*)"', re.M)
 _ACCEPTED = re.compile(r"expected \w*Error, observed accepted")
+_SPLIT_DIFF = re.compile(r"item \d+ of the firings is (\{.*\}) here, (\{.*\}) there$")
+_NOT_REFUSED = re.compile(r" raised nothing \(it was accepted\); expected \w+$")
+_OFF_GRID = re.compile(r"firing \d+ expected at \d+ ns, observed at \d+ ns")
+_COUNT = re.compile(r"^\S+: (\d+) firings(?: in [^,;]*)?, expected (\d+)(?:;|$)")
 
 
 def _literal(text: str) -> object:
@@ -154,6 +168,10 @@ def _entry_difference(field_name: str, want: object, got: object) -> str | None:
     return None
 
 
+def _is_int(text: str) -> bool:
+    return type(_literal(text)) is int
+
+
 def _length_difference(field_name: str, want: str, got: str) -> str | None:
     if got == "nothing":
         return f"{field_name}: an expected entry is missing"
@@ -178,7 +196,13 @@ def root_key(message: str) -> str:
     - ``first differing reply: ok false where true expected with error X``
       (``ok true where false expected``, also an in-process test's
       ``expected TypeError, observed accepted``): a call refused or accepted
-      wrongly;
+      wrongly; an in-process call that ``raised nothing (it was accepted)`` too;
+    - an in-process test's own words for the same kinds: a list of ``firing
+      times`` that differs, a ``firing N expected at T ns, observed at U ns``
+      (``fired now_ns differs``), ``N firings, expected M`` (an entry missing
+      or too many); two runs of C-ADV-5 whose ``firings`` part at a firing
+      of the same entry at two times (``fired now_ns differs``); a halted
+      reply's ``at_ns``, the time its callback read (``fired now_ns differs``);
     - ``first differing reply: FIELD differs``: another field of a reply
       (``now_ns``, ``next_event_ns``, ``values`` ...), whatever the request:
       an in-process test that checks ``next_event_ns()`` and a program whose
@@ -209,6 +233,9 @@ def root_key(message: str) -> str:
                 return f"{DIFFERENCE}{field_name}: an entry too many"
             if "first expected only" in rest:
                 return f"{DIFFERENCE}{field_name}: an expected entry is missing"
+        if field_name == "at_ns" and not index:
+            # A halted reply's at_ns is the time its callback read when it halted.
+            return f"{DIFFERENCE}fired now_ns differs"
         if field_name == "stored":
             return f"{DIFFERENCE}stored exceeds the C-CAN-4 bound"
         return f"{DIFFERENCE}{field_name}{'[]' if index else ''} differs"
@@ -218,17 +245,59 @@ def root_key(message: str) -> str:
         got = item.group("o") if item.group("o") is not None else item.group("o2")
         kind = _length_difference("fired", want, got) if "(" in want + got else None
         kind = kind or _entry_difference("fired", _literal(want), _literal(got))
+        if kind is None and "firing times" in first:
+            # A list of firing times: the n-th fired at another time, or is missing / extra.
+            kind = _length_difference("fired", want, got)
+            if kind is None and _is_int(want) and _is_int(got):
+                kind = "fired now_ns differs"
         if kind:
             return DIFFERENCE + kind
+    split = _SPLIT_DIFF.search(first)
+    if split:
+        here, there = (_literal(side) for side in split.groups())
+        if (
+            isinstance(here, dict)
+            and isinstance(there, dict)
+            and "fired" in here
+            and "fired" in there
+        ):
+            kind = _entry_difference("fired", there["fired"], here["fired"])
+            if kind:
+                return DIFFERENCE + kind
     clause, _, rest = first.partition(": ")
-    if _ACCEPTED.search(message):
+    if _ACCEPTED.search(message) or _NOT_REFUSED.search(first):
         return f"{DIFFERENCE}ok true where false expected"
+    if _OFF_GRID.search(first):
+        return f"{DIFFERENCE}fired now_ns differs"
+    count = _COUNT.search(first)
+    if count:
+        got_n, want_n = int(count.group(1)), int(count.group(2))
+        if got_n != want_n:
+            return DIFFERENCE + (
+                "fired: an expected entry is missing"
+                if got_n < want_n
+                else "fired: an entry too many"
+            )
     observed = re.match(r"(now_ns|next_event_ns)\(\)", rest)
     if observed:
         return f"{DIFFERENCE}{observed.group(1)} differs"
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", rest or clause)
     text = re.sub(r"\d+", "N", text)
     return f"{clause}: {text[:160]}" if rest else text[:160]
+
+
+_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))$")
+
+
+def defect_key(key: str) -> str:
+    """What two root keys must share to be the same defect: the key, or where it was raised.
+
+    A backend exception's key names its type and where it was raised
+    (``ValueError raised in clock.py:78 (_run)``); the tests raise different
+    exceptions through the same faulty line, so only the place is compared.
+    """
+    raised = _RAISED_AT.match(key)
+    return f"raised in {raised.group(1)}" if raised else key
 
 
 _FAILING_REQUEST = re.compile(r"^(?:\S+: )?case \S+, request (\d+) of \d+: ")
@@ -271,6 +340,9 @@ class BackendReport:
     """The clauses this report covers; by default every registered one but the wire-only ones."""
     label: str = ""
     """The profile a CONFORMING verdict names (``wire profile 1`` for a driver, C-CONF-1)."""
+    _blocked_memo: tuple[object, dict[str, str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def add(self, clause_id: str, outcome: Outcome) -> None:
         """Record ``outcome`` under ``clause_id`` (a failure is never replaced by a later phase)."""
@@ -293,7 +365,14 @@ class BackendReport:
         return clause.optional if clause else False
 
     def status(self, clause_id: str) -> str:
-        """``passed``, ``failed``, ``incomplete``, ``not applicable`` or ``not run``."""
+        """``passed``, ``failed``, ``blocked``, ``incomplete``, ``not applicable``, ``not run``."""
+        status = self._own_status(clause_id)
+        if status == FAILED and clause_id in self.blocked():
+            return BLOCKED
+        return status
+
+    def _own_status(self, clause_id: str) -> str:
+        """The status from the clause's own tests alone, before blocking."""
         outcomes = self.tests.get(clause_id, [])
         kinds = {t.outcome for t in outcomes}
         if FAILED in kinds:
@@ -309,6 +388,69 @@ class BackendReport:
             return PASSED
         return NOT_APPLICABLE
 
+    def blocked(self) -> dict[str, str]:
+        """``clause -> the failed clause blocking it``, in report order.
+
+        A clause X that failed is blocked by Y when Y is one of X's
+        prerequisites, Y is failed (not blocked), and the defect of every
+        failed test of X (:func:`defect_key` of its root key) is the defect of
+        some failed test of Y. Clauses are settled in rounds: one with no such
+        Y is failed; one with such a Y already failed is blocked by the first
+        in its prerequisites' order. When only clauses that could each be
+        explained by another unsettled one are left (a cycle: two clauses
+        failing with the same defect, each relying on the other), the first
+        clause of a cycle that waits on nothing outside it is failed and the
+        rounds go on: the clause whose subject the shared kind of failure is
+        (``_OWNER``: ties in another order are C-TIE-1's), else the most basic
+        (``_MOST_BASIC``), else the first in report order.
+        So two clauses never block each other and every blocked clause names
+        a failed one.
+        """
+        ids = self.clause_ids()
+        # Every status, count and table line asks: settle once per state of the outcomes.
+        state = tuple(
+            (c, *((id(t), t.outcome, t.root, t.message) for t in self.tests.get(c, [])))
+            for c in ids
+        )
+        if self._blocked_memo is not None and self._blocked_memo[0] == state:
+            return dict(self._blocked_memo[1])
+        result = self._settle(ids)
+        self._blocked_memo = (state, result)
+        return dict(result)
+
+    def _settle(self, ids: list[str]) -> dict[str, str]:
+        """:meth:`blocked`, computed."""
+        defects = {
+            c: {defect_key(self.root_key(t)) for t in self.tests[c] if t.outcome == FAILED}
+            for c in ids
+            if self._own_status(c) == FAILED
+        }
+        candidates = {
+            x: [y for y in prerequisites(x) if y != x and y in defects and defects[x] <= defects[y]]
+            for x in defects
+        }
+        failed: set[str] = set()
+        blocked: dict[str, str] = {}
+        # Invariant: undecided keeps report order; each round settles at least one clause.
+        undecided = [c for c in ids if c in defects]
+        while undecided:
+            settled = []
+            for x in undecided:
+                if not candidates[x] or all(y in blocked for y in candidates[x]):
+                    failed.add(x)
+                    settled.append(x)
+                    continue
+                by = next((y for y in candidates[x] if y in failed), None)
+                if by is not None:
+                    blocked[x] = by
+                    settled.append(x)
+            if not settled:
+                first = _first_of_a_closed_cycle(undecided, candidates, defects)
+                settled = [first]
+                failed.add(first)
+            undecided = [c for c in undecided if c not in settled]
+        return {c: blocked[c] for c in ids if c in blocked}
+
     def clause_ids(self) -> list[str]:
         """Registered clauses in report order, then any unregistered ids seen."""
         base = self.clause_set
@@ -317,7 +459,7 @@ class BackendReport:
         return [*base, *(c for c in self.tests if c not in base)]
 
     def failed(self) -> list[str]:
-        """Ids of the failed clauses."""
+        """Ids of the failed clauses (blocked ones are left out, see :meth:`blocked`)."""
         return [c for c in self.clause_ids() if self.status(c) == FAILED]
 
     def incomplete_tests(self) -> list[str]:
@@ -341,7 +483,8 @@ class BackendReport:
     def verdict(self) -> str:
         """CONFORMING, NOT CONFORMING, INCOMPLETE or PARTIAL (C-CONF-1)."""
         statuses = {self.status(c) for c in self.clause_ids()}
-        if FAILED in statuses:
+        # Invariant: a blocked clause names a failed one, so BLOCKED implies FAILED here.
+        if FAILED in statuses or BLOCKED in statuses:
             return NOT_CONFORMING
         if INCOMPLETE_STATUS in statuses:
             return INCOMPLETE
@@ -390,18 +533,20 @@ class BackendReport:
     def to_json(self) -> dict[str, Any]:
         """The JSON report: backend, profile, verdict, counts, causes and one row per clause."""
         rows = []
+        blocked = self.blocked()
         for c in self.clause_ids():
             clause = CLAUSES.get(c)
-            rows.append(
-                {
-                    "id": c,
-                    "section": clause.section if clause else "",
-                    "summary": clause.summary if clause else "",
-                    "optional": self._optional(c),
-                    "status": self.status(c),
-                    "tests": [t.to_json() for t in self.tests.get(c, [])],
-                }
-            )
+            row: dict[str, Any] = {
+                "id": c,
+                "section": clause.section if clause else "",
+                "summary": clause.summary if clause else "",
+                "optional": self._optional(c),
+                "status": self.status(c),
+            }
+            if c in blocked:
+                row["blocked_by"] = blocked[c]
+            row["tests"] = [t.to_json() for t in self.tests.get(c, [])]
+            rows.append(row)
         return {
             "backend": self.backend,
             "profile": self.profile,
@@ -411,6 +556,7 @@ class BackendReport:
             "nondeterministic": self.nondeterministic,
             "counts": self.counts(),
             "failed": self.failed(),
+            "blocked": blocked,
             "incomplete": self.incomplete_tests(),
             "not_run": [c for c in self.clause_ids() if self.status(c) == NOT_RUN],
             "root_causes": self.root_causes(),
@@ -418,10 +564,12 @@ class BackendReport:
         }
 
     def summary_line(self) -> str:
-        """``N passed, N failed, ...: VERDICT``."""
+        """``N passed, N failed, [N blocked, ]...: VERDICT``."""
         counts = self.counts()
+        # Blocked clauses appear only when there are some: "0 blocked" says nothing.
+        blocked = f"{counts[BLOCKED]} blocked, " if counts[BLOCKED] else ""
         return (
-            f"{counts[PASSED]} passed, {counts[FAILED]} failed, "
+            f"{counts[PASSED]} passed, {counts[FAILED]} failed, {blocked}"
             f"{counts[INCOMPLETE_STATUS]} incomplete, {counts[NOT_APPLICABLE]} not applicable, "
             f"{counts[NOT_RUN]} not run: {self.verdict}"
         )
@@ -433,12 +581,15 @@ class BackendReport:
 
         lines = [f"simclock conformance: {self.backend} (profile {self.profile})", ""]
         lines.extend(describe(self.nondeterministic))
-        lines.append(f"{'clause':<{width}}  {'status':<14}  summary")
-        lines.append(f"{'-' * width}  {'-' * 14}  {'-' * 40}")
+        blocked = self.blocked()
+        status_width = max([14, *(len(f"blocked by {b}") for b in blocked.values())])
+        lines.append(f"{'clause':<{width}}  {'status':<{status_width}}  summary")
+        lines.append(f"{'-' * width}  {'-' * status_width}  {'-' * 40}")
         for c in self.clause_ids():
             clause = CLAUSES.get(c)
             summary = clause.summary if clause else ""
-            lines.append(f"{c:<{width}}  {self.status(c):<14}  {summary}")
+            status = f"blocked by {blocked[c]}" if c in blocked else self.status(c)
+            lines.append(f"{c:<{width}}  {status:<{status_width}}  {summary}")
         lines.append("")
         lines.append(self.summary_line())
         verdict = self.verdict
@@ -452,7 +603,13 @@ class BackendReport:
                 + (", ..." if len(not_run) > 8 else "")
                 + "); only a full run (no --clause, -k or -x) can say CONFORMING"
             )
-        failed = [(c, t) for c in self.failed() for t in self.tests[c] if t.outcome == FAILED]
+        failed = [
+            (c, t)
+            for c in self.clause_ids()
+            if self._own_status(c) == FAILED
+            for t in self.tests[c]
+            if t.outcome == FAILED
+        ]
         by_key: dict[str, list[tuple[str, Outcome]]] = {}
         for c, t in failed:
             by_key.setdefault(self.root_key(t), []).append((c, t))
@@ -474,9 +631,63 @@ class BackendReport:
             if len(by_key[self.root_key(t)]) > 1:
                 continue
             lines.append("")
-            lines.append(f"FAILED {c}: {t.name}")
+            why = f" (blocked by {blocked[c]})" if c in blocked else ""
+            lines.append(f"FAILED {c}{why}: {t.name}")
             lines.extend(_failure_lines(t, "  "))
         return "\n".join(lines)
+
+
+_OWNER = {
+    f"{DIFFERENCE}fired order differs at equal now_ns": "C-TIE-1",
+    f"{DIFFERENCE}fired now_ns differs": "C-ADV-2",
+    f"{DIFFERENCE}fired: an expected entry is missing": "C-ADV-1",
+}
+"""Whose subject a kind of failure is, when a cycle of clauses all show it: entries at
+one time in another order (C-TIE-1), a firing at another time, which is also what a
+callback reading another time than its entry's shows (C-ADV-2), a due entry not fired
+(C-ADV-1)."""
+
+_MOST_BASIC = ("C-ADV-2", "C-TIE-1", "C-ADV-1", "C-ADV-3", "C-SCH-1")
+"""Otherwise the most basic first: a callback reading another time changes every time
+in every trace (C-ADV-2); ties (C-TIE-1); what advance fires (C-ADV-1, C-ADV-3); past
+times (C-SCH-1). Then report order."""
+
+
+def _charge_order(
+    undecided: list[str], defects: dict[str, set[str]]
+) -> Callable[[str], tuple[int, int, int]]:
+    def rank(clause: str) -> tuple[int, int, int]:
+        owns = any(_OWNER.get(d) == clause for d in defects[clause])
+        basic = _MOST_BASIC.index(clause) if clause in _MOST_BASIC else len(_MOST_BASIC)
+        return (0 if owns else 1), basic, undecided.index(clause)
+
+    return rank
+
+
+def _first_of_a_closed_cycle(
+    undecided: list[str], candidates: dict[str, list[str]], defects: dict[str, set[str]]
+) -> str:
+    """The first clause (:func:`_charge_order`) whose every unsettled explainer leads back to it.
+
+    Every clause in ``undecided`` has an unsettled candidate, so following
+    candidates always ends in a cycle; one that leads nowhere else exists.
+    """
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for y in candidates[todo.pop()]:
+                if y in undecided and y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return seen
+
+    for x in sorted(undecided, key=_charge_order(undecided, defects)):
+        reached = reach(x)
+        if x in reached and all(x in reach(y) for y in reached):
+            return x
+    return undecided[0]  # not reached: a finite graph without sinks has a closed cycle
 
 
 def _program_size(outcome: Outcome) -> int:

@@ -50,19 +50,24 @@ class TimeClauses:
 
     def test_C_TIME_1_now_is_int_and_starts_at_zero(self, rig: Rig) -> None:
         clock = rig.clock
-        seen: list[object] = [clock.now_ns()]
-        clock.schedule(_np_int(np.int64, 20), lambda: seen.append(clock.now_ns()))
+        # (who read it, now_ns()): a callback's reading is also its entry's time
+        # (C-ADV-2), so a wrong one is reported as a firing at another time.
+        seen: list[tuple[str, object]] = [("now", clock.now_ns())]
+        clock.schedule(_np_int(np.int64, 20), lambda: seen.append(("at20", clock.now_ns())))
         clock.schedule_periodic(
-            _np_int(np.int32, 15), lambda: seen.append(clock.now_ns()), _np_int(np.int64, 1)
+            _np_int(np.int32, 15),
+            lambda: seen.append(("p", clock.now_ns())),
+            _np_int(np.int64, 1),
         )
         clock.advance(5)
-        seen.append(clock.now_ns())
+        seen.append(("now", clock.now_ns()))
         clock.advance(_np_int(np.int64, 7))
-        seen.append(clock.now_ns())
+        seen.append(("now", clock.now_ns()))
         clock.advance(_np_int(np.uint16, 10))
-        seen.append(clock.now_ns())
-        _expect_trace(seen, [0, 1, 5, 12, 16, 20, 22], "C-TIME-1", "now_ns() values")
-        types = [type(v).__name__ for v in seen]
+        seen.append(("now", clock.now_ns()))
+        want = [("now", 0), ("p", 1), ("now", 5), ("now", 12), ("p", 16), ("at20", 20)]
+        _expect_trace(seen, [*want, ("now", 22)], "C-TIME-1", "now_ns() values")
+        types = [type(v).__name__ for _, v in seen]
         _expect_trace(types, ["int"] * len(seen), "C-TIME-1", "types of now_ns()")
 
     def test_C_TIME_2_now_never_decreases(self, rig: Rig) -> None:

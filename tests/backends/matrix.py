@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simclock_conformance._clauses import CLAUSES, ORACLE_CLAUSE, WIRE_ONLY
+from simclock_conformance._clauses import CLAUSES, ORACLE_CLAUSE, WIRE_ONLY, prerequisites
 from simclock_conformance._html import render_matrix
 from simclock_conformance._wire_run import WIRE_CLAUSES
 
@@ -170,6 +170,11 @@ def clause_table() -> str:
         "process (a Python backend), through a driver (the wire profile, any language), or",
         "both. The [conformance matrix](conformance-matrix.html) links each of its rows here.",
         "",
+        "*Relies on* lists the clauses a clause's tests need to produce their expected",
+        "traces. When a clause fails only through the defect of one of those that failed",
+        "(its failures have the same root cause), the report shows it as `blocked by` that",
+        "clause and charges the defect there.",
+        "",
         "This page is generated from the suite's clause registry",
         "(`PYTHONPATH=tests python -m backends.matrix --clauses`).",
     ]
@@ -189,6 +194,9 @@ def clause_table() -> str:
             "",
             f"{clause.summary}. {section}; {kind}; {where}.",
         ]
+        relies = prerequisites(clause.id)
+        if relies:
+            lines += ["", "Relies on: " + ", ".join(f"[{c}](#{c})" for c in relies) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +227,7 @@ def trim(report: dict[str, Any]) -> dict[str, Any]:
                 ]
             tests.append(kept)
         rows.append(
-            {k: row[k] for k in ("id", "summary", "optional", "status") if k in row}
+            {k: row[k] for k in ("id", "summary", "optional", "status", "blocked_by") if k in row}
             | {"tests": tests}
         )
     return {
@@ -227,6 +235,7 @@ def trim(report: dict[str, Any]) -> dict[str, Any]:
         "profile": report.get("profile", "ci"),
         "verdict": report["verdict"],
         "failed": report.get("failed", []),
+        "blocked": report.get("blocked", {}),
         "clauses": rows,
     }
 
