@@ -16,7 +16,8 @@ import pytest
 from simclock_conformance import CLAUSES
 from simclock_conformance._clauses import PREREQUISITES, prerequisites
 from simclock_conformance._html import render_matrix
-from simclock_conformance._report import BackendReport, Outcome, defect_key, root_key
+from simclock_conformance._report import BackendReport, Outcome
+from simclock_conformance._rootkey import defect_key, root_key
 
 ORDER = "first differing reply: fired order differs at equal now_ns"
 TIME = "first differing reply: fired now_ns differs"

@@ -22,7 +22,8 @@ from wire_drivers import cpp_driver
 from simclock_conformance import ClockConformance, load_factory
 from simclock_conformance._explain import explain
 from simclock_conformance._reach import Reach
-from simclock_conformance._report import BackendReport, Outcome, root_key
+from simclock_conformance._report import BackendReport, Outcome
+from simclock_conformance._rootkey import root_key
 from simclock_conformance._watchdog import RAISED, ConformanceTimeout
 
 TESTS = Path(__file__).resolve().parent

@@ -27,7 +27,7 @@ from simclock_conformance._clauses import WIRE_ONLY
 from simclock_conformance._harness import factory_spec
 from simclock_conformance._plugin import suite_paths
 from simclock_conformance._reach import Every, Push, Reach, reach_of
-from simclock_conformance._report import falsifying_program
+from simclock_conformance._rootkey import falsifying_program
 
 
 def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_stats_is_registered() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from simclock_conformance._report import fixed_program
+from simclock_conformance._rootkey import fixed_program
 from simclock_conformance._watchdog import (
     RAISED,
     ConformanceTimeout,

@@ -198,9 +198,9 @@ def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
         PASSED,
         SKIPPED,
         Outcome,
-        falsifying_program,
     )
     from simclock_conformance._report import NOT_APPLICABLE as NA_STATUS
+    from simclock_conformance._rootkey import falsifying_program
 
     name = report.nodeid.rsplit("::", 1)[-1]
     extra: dict[str, Any] = {}

@@ -25,13 +25,12 @@ else PARTIAL when one was not run, else CONFORMING.
 
 from __future__ import annotations
 
-import ast
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from simclock_conformance._attribution import first_of_a_closed_cycle
 from simclock_conformance._clauses import CLAUSES, WIRE_ONLY, prerequisites
+from simclock_conformance._rootkey import defect_key, program_label, root_key
 
 __all__ = [
     "BLOCKED",
@@ -48,11 +47,6 @@ __all__ = [
     "SKIPPED",
     "BackendReport",
     "Outcome",
-    "defect_key",
-    "falsifying_program",
-    "fixed_program",
-    "program_label",
-    "root_key",
 ]
 
 PASSED = "passed"
@@ -105,225 +99,6 @@ class Outcome:
             if value:
                 data[key] = value
         return data
-
-
-_PROGRAM_START = re.compile(r"^(?:E\s+)?state = ", re.M)
-_PROGRAM_END = re.compile(r"^(?:E\s+)?state\.teardown\(\)\s*$", re.M)
-
-
-def falsifying_program(text: str) -> str:
-    """The (last) minimal failing program Hypothesis printed for a state machine, or ``""``."""
-    starts = list(_PROGRAM_START.finditer(text))
-    if not starts:
-        return ""
-    start = starts[-1].start()
-    end_match = _PROGRAM_END.search(text, start)
-    end = end_match.end() if end_match else len(text)
-    lines = [re.sub(r"^E\s+", "", line) for line in text[start:end].splitlines()]
-    return "\n".join(lines)
-
-
-DIFFERENCE = "first differing reply: "
-"""How the key of a root cause without a backend exception starts (see :func:`root_key`)."""
-
-_WIRE_DIFF = re.compile(r"^\s*first difference: (\w+)(\[\d+\])?: (.*)$", re.M)
-_SIDES = re.compile(r"^expected (.*), observed (.*)$")
-_ITEM_DIFF = re.compile(
-    r"first difference at (?:item|index) \d+: "
-    r"(?:expected (?P<e>.*), observed (?P<o>.*)|backend (?P<o2>.*), oracle (?P<e2>.*))$",
-    re.M,
-)
-_ERROR = re.compile(r'^\s*observed reply: .*?"error":"([^"]*)"', re.M)
-_ACCEPTED = re.compile(r"expected \w*Error, observed accepted")
-_SPLIT_DIFF = re.compile(r"item \d+ of the firings is (\{.*\}) here, (\{.*\}) there$")
-_NOT_REFUSED = re.compile(r" raised nothing \(it was accepted\); expected \w+$")
-_OFF_GRID = re.compile(r"firing \d+ expected at \d+ ns, observed at \d+ ns")
-_COUNT = re.compile(r"^\S+: (\d+) firings(?: in [^,;]*)?, expected (\d+)(?:;|$)")
-
-
-def _literal(text: str) -> object:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def _entry_difference(field_name: str, want: object, got: object) -> str | None:
-    """The kind of difference between two fired/failure items (dicts or tuples)."""
-    if isinstance(want, dict) and isinstance(got, dict):
-        time_key = "now_ns" if "now_ns" in want else "at_ns"
-        if want.get(time_key) != got.get(time_key):
-            return f"{field_name} {time_key} differs"
-        if want.get("entry") != got.get("entry"):
-            return f"{field_name} order differs at equal {time_key}"
-        keys = sorted(k for k in {*want, *got} if want.get(k) != got.get(k))
-        return f"{field_name} {', '.join(keys)} differs"
-    if isinstance(want, tuple) and isinstance(got, tuple) and len(want) == len(got):
-        # In-process traces are (name, time) or (time, name, ...) tuples: the ints are times.
-        times = [i for i, v in enumerate(want) if type(v) is int and type(got[i]) is int]
-        if times:
-            if any(want[i] != got[i] for i in times):
-                return f"{field_name} now_ns differs"
-            return f"{field_name} order differs at equal now_ns"
-    return None
-
-
-def _is_int(text: str) -> bool:
-    return type(_literal(text)) is int
-
-
-def _length_difference(field_name: str, want: str, got: str) -> str | None:
-    if got == "nothing":
-        return f"{field_name}: an expected entry is missing"
-    if want == "nothing":
-        return f"{field_name}: an entry too many"
-    return None
-
-
-def root_key(message: str) -> str:
-    """The root-cause key of a failure without a backend exception, from its message.
-
-    The key names the *kind* of the first difference, not its values, so the
-    same defect seen by different programs and tests gets the same key:
-
-    - ``first differing reply: fired order differs at equal now_ns``: the
-      first differing firing has the expected time but another entry (ties
-      broken otherwise than in push order, an entry fired that should not
-      have); in-process traces of ``(name, time)`` tuples are read the same way;
-    - ``first differing reply: fired now_ns differs``: it fired at another time;
-    - ``first differing reply: fired: an expected entry is missing`` / ``an
-      entry too many``;
-    - ``first differing reply: ok false where true expected with error X``
-      (``ok true where false expected``, also an in-process test's
-      ``expected TypeError, observed accepted``): a call refused or accepted
-      wrongly; an in-process call that ``raised nothing (it was accepted)`` too;
-    - an in-process test's own words for the same kinds: a list of ``firing
-      times`` that differs, a ``firing N expected at T ns, observed at U ns``
-      (``fired now_ns differs``), ``N firings, expected M`` (an entry missing
-      or too many); two runs of C-ADV-5 whose ``firings`` part at a firing
-      of the same entry at two times (``fired now_ns differs``); a halted
-      reply's ``at_ns``, the time its callback read (``fired now_ns differs``);
-    - ``first differing reply: FIELD differs``: another field of a reply
-      (``now_ns``, ``next_event_ns``, ``values`` ...), whatever the request:
-      an in-process test that checks ``next_event_ns()`` and a program whose
-      ``cancel`` reply carries a wrong ``next_event_ns`` then share a key;
-    - otherwise ``CLAUSE: MESSAGE`` with the message's first line, numbers
-      replaced by ``N`` and quoted text by ``'...'``: such a failure is its
-      own root unless another test words its failure the same way.
-    """
-    first = message.splitlines()[0] if message else ""
-    wire = _WIRE_DIFF.search(message)
-    if wire:
-        field_name, index, rest = wire.groups()
-        sides = _SIDES.match(rest)
-        if field_name == "ok" and sides:
-            want, got = sides.groups()
-            if got == "False":
-                error = _ERROR.search(message)
-                why = f" with error {error.group(1)}" if error else ""
-                return f"{DIFFERENCE}ok false where true expected{why}"
-            if got == "True" and want == "False":
-                return f"{DIFFERENCE}ok true where false expected"
-        if index and sides:
-            kind = _entry_difference(field_name, *(_literal(s) for s in sides.groups()))
-            if kind:
-                return DIFFERENCE + kind
-        if field_name in ("fired", "failures") and rest.startswith("expected "):
-            if "first observed only" in rest:
-                return f"{DIFFERENCE}{field_name}: an entry too many"
-            if "first expected only" in rest:
-                return f"{DIFFERENCE}{field_name}: an expected entry is missing"
-        if field_name == "at_ns" and not index:
-            # A halted reply's at_ns is the time its callback read when it halted.
-            return f"{DIFFERENCE}fired now_ns differs"
-        if field_name == "stored":
-            return f"{DIFFERENCE}stored exceeds the C-CAN-4 bound"
-        return f"{DIFFERENCE}{field_name}{'[]' if index else ''} differs"
-    item = _ITEM_DIFF.search(message)
-    if item:
-        want = item.group("e") if item.group("e") is not None else item.group("e2")
-        got = item.group("o") if item.group("o") is not None else item.group("o2")
-        kind = _length_difference("fired", want, got) if "(" in want + got else None
-        kind = kind or _entry_difference("fired", _literal(want), _literal(got))
-        if kind is None and "firing times" in first:
-            # A list of firing times: the n-th fired at another time, or is missing / extra.
-            kind = _length_difference("fired", want, got)
-            if kind is None and _is_int(want) and _is_int(got):
-                kind = "fired now_ns differs"
-        if kind:
-            return DIFFERENCE + kind
-    split = _SPLIT_DIFF.search(first)
-    if split:
-        here, there = (_literal(side) for side in split.groups())
-        if (
-            isinstance(here, dict)
-            and isinstance(there, dict)
-            and "fired" in here
-            and "fired" in there
-        ):
-            kind = _entry_difference("fired", there["fired"], here["fired"])
-            if kind:
-                return DIFFERENCE + kind
-    clause, _, rest = first.partition(": ")
-    if _ACCEPTED.search(message) or _NOT_REFUSED.search(first):
-        return f"{DIFFERENCE}ok true where false expected"
-    if _OFF_GRID.search(first):
-        return f"{DIFFERENCE}fired now_ns differs"
-    count = _COUNT.search(first)
-    if count:
-        got_n, want_n = int(count.group(1)), int(count.group(2))
-        if got_n != want_n:
-            return DIFFERENCE + (
-                "fired: an expected entry is missing"
-                if got_n < want_n
-                else "fired: an entry too many"
-            )
-    observed = re.match(r"(now_ns|next_event_ns)\(\)", rest)
-    if observed:
-        return f"{DIFFERENCE}{observed.group(1)} differs"
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", rest or clause)
-    text = re.sub(r"\d+", "N", text)
-    return f"{clause}: {text[:160]}" if rest else text[:160]
-
-
-_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))$")
-
-
-def defect_key(key: str) -> str:
-    """What two root keys must share to be the same defect: the key, or where it was raised.
-
-    A backend exception's key names its type and where it was raised
-    (``ValueError raised in clock.py:78 (_run)``); the tests raise different
-    exceptions through the same faulty line, so only the place is compared.
-    """
-    raised = _RAISED_AT.match(key)
-    return f"raised in {raised.group(1)}" if raised else key
-
-
-_FAILING_REQUEST = re.compile(r"^(?:\S+: )?case \S+, request (\d+) of \d+: ")
-
-
-def fixed_program(message: str, program: str) -> tuple[str, str]:
-    """``(program, kind)`` of a fixed clause program: cut after the failing request.
-
-    The requests after the one whose reply differs do not matter; without a
-    request number in ``message`` (the driver crashed, say) the program is whole.
-    """
-    failing = _FAILING_REQUEST.match(message)
-    if not failing:
-        return program, "program"
-    return "\n".join(program.splitlines()[: int(failing.group(1))]), "fixed"
-
-
-def program_label(kind: str) -> str:
-    """The heading of a failure's program, by ``Outcome.program_kind``."""
-    if kind == "fixed":
-        return "program (fixed, up to the failing request):"
-    if kind == "program":
-        return "program:"
-    if kind == "first":
-        return "first failing program (not minimised):"
-    return "minimal failing program (Hypothesis):"
 
 
 @dataclass
@@ -401,8 +176,8 @@ class BackendReport:
         failing with the same defect, each relying on the other), the first
         clause of a cycle that waits on nothing outside it is failed and the
         rounds go on: the clause whose subject the shared kind of failure is
-        (``_OWNER``: ties in another order are C-TIE-1's), else the most basic
-        (``_MOST_BASIC``), else the first in report order.
+        (``_attribution._OWNER``: ties in another order are C-TIE-1's), else the most basic
+        (``_attribution._MOST_BASIC``), else the first in report order.
         So two clauses never block each other and every blocked clause names
         a failed one.
         """
@@ -445,7 +220,7 @@ class BackendReport:
                     blocked[x] = by
                     settled.append(x)
             if not settled:
-                first = _first_of_a_closed_cycle(undecided, candidates, defects)
+                first = first_of_a_closed_cycle(undecided, candidates, defects)
                 settled = [first]
                 failed.add(first)
             undecided = [c for c in undecided if c not in settled]
@@ -635,59 +410,6 @@ class BackendReport:
             lines.append(f"FAILED {c}{why}: {t.name}")
             lines.extend(_failure_lines(t, "  "))
         return "\n".join(lines)
-
-
-_OWNER = {
-    f"{DIFFERENCE}fired order differs at equal now_ns": "C-TIE-1",
-    f"{DIFFERENCE}fired now_ns differs": "C-ADV-2",
-    f"{DIFFERENCE}fired: an expected entry is missing": "C-ADV-1",
-}
-"""Whose subject a kind of failure is, when a cycle of clauses all show it: entries at
-one time in another order (C-TIE-1), a firing at another time, which is also what a
-callback reading another time than its entry's shows (C-ADV-2), a due entry not fired
-(C-ADV-1)."""
-
-_MOST_BASIC = ("C-ADV-2", "C-TIE-1", "C-ADV-1", "C-ADV-3", "C-SCH-1")
-"""Otherwise the most basic first: a callback reading another time changes every time
-in every trace (C-ADV-2); ties (C-TIE-1); what advance fires (C-ADV-1, C-ADV-3); past
-times (C-SCH-1). Then report order."""
-
-
-def _charge_order(
-    undecided: list[str], defects: dict[str, set[str]]
-) -> Callable[[str], tuple[int, int, int]]:
-    def rank(clause: str) -> tuple[int, int, int]:
-        owns = any(_OWNER.get(d) == clause for d in defects[clause])
-        basic = _MOST_BASIC.index(clause) if clause in _MOST_BASIC else len(_MOST_BASIC)
-        return (0 if owns else 1), basic, undecided.index(clause)
-
-    return rank
-
-
-def _first_of_a_closed_cycle(
-    undecided: list[str], candidates: dict[str, list[str]], defects: dict[str, set[str]]
-) -> str:
-    """The first clause (:func:`_charge_order`) whose every unsettled explainer leads back to it.
-
-    Every clause in ``undecided`` has an unsettled candidate, so following
-    candidates always ends in a cycle; one that leads nowhere else exists.
-    """
-
-    def reach(start: str) -> set[str]:
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            for y in candidates[todo.pop()]:
-                if y in undecided and y not in seen:
-                    seen.add(y)
-                    todo.append(y)
-        return seen
-
-    for x in sorted(undecided, key=_charge_order(undecided, defects)):
-        reached = reach(x)
-        if x in reached and all(x in reach(y) for y in reached):
-            return x
-    return undecided[0]  # not reached: a finite graph without sinks has a closed cycle
 
 
 def _program_size(outcome: Outcome) -> int:

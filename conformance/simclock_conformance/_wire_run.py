@@ -32,8 +32,8 @@ from simclock_conformance._report import (
     PASSED,
     BackendReport,
     Outcome,
-    fixed_program,
 )
+from simclock_conformance._rootkey import fixed_program
 from simclock_conformance._vectors import replay_outcome
 from simclock_conformance._wire_core import (
     LocalDriver,
