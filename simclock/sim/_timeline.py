@@ -67,30 +67,36 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
     ``ValueError`` if the file is not a readable MCAP recording or has none.
     """
     from mcap.exceptions import McapError
-    from mcap.reader import make_reader
+    from mcap.records import Channel, Metadata
+    from mcap.records import Message as McapMessage
+
+    from simclock.recording._raw import records_in_file_order
 
     file = Path(path)
     step = 0
     name = file.stem
     samples: list[Sample] = []
     order: list[str] = []
+    json_channels: set[int] = set()
     try:
         with file.open("rb") as stream:
-            reader = make_reader(stream)
-            for record in reader.iter_metadata():
-                if record.name == "simclock":
-                    step = int(record.metadata.get("step_ns", "0") or 0)
-                elif record.name == "simclock.user":
-                    name = record.metadata.get("scenario", name)
-                    order = list(json.loads(record.metadata.get("devices", "{}")))
-        with file.open("rb") as stream:
-            reader = make_reader(stream)
-            for _schema, channel, message in reader.iter_messages(log_time_order=False):
-                if channel.message_encoding != "json":
-                    continue
-                payload = json.loads(message.data).get("payload")
-                if isinstance(payload, dict) and payload.keys() >= _SAMPLE_KEYS:
-                    samples.append(Sample.from_json(payload))
+            for _where, _in_chunk, record in records_in_file_order(str(file), stream):
+                kind = type(record)
+                if kind is McapMessage:
+                    if record.channel_id not in json_channels:
+                        continue
+                    payload = json.loads(record.data).get("payload")
+                    if isinstance(payload, dict) and payload.keys() >= _SAMPLE_KEYS:
+                        samples.append(Sample.from_json(payload))
+                elif kind is Channel:
+                    if record.message_encoding == "json":
+                        json_channels.add(record.id)
+                elif kind is Metadata:
+                    if record.name == "simclock":
+                        step = int(record.metadata.get("step_ns", "0") or 0)
+                    elif record.name == "simclock.user":
+                        name = record.metadata.get("scenario", name)
+                        order = list(json.loads(record.metadata.get("devices", "{}")))
     except OSError as exc:
         raise SimclockValueError(f"cannot read recording {str(file)!r}: {exc.strerror}") from None
     except (McapError, ValueError, KeyError, TypeError) as exc:
