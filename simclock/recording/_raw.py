@@ -5,9 +5,10 @@ the footer and the summary CRC, single records at an offset, the summary
 section, Chunk records (read, decompressed, CRC-checked and split into their
 records, with a fast path for Message records), the records of a whole file
 in file order, and the pieces of a file cut short. The readers above
-(`._own`, `._foreign`, `._bag`, `._reader`, `._export`, `._recover`) work on
-the records this module returns; a change of how chunks are written touches
-the `._recorder` and this module, nothing else.
+(`._own`, `._foreign`, `._bag`, `._reader`, `._export`, `._recover`, and the
+timeline's ``load_samples``) work on the records this module returns; a change
+of how chunks are written touches `._recorder` and this module, nothing else
+(``tests/test_recording_raw.py`` scans the package for raw reads elsewhere).
 
 What is wrong with the *file* becomes a `RecordingError` naming the file and
 the byte offset. Only the errors that malformed bytes cause are caught

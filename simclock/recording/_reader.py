@@ -2,14 +2,16 @@
 
 `open_recording` (and `RecordingReader`, its class) reads the
 parts every reader needs (magic at both ends, footer, summary and its CRC,
-header, metadata records), decides which reader the file needs and builds
-`RecordingInfo`:
+header, metadata records, all through `._raw`), decides which `Source`
+(`._source`) reads the file, and takes the `RecordingInfo` that source builds:
 
 * a **simclock recording** (`._own`) has the header profile
   ``simclock`` *and* a ``simclock`` metadata record whose digest matches
   (C-REP-6). One without the other is refused: a damaged header or
   metadata name never turns a simclock recording into a foreign file;
-* any other MCAP file is **foreign** (`._foreign`, C-REP-5).
+* any other MCAP file is **foreign** (`._foreign`, C-REP-5);
+* a rosbag2 directory, or one file with the header profile ``ros2``, is a
+  **bag** (`._bag`, C-ROS-2).
 
 Every refusal is a `RecordingError` naming the file and the byte
 offset.
