@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import struct
 import zlib
 from collections.abc import Iterator
@@ -272,10 +273,8 @@ def plain_chunks(tmp_path: Path) -> Iterator[tuple[Path, bytes, list[int]]]:
     yield path, data, offsets
 
 
-def test_C_REP_6_a_damaged_chunk_is_refused_at_its_offset(
-    plain_chunks: tuple[Path, bytes, list[int]],
-) -> None:
-    path, data, offsets = plain_chunks
+def _damage_second_chunk(path: Path, data: bytes, offsets: list[int]) -> str:
+    """Change one byte of a message in the second chunk; the exact refusal it gets."""
     second = offsets[1]
     crc, start, length = _chunk_layout(data, second)
     damaged = bytearray(data)
@@ -283,13 +282,19 @@ def test_C_REP_6_a_damaged_chunk_is_refused_at_its_offset(
     damaged[at + 1] = ord("j")
     path.write_bytes(bytes(damaged))
     computed = zlib.crc32(bytes(damaged[start : start + length]))
-    expected = (
-        f"^{path}: offset {second}: chunk CRC mismatch \\(records {crc}, computed {computed}\\); "
-        "damaged$"
+    return (
+        f"{path}: offset {second}: chunk CRC mismatch (records {crc}, computed {computed}); damaged"
     )
+
+
+def test_C_REP_6_a_damaged_chunk_is_refused_at_its_offset(
+    plain_chunks: tuple[Path, bytes, list[int]],
+) -> None:
+    path, data, offsets = plain_chunks
+    expected = f"^{re.escape(_damage_second_chunk(path, data, offsets))}$"
     with path.open("rb") as stream:
         with pytest.raises(RecordingError, match=expected):
-            read_chunk(str(path), stream, second)
+            read_chunk(str(path), stream, offsets[1])
         # In file order: the first chunk's messages come out, then the refusal.
         got: list[Any] = []
         with pytest.raises(RecordingError, match=expected):
@@ -299,21 +304,38 @@ def test_C_REP_6_a_damaged_chunk_is_refused_at_its_offset(
         assert _fields(got) == _fields(first) != []
 
 
+def test_C_DEV_2_the_timeline_reads_through_raw_and_refuses_a_damaged_chunk(
+    plain_chunks: tuple[Path, bytes, list[int]],
+) -> None:
+    from simclock.sim._timeline import load_samples
+
+    path, data, offsets = plain_chunks
+    why = _damage_second_chunk(path, data, offsets)
+    with pytest.raises(
+        ValueError,
+        match=rf"^{re.escape(repr(str(path)))} is not a simclock MCAP recording "
+        rf"\({re.escape(why)}\); record one with simclock run SCENARIO --out run\.mcap$",
+    ):
+        load_samples(path)
+
+
 def test_C_REP_6_raw_chunk_refusals_are_exact(
     plain_chunks: tuple[Path, bytes, list[int]],
 ) -> None:
     path, data, offsets = plain_chunks
     name = str(path)
+    where = re.escape(name)
     first = offsets[0]
     with path.open("rb") as stream:
         with pytest.raises(
-            RecordingError, match=rf"^{path}: offset 8: expected a Chunk record, found opcode 1$"
+            RecordingError,
+            match=rf"^{where}: offset 8: expected a Chunk record, found opcode 1$",
         ):
             read_chunk(name, stream, 8)
         (length,) = struct.unpack_from("<Q", data, first + 1)
         with pytest.raises(
             RecordingError,
-            match=rf"^{path}: offset {first}: Chunk record length {length} runs past offset "
+            match=rf"^{where}: offset {first}: Chunk record length {length} runs past offset "
             rf"{first + 10}$",
         ):
             read_chunk(name, stream, first, limit=first + 10)
@@ -329,7 +351,7 @@ def test_C_REP_6_raw_chunk_refusals_are_exact(
         path.open("rb") as stream,
         pytest.raises(
             RecordingError,
-            match=rf"^{path}: offset {first}: chunk compression 'zstx' is unknown \(MCAP defines "
+            match=rf"^{where}: offset {first}: chunk compression 'zstx' is unknown \(MCAP defines "
             r"'', 'zstd' and 'lz4'\)$",
         ),
     ):
@@ -340,6 +362,7 @@ def test_C_REP_7_raw_reads_of_a_file_cut_inside_a_chunk(
     plain_chunks: tuple[Path, bytes, list[int]],
 ) -> None:
     path, data, offsets = plain_chunks
+    where = re.escape(str(path))
     cut_at = offsets[2] + 100
     cut = data[:cut_at]
     stream = io.BytesIO(cut)
@@ -358,7 +381,11 @@ def test_C_REP_7_raw_reads_of_a_file_cut_inside_a_chunk(
     third = read_chunk(str(path), io.BytesIO(data), offsets[2])
     assert cut_chunk_start(stream, offsets[2]) == third.start_time > second.start_time
     assert cut_chunk_start(stream, offsets[0] - 1) is None  # not a Chunk record there
-    with pytest.raises(RecordingError, match=rf"^{path}: offset 8: unreadable record \(.+\)$"):
+    with pytest.raises(
+        RecordingError,
+        match=rf"^{where}: offset 8: unreadable record \(error: unpack requires a buffer of 4 "
+        r"bytes\)$",
+    ):
         parse_record(str(path), Opcode.HEADER, b"\x05\x00", 8)
 
 
