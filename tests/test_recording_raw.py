@@ -313,7 +313,7 @@ def test_C_DEV_2_the_timeline_reads_through_raw_and_refuses_a_damaged_chunk(
     why = _damage_second_chunk(path, data, offsets)
     with pytest.raises(
         ValueError,
-        match=rf"^{re.escape(repr(str(path)))} is not a simclock MCAP recording "
+        match=rf"^{re.escape(repr(str(path)))} is not a readable MCAP recording "
         rf"\({re.escape(why)}\); record one with simclock run SCENARIO --out run\.mcap$",
     ):
         load_samples(path)

@@ -70,7 +70,7 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
     from mcap.records import Channel, Metadata
     from mcap.records import Message as McapMessage
 
-    from simclock.recording._raw import records_in_file_order
+    from simclock.recording._raw import RecordingError, records_in_file_order
 
     file = Path(path)
     step = 0
@@ -99,6 +99,15 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
                         order = list(json.loads(record.metadata.get("devices", "{}")))
     except OSError as exc:
         raise SimclockValueError(f"cannot read recording {str(file)!r}: {exc.strerror}") from None
+    except RecordingError as exc:
+        # One line naming the file and what the MCAP bytes failed with: the raw reader's
+        # refusal keeps that failure as its context (PEP 415), else its text says it.
+        cause = exc.__context__
+        why = str(exc) if cause is None else describe_exception(cause)
+        raise SimclockValueError(
+            f"{str(file)!r} is not a readable MCAP recording ({why}); record one with "
+            "simclock run SCENARIO --out run.mcap"
+        ) from None
     except (McapError, ValueError, KeyError, TypeError) as exc:
         raise SimclockValueError(
             f"{str(file)!r} is not a simclock MCAP recording ({exc}); record one with "
