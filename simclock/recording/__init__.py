@@ -1,11 +1,11 @@
 """Recording runs to MCAP, fingerprints, replaying recordings and ROS 2 bags (SPEC §5, §6, §19)."""
 
 from simclock.recording._bag import BagError
-from simclock.recording._checks import RecordingError
 from simclock.recording._clock import ReplayClock
 from simclock.recording._draws import ReplayRandomSource
 from simclock.recording._export import export_ros2
 from simclock.recording._fingerprint import Fingerprinter, RawPayload, trace_fingerprint
+from simclock.recording._raw import RecordingError
 from simclock.recording._reader import RecordingInfo, RecordingReader, open_recording
 from simclock.recording._recorder import Recorder
 from simclock.recording._recover import RecoveryReport, recover

@@ -47,7 +47,6 @@ from mcap.records import Message as McapMessage
 from simclock.core._bus import Message
 from simclock.core._errors import SimclockValueError
 from simclock.core._names import describe_exception
-from simclock.recording._checks import refuse
 from simclock.recording._fingerprint import Fingerprinter, RawPayload
 from simclock.recording._format import (
     CLOCK_TOPIC,
@@ -59,6 +58,7 @@ from simclock.recording._format import (
     clock_payload_of,
     draws_topic,
 )
+from simclock.recording._raw import refuse
 from simclock.recording._ros2types import (
     BUS_TYPES,
     DRAW_TYPE,
@@ -66,6 +66,7 @@ from simclock.recording._ros2types import (
     decode_bus,
     decode_draw,
 )
+from simclock.recording._source import RecordingInfo
 
 __all__ = ["METADATA_FILE", "BagError", "BagSource", "Part", "SimclockRecord", "read_metadata"]
 
@@ -90,6 +91,7 @@ class Part(Protocol):
     """One MCAP file of a bag, opened and checked (a ``RecordingReader`` of the file)."""
 
     path: str
+    info: RecordingInfo
     _library: str
     _ros2_record: SimclockRecord | None
 
@@ -240,6 +242,50 @@ class BagSource:
             )
         self.record = self._simclock_record()
         self.container = container
+
+    # -- the Source protocol (._source) ------------------------------------------------
+
+    def info(self) -> RecordingInfo:
+        """The bag's info: a simclock export's from its metadata (draws checked), else counted.
+
+        Chunks and compressions are those of every file; messages compressed one by
+        one add ``" + zstd per message"``.
+        """
+        parts = self.parts
+        counts, total, first, last = self.topic_counts()
+        chunks = sum(p.info.chunk_count for p in parts)
+        compression = ",".join(
+            sorted({c for p in parts for c in p.info.compression.split(",") if c != "unchunked"})
+        )
+        compression = (compression or "unchunked") + (
+            " + zstd per message" if self._compressed else ""
+        )
+        libraries = ", ".join(dict.fromkeys(p._library for p in parts))
+        found = self.record
+        if found is None:
+            return RecordingInfo(
+                path=self.path, simclock=False, library=libraries, seed=None, fingerprint=None,
+                start_ns=first, end_ns=last, step_ns=1, message_count=total, topic_counts=counts,
+                draw_labels=(), chunk_count=chunks, compression=compression,
+                container=self.container, note=self.note(),
+            )  # fmt: skip
+        meta = found.meta
+        labels = self.draw_labels()
+        if meta.record_draws and set(meta.draw_labels) - set(labels):
+            missing = sorted(set(meta.draw_labels) - set(labels))
+            raise refuse(
+                parts[0].path, found.offset, f"the metadata lists persisted draws of "
+                f"{missing} but the bag has no such draws channel; the bag is damaged",
+            )  # fmt: skip
+        return RecordingInfo(
+            path=self.path, simclock=True, library=libraries, seed=meta.seed,
+            fingerprint=meta.fingerprint, start_ns=meta.start_ns, end_ns=meta.end_ns,
+            step_ns=meta.step_ns, message_count=meta.message_count,
+            topic_counts=dict(meta.topics),
+            draw_labels=meta.draw_labels if meta.record_draws else (),
+            chunk_count=chunks, compression=compression, metadata=found.record,
+            user_metadata=meta.user, recovered=meta.recovered, container=self.container,
+        )  # fmt: skip
 
     # -- what the bag is ------------------------------------------------------------
 

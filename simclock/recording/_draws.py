@@ -24,9 +24,9 @@ from simclock.core._random import (
     check_size,
     normalise_label,
 )
-from simclock.recording._checks import RecordingError
 from simclock.recording._fingerprint import canonical_json
 from simclock.recording._format import decode_draw_value, encode_draw_value
+from simclock.recording._raw import RecordingError
 from simclock.recording._reader import RecordingReader
 
 __all__ = ["DrawLog", "ReplayRandomSource"]

@@ -42,7 +42,6 @@ from mcap.writer import CompressionType, Writer
 from simclock.core._bus import Event
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
-from simclock.recording._checks import RecordingError, records_in_file_order
 from simclock.recording._fingerprint import RawPayload
 from simclock.recording._format import (
     CLOCK_SCHEMA_NAME,
@@ -52,6 +51,7 @@ from simclock.recording._format import (
     USER_METADATA_NAME,
     package_version,
 )
+from simclock.recording._raw import RecordingError, records_in_file_order
 from simclock.recording._reader import RecordingReader
 from simclock.recording._ros2types import (
     DRAW_TYPE,

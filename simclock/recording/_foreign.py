@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import json
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any
@@ -40,8 +40,9 @@ from mcap.records import Message as McapMessage
 from mcap.summary import Summary
 
 from simclock.core._bus import Message
-from simclock.recording._checks import read_chunk, records_in_file_order, refuse
 from simclock.recording._fingerprint import RawPayload
+from simclock.recording._raw import read_chunk, records_in_file_order, refuse
+from simclock.recording._source import RecordingInfo
 
 __all__ = ["SORT_IN_MEMORY_BYTES", "ForeignSource", "Scan"]
 
@@ -111,8 +112,13 @@ class ForeignSource:
         data_end: int,
         topics: frozenset[str] | None,
         open_stream: Callable[[], IO[bytes]],
+        *,
+        library: str,
+        user_metadata: Mapping[str, str],
     ) -> None:
         self.path = path
+        self._library = library
+        self._user_metadata = dict(user_metadata)
         # Where what the summary says is: the offset named when it is found wrong.
         self._summary_at = data_end if summary is not None else None
         self._summary = summary
@@ -153,6 +159,32 @@ class ForeignSource:
                     f"channel {channel.id} ({channel.topic!r}) refers to schema id "
                     f"{channel.schema_id}, which no Schema record defines; the file is damaged",
                 )
+
+    # -- the Source protocol (._source) ------------------------------------------------
+
+    def info(self) -> RecordingInfo:
+        """Counts and times from the summary's statistics, or from the first pass without them."""
+        counts, total, first, last = self.topic_counts()
+        chunks = self._summary.chunk_indexes if self._summary is not None else []
+        return RecordingInfo(
+            path=self.path,
+            simclock=False,
+            library=self._library,
+            seed=None,
+            fingerprint=None,
+            start_ns=first,
+            end_ns=last,
+            step_ns=1,
+            message_count=total,
+            topic_counts=counts,
+            draw_labels=(),
+            chunk_count=len(chunks),
+            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
+            user_metadata=self._user_metadata,
+        )
+
+    def close(self) -> None:
+        """Nothing to release: every read opens its own handle and closes it when done."""
 
     def topic_counts(self) -> tuple[dict[str, int], int, int, int]:
         """``(messages per topic, message count, first log time, last log time)``."""

@@ -21,13 +21,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from mcap.records import Message as McapMessage
-from mcap.stream_reader import StreamReader
 from mcap.summary import Summary
 
 from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockError, SimclockValueError
 from simclock.core._names import describe_exception
-from simclock.recording._checks import DAMAGE_ERRORS, read_chunk, refuse
 from simclock.recording._fingerprint import (
     FINGERPRINT_LINE,
     RawPayload,
@@ -43,6 +41,8 @@ from simclock.recording._format import (
     draws_topic,
     envelope_payload,
 )
+from simclock.recording._raw import read_chunk, refuse, unchunked_message_groups
+from simclock.recording._source import RecordingInfo
 
 __all__ = ["BUS_KINDS", "OTHER_KINDS", "OwnSource", "raw_from_json"]
 
@@ -81,8 +81,10 @@ class OwnSource:
         topics: frozenset[str] | None,
         data_end: int,
         meta_at: int,
+        metadata: Mapping[str, str],
     ) -> None:
         self.path = path
+        self._metadata = dict(metadata)
         # The metadata record's offset: named when the file disagrees with what it records.
         self._meta_at = meta_at
         self._stream = stream
@@ -93,6 +95,35 @@ class OwnSource:
         self._wanted = topics
         self._data_end = data_end
         self._whole_file_checked = False
+
+    # -- the Source protocol (._source) ------------------------------------------------
+
+    def info(self) -> RecordingInfo:
+        """What the metadata records; counts and times are checked when the file is read."""
+        meta = self._meta
+        chunks = self._summary.chunk_indexes
+        return RecordingInfo(
+            path=self.path,
+            simclock=True,
+            library=meta.library,
+            seed=meta.seed,
+            fingerprint=meta.fingerprint,
+            start_ns=meta.start_ns,
+            end_ns=meta.end_ns,
+            step_ns=meta.step_ns,
+            message_count=meta.message_count,
+            topic_counts=dict(meta.topics),
+            draw_labels=meta.draw_labels if meta.record_draws else (),
+            chunk_count=len(chunks),
+            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
+            metadata=self._metadata,
+            user_metadata=meta.user,
+            recovered=meta.recovered,
+        )
+
+    def close(self) -> None:
+        """Close the file handle the source reads its messages with."""
+        self._stream.close()
 
     # -- groups of records --------------------------------------------------------
 
@@ -122,25 +153,7 @@ class OwnSource:
             yield chunk.offset, chunk.records
         if chunks:
             return
-        yield from self._unchunked_groups(stream)
-
-    def _unchunked_groups(self, stream: IO[bytes]) -> Iterator[Group]:
-        stream.seek(0)
-        group: list[Any] = []
-        reader = StreamReader(stream, validate_crcs=True)
-        try:
-            for record in reader.records:
-                if type(record) is McapMessage:
-                    group.append(record)
-                    if len(group) == _UNCHUNKED_GROUP:
-                        yield stream.tell(), group
-                        group = []
-        except DAMAGE_ERRORS as exc:
-            raise refuse(
-                self.path, stream.tell(), f"unchunked data section: {describe_exception(exc)}"
-            ) from None
-        if group:
-            yield stream.tell(), group
+        yield from unchunked_message_groups(self.path, stream, _UNCHUNKED_GROUP)
 
     # -- messages -------------------------------------------------------------------
 

@@ -2,14 +2,16 @@
 
 `open_recording` (and `RecordingReader`, its class) reads the
 parts every reader needs (magic at both ends, footer, summary and its CRC,
-header, metadata records), decides which reader the file needs and builds
-`RecordingInfo`:
+header, metadata records, all through `._raw`), decides which `Source`
+(`._source`) reads the file, and takes the `RecordingInfo` that source builds:
 
 * a **simclock recording** (`._own`) has the header profile
   ``simclock`` *and* a ``simclock`` metadata record whose digest matches
   (C-REP-6). One without the other is refused: a damaged header or
   metadata name never turns a simclock recording into a foreign file;
-* any other MCAP file is **foreign** (`._foreign`, C-REP-5).
+* any other MCAP file is **foreign** (`._foreign`, C-REP-5);
+* a rosbag2 directory, or one file with the header profile ``ros2``, is a
+  **bag** (`._bag`, C-ROS-2).
 
 Every refusal is a `RecordingError` naming the file and the byte
 offset.
@@ -21,15 +23,12 @@ import io
 import itertools
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
 import yaml
-from mcap.reader import SeekingReader
 from mcap.records import Channel, Header, Metadata, Schema
 from mcap.records import Message as McapMessage
-from mcap.stream_reader import StreamReader
 from mcap.summary import Summary
 
 from simclock.core._bus import Message
@@ -37,14 +36,6 @@ from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, Simcl
 from simclock.core._names import describe_exception, exact_str, safe_repr, type_name, typed_repr
 from simclock.core._timeint import check_time_ns
 from simclock.recording._bag import BagError, BagSource, SimclockRecord, read_metadata
-from simclock.recording._checks import (
-    DAMAGE_ERRORS,
-    MAGIC,
-    RecordingError,
-    check_footer,
-    records_in_file_order,
-    refuse,
-)
 from simclock.recording._closing import Closing
 from simclock.recording._foreign import ForeignSource
 from simclock.recording._format import (
@@ -56,6 +47,16 @@ from simclock.recording._format import (
     RecordingMetadata,
 )
 from simclock.recording._own import BUS_KINDS, OTHER_KINDS, OwnSource
+from simclock.recording._raw import (
+    MAGIC,
+    RecordingError,
+    check_footer,
+    read_record,
+    read_summary,
+    records_in_file_order,
+    refuse,
+)
+from simclock.recording._source import RecordingInfo, Source
 
 ROS2_PROFILE: Final = "ros2"
 """The MCAP header profile of a ROS 2 bag's files (C-ROS-2)."""
@@ -68,46 +69,6 @@ __all__ = [
     "RecordingReader",
     "open_recording",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RecordingInfo:
-    """What a recording says about itself (``simclock info``).
-
-    ``simclock`` is True for files written by [`Recorder`][simclock.Recorder];
-    ``seed``, ``fingerprint`` and ``draw_labels`` are only known for those.
-    ``topic_counts`` counts bus messages per topic (for foreign files: every
-    channel's messages per topic, counted by reading the file when it has
-    no statistics). Times are ns. ``recovered`` is the report of
-    ``simclock recover`` for a recovered recording (C-REP-7), else ``""``.
-    ``container`` is ``"mcap"`` for one MCAP file, ``"rosbag2"`` for a ROS 2
-    bag (a directory, or one ``ros2``-profile file, C-ROS-2); ``note`` says
-    what a foreign copy of a simclock recording lost (else ``""``).
-    """
-
-    path: str
-    simclock: bool
-    library: str
-    seed: int | None
-    fingerprint: str | None
-    start_ns: int
-    end_ns: int
-    step_ns: int
-    message_count: int
-    topic_counts: Mapping[str, int]
-    draw_labels: tuple[str, ...]
-    chunk_count: int
-    compression: str
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    user_metadata: Mapping[str, str] = field(default_factory=dict)
-    recovered: str = ""
-    container: str = "mcap"
-    note: str = ""
-
-    @property
-    def duration_ns(self) -> int:
-        """``end_ns - start_ns``."""
-        return self.end_ns - self.start_ns
 
 
 # MCAP channel ids are uint16: a filter naming more topics than a file can hold
@@ -148,28 +109,6 @@ def check_topics(topics: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(exact_str(topic) for topic in items)
 
 
-def _read_record(path: str, stream: IO[bytes], offset: int, what: str) -> Any:
-    stream.seek(offset)
-    try:
-        return next(StreamReader(stream, skip_magic=True).records)
-    except (*DAMAGE_ERRORS, StopIteration) as exc:
-        raise refuse(
-            path, offset, f"unreadable {what} record ({describe_exception(exc)})"
-        ) from None
-
-
-def _read_summary(path: str, stream: IO[bytes], start: int) -> Summary | None:
-    if start == 0:
-        return None
-    try:
-        stream.seek(0)
-        return SeekingReader(stream).get_summary()
-    except DAMAGE_ERRORS as exc:
-        raise refuse(
-            path, start, f"unreadable summary section ({describe_exception(exc)})"
-        ) from None
-
-
 class RecordingReader(Closing):
     """Stream the bus messages of an MCAP recording in total order (SPEC §5).
 
@@ -195,6 +134,7 @@ class RecordingReader(Closing):
         self._bag: BagSource | None = None
         self._own: OwnSource | None = None
         self._foreign: ForeignSource | None = None
+        self._source: Source | None = None
         self._ros2_record: SimclockRecord | None = None
         self._profile = ""
         self._library = ""
@@ -223,7 +163,7 @@ class RecordingReader(Closing):
                 files, self._files = self._files, []
             for f in files:
                 f.close()
-            self._own = self._foreign = None
+            self._own = self._foreign = self._source = None
             part = _PartReader(self.path)
             try:
                 self._init_bag([part], compressed=part._rosbag2_mode() == "message")
@@ -260,40 +200,13 @@ class RecordingReader(Closing):
             self.path, parts, compressed=compressed, topics=self._topics, container="rosbag2"
         )
         self._bag = bag
-        counts, total, first, last = bag.topic_counts()
-        chunks = sum(p.info.chunk_count for p in parts)
-        compression = ",".join(
-            sorted({c for p in parts for c in p.info.compression.split(",") if c != "unchunked"})
-        )
-        compression = (compression or "unchunked") + (" + zstd per message" if compressed else "")
-        libraries = ", ".join(dict.fromkeys(p._library for p in parts))
-        found = bag.record
-        if found is None:
-            self.info = RecordingInfo(
-                path=self.path, simclock=False, library=libraries, seed=None, fingerprint=None,
-                start_ns=first, end_ns=last, step_ns=1, message_count=total, topic_counts=counts,
-                draw_labels=(), chunk_count=chunks, compression=compression,
-                container="rosbag2", note=bag.note(),
-            )  # fmt: skip
-        else:
-            meta = found.meta
-            labels = bag.draw_labels()
-            self.info = RecordingInfo(
-                path=self.path, simclock=True, library=libraries, seed=meta.seed,
-                fingerprint=meta.fingerprint, start_ns=meta.start_ns, end_ns=meta.end_ns,
-                step_ns=meta.step_ns, message_count=meta.message_count,
-                topic_counts=dict(meta.topics),
-                draw_labels=meta.draw_labels if meta.record_draws else (),
-                chunk_count=chunks, compression=compression, metadata=found.record,
-                user_metadata=meta.user, recovered=meta.recovered, container="rosbag2",
-            )  # fmt: skip
-            if meta.record_draws and set(meta.draw_labels) - set(labels):
-                missing = sorted(set(meta.draw_labels) - set(labels))
-                raise refuse(
-                    parts[0].path, found.offset, f"the metadata lists persisted draws of "
-                    f"{missing} but the bag has no such draws channel; the bag is damaged",
-                )  # fmt: skip
+        self.info = self._use(bag)
         self._check_wanted()
+
+    def _use(self, source: Source) -> RecordingInfo:
+        """Read through ``source`` from now on; its info."""
+        self._source = source
+        return source.info()
 
     def _check_wanted(self) -> None:
         """Refuse topics asked for that the recording does not have (C-ROS-2)."""
@@ -324,10 +237,10 @@ class RecordingReader(Closing):
         path = self.path
         size = stream.seek(0, io.SEEK_END)
         footer = check_footer(path, stream, size, need_crc=False)
-        header = _read_record(path, stream, len(MAGIC), "Header")
+        header = read_record(path, stream, len(MAGIC), "Header")
         if not isinstance(header, Header):
             raise refuse(path, len(MAGIC), "the first record is not a Header")
-        summary = _read_summary(path, stream, footer.summary_start)
+        summary = read_summary(path, stream, footer.summary_start)
         data_end = footer.summary_start or footer.offset
         records = self._metadata_records(stream, summary)
         own = header.profile == PROFILE
@@ -384,7 +297,7 @@ class RecordingReader(Closing):
         # read at open for it (simclock recordings always index theirs).
         if summary is not None:
             for index in summary.metadata_indexes:
-                record = _read_record(self.path, stream, index.offset, "Metadata")
+                record = read_record(self.path, stream, index.offset, "Metadata")
                 if not isinstance(record, Metadata) or record.name != index.name:
                     raise refuse(
                         self.path, index.offset, f"the metadata index names {index.name!r} "
@@ -443,26 +356,11 @@ class RecordingReader(Closing):
                 )
             kinds[cid] = kind
         self._meta = meta
-        self._own = OwnSource(path, stream, summary, meta, kinds, self._topics, data_end, offset)
-        chunks = summary.chunk_indexes
-        return RecordingInfo(
-            path=path,
-            simclock=True,
-            library=meta.library,
-            seed=meta.seed,
-            fingerprint=meta.fingerprint,
-            start_ns=meta.start_ns,
-            end_ns=meta.end_ns,
-            step_ns=meta.step_ns,
-            message_count=meta.message_count,
-            topic_counts=dict(meta.topics),
-            draw_labels=meta.draw_labels if meta.record_draws else (),
-            chunk_count=len(chunks),
-            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
-            metadata=record.metadata,
-            user_metadata=meta.user,
-            recovered=meta.recovered,
+        own = OwnSource(
+            path, stream, summary, meta, kinds, self._topics, data_end, offset, record.metadata
         )
+        self._own = own
+        return self._use(own)
 
     def _load_foreign(
         self,
@@ -472,31 +370,15 @@ class RecordingReader(Closing):
         data_end: int,
         records: list[tuple[int, Metadata]],
     ) -> RecordingInfo:
-        source = ForeignSource(
-            self.path, summary, size, data_end, self._topics, lambda: self._open("messages()")
-        )
-        self._foreign = source
-        counts, total, first, last = source.topic_counts()
-        chunks = summary.chunk_indexes if summary is not None else []
         user = {
             k: v for _o, r in records if r.name == USER_METADATA_NAME for k, v in r.metadata.items()
         }
-        return RecordingInfo(
-            path=self.path,
-            simclock=False,
-            library=header.library,
-            seed=None,
-            fingerprint=None,
-            start_ns=first,
-            end_ns=last,
-            step_ns=1,
-            message_count=total,
-            topic_counts=counts,
-            draw_labels=(),
-            chunk_count=len(chunks),
-            compression=",".join(sorted({c.compression or "none" for c in chunks})) or "unchunked",
-            user_metadata=user,
-        )
+        source = ForeignSource(
+            self.path, summary, size, data_end, self._topics, lambda: self._open("messages()"),
+            library=header.library, user_metadata=user,
+        )  # fmt: skip
+        self._foreign = source
+        return self._use(source)
 
     # -- one file of a bag (see _bag.Part) ---------------------------------------------
 
@@ -575,8 +457,8 @@ class RecordingReader(Closing):
             files, self._files = self._files, []
         for f in files:
             f.close()
-        if self._bag is not None:
-            self._bag.close()
+        if self._source is not None:
+            self._source.close()
 
     def messages(self, start_ns: int | None = None) -> Iterator[Message]:
         """Bus messages with ``stamp >= start_ns`` in recorded total order (C-REP-1).
@@ -586,12 +468,8 @@ class RecordingReader(Closing):
         """
         start = None if start_ns is None else check_time_ns(start_ns, "start_ns")
         self.check_open("messages()")
-        if self._bag is not None:
-            return self._bag.messages(start)
-        if self._own is not None:
-            return self._own.messages(start)
-        assert self._foreign is not None
-        return self._foreign.messages(start)
+        assert self._source is not None  # set by __init__ or it raised
+        return self._source.messages(start)
 
     def draws(self, label: str) -> Iterator[dict[str, Any]]:
         """The persisted draws of stream ``label``, in draw order (C-REP-3)."""

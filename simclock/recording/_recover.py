@@ -25,16 +25,13 @@ it, a handful).
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import os
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from mcap.opcode import Opcode
 from mcap.records import (
     Attachment,
     Channel,
@@ -46,19 +43,11 @@ from mcap.records import (
     Schema,
 )
 from mcap.records import Message as McapMessage
-from mcap.stream_reader import StreamReader
 from mcap.writer import CompressionType, Writer
 
 from simclock.core._bus import Bus, Event, Message
 from simclock.core._errors import SimclockTypeError
 from simclock.core._names import describe_exception, safe_repr
-from simclock.recording._checks import (
-    DAMAGE_ERRORS,
-    MAGIC,
-    RecordingError,
-    refuse,
-    split_chunk,
-)
 from simclock.recording._fingerprint import canonical_json
 from simclock.recording._format import (
     CLOCK_TOPIC,
@@ -73,11 +62,18 @@ from simclock.recording._format import (
     decode_draw_value,
 )
 from simclock.recording._own import raw_from_json
+from simclock.recording._raw import (
+    MAGIC,
+    RecordingError,
+    cut_chunk_start,
+    parse_record,
+    record_at,
+    refuse,
+    split_chunk,
+)
 from simclock.recording._recorder import Recorder
 
 __all__ = ["RecoveryReport", "recover"]
-
-_RECORD_HEAD = struct.Struct("<BQ")
 
 
 _COMPLETE = "the file was complete"
@@ -174,26 +170,6 @@ class _Scan:
     reason: str = "the file ends where it should"
 
 
-def _read_record(stream: IO[bytes], size: int, offset: int) -> tuple[int, int, bytes] | None:
-    """``(opcode, length, body)`` of the record at ``offset``, or None when cut."""
-    head = stream.read(_RECORD_HEAD.size)
-    if len(head) < _RECORD_HEAD.size:
-        return None
-    opcode, length = _RECORD_HEAD.unpack(head)
-    if offset + _RECORD_HEAD.size + length > size:
-        return None
-    return opcode, length, stream.read(length)
-
-
-def _parse(path: str, opcode: int, body: bytes, offset: int) -> Any:
-    record = _RECORD_HEAD.pack(opcode, len(body)) + body
-    try:
-        reader = StreamReader(io.BytesIO(record), skip_magic=True, emit_chunks=True)
-        return next(reader.records, None)
-    except DAMAGE_ERRORS as exc:
-        raise refuse(path, offset, f"unreadable record ({describe_exception(exc)})") from None
-
-
 def _scan(path: str, stream: IO[bytes], size: int, out: _Scan) -> Iterator[Any]:
     """Every kept record (chunks split), in file order, as it is read; ``out`` counts the rest.
 
@@ -205,19 +181,21 @@ def _scan(path: str, stream: IO[bytes], size: int, out: _Scan) -> Iterator[Any]:
     offset = len(MAGIC)
     while True:
         stream.seek(offset)
-        got = _read_record(stream, size, offset)
+        got = record_at(stream, size, offset)
         if got is None:
             if offset < size:
                 out.lost_bytes = size - offset
                 out.reason = f"the file is cut inside the record at offset {offset}"
-                _note_cut_chunk(stream, offset, out)
+                cut_from = cut_chunk_start(stream, offset)
+                if cut_from is not None:  # a cut Chunk record still names its first log time
+                    out.lost_chunks += 1
+                    out.lost_from_ns = cut_from
             else:
                 out.reason = f"the file ends at offset {offset} without a footer"
             return
-        opcode, length, body = got
-        end = offset + _RECORD_HEAD.size + length
+        opcode, end, body = got
         try:
-            record = _parse(path, opcode, body, offset)
+            record = parse_record(path, opcode, body, offset)
         except RecordingError as exc:
             out.lost_bytes = size - offset
             out.reason = str(exc)
@@ -242,15 +220,6 @@ def _scan(path: str, stream: IO[bytes], size: int, out: _Scan) -> Iterator[Any]:
         elif record is not None:
             yield record
         offset = end
-
-
-def _note_cut_chunk(stream: IO[bytes], offset: int, out: _Scan) -> None:
-    """A cut Chunk record still names the first log time it held."""
-    stream.seek(offset)
-    head = stream.read(1 + 8 + 8)
-    if len(head) == 17 and head[0] == Opcode.CHUNK:
-        out.lost_chunks += 1
-        out.lost_from_ns = struct.unpack_from("<Q", head, 9)[0]
 
 
 def recover(path: str | os.PathLike[str], output: str | os.PathLike[str]) -> RecoveryReport:

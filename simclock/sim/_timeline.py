@@ -67,32 +67,47 @@ def load_samples(path: str | os.PathLike[str]) -> Recording:
     ``ValueError`` if the file is not a readable MCAP recording or has none.
     """
     from mcap.exceptions import McapError
-    from mcap.reader import make_reader
+    from mcap.records import Channel, Metadata
+    from mcap.records import Message as McapMessage
+
+    from simclock.recording._raw import RecordingError, records_in_file_order
 
     file = Path(path)
     step = 0
     name = file.stem
     samples: list[Sample] = []
     order: list[str] = []
+    json_channels: set[int] = set()
     try:
         with file.open("rb") as stream:
-            reader = make_reader(stream)
-            for record in reader.iter_metadata():
-                if record.name == "simclock":
-                    step = int(record.metadata.get("step_ns", "0") or 0)
-                elif record.name == "simclock.user":
-                    name = record.metadata.get("scenario", name)
-                    order = list(json.loads(record.metadata.get("devices", "{}")))
-        with file.open("rb") as stream:
-            reader = make_reader(stream)
-            for _schema, channel, message in reader.iter_messages(log_time_order=False):
-                if channel.message_encoding != "json":
-                    continue
-                payload = json.loads(message.data).get("payload")
-                if isinstance(payload, dict) and payload.keys() >= _SAMPLE_KEYS:
-                    samples.append(Sample.from_json(payload))
+            for _where, _in_chunk, record in records_in_file_order(str(file), stream):
+                kind = type(record)
+                if kind is McapMessage:
+                    if record.channel_id not in json_channels:
+                        continue
+                    payload = json.loads(record.data).get("payload")
+                    if isinstance(payload, dict) and payload.keys() >= _SAMPLE_KEYS:
+                        samples.append(Sample.from_json(payload))
+                elif kind is Channel:
+                    if record.message_encoding == "json":
+                        json_channels.add(record.id)
+                elif kind is Metadata:
+                    if record.name == "simclock":
+                        step = int(record.metadata.get("step_ns", "0") or 0)
+                    elif record.name == "simclock.user":
+                        name = record.metadata.get("scenario", name)
+                        order = list(json.loads(record.metadata.get("devices", "{}")))
     except OSError as exc:
         raise SimclockValueError(f"cannot read recording {str(file)!r}: {exc.strerror}") from None
+    except RecordingError as exc:
+        # One line naming the file and what the MCAP bytes failed with: the raw reader's
+        # refusal keeps that failure as its context (PEP 415), else its text says it.
+        cause = exc.__context__
+        why = str(exc) if cause is None else describe_exception(cause)
+        raise SimclockValueError(
+            f"{str(file)!r} is not a readable MCAP recording ({why}); record one with "
+            "simclock run SCENARIO --out run.mcap"
+        ) from None
     except (McapError, ValueError, KeyError, TypeError) as exc:
         raise SimclockValueError(
             f"{str(file)!r} is not a simclock MCAP recording ({exc}); record one with "
