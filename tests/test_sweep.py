@@ -442,7 +442,20 @@ def test_C_SWEEP_5_ctrl_c_ends_with_one_line_and_keeps_the_rows(
         "--out",
         str(out),
     ]
-    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Started as from a terminal, where Ctrl-C reaches a process whose SIGINT is at its
+    # default: a test run started in the background by a shell without job control
+    # (`make test &` in a script) ignores SIGINT, every child inherits that, and the
+    # sweep then rightly ignores the interrupt too.
+    as_from_a_terminal = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", as_from_a_terminal, *cmd],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     partial = out / "rows.partial.jsonl"
     try:
         for _ in range(6000):
