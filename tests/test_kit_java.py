@@ -34,16 +34,21 @@ def test_C_X_BITS_the_kits_junit_tests_pass() -> None:
     assert [r.name for r in results if r.failures or r.errors or r.skipped] == []
 
 
-def test_C_WIRE_6_the_java_heap_clock_is_conforming_wire_profile_1() -> None:
+def _suite_verdict(driver: list[str]) -> str:
+    """The last line of the suite's report on ``driver``, which must have exited 0."""
     proc = subprocess.run(
-        [sys.executable, "-m", "simclock_conformance", "--driver", "--", *heap_driver()],
+        [sys.executable, "-m", "simclock_conformance", "--driver", "--", *driver],
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-4000:]
-    assert proc.stdout.rstrip().splitlines()[-1] == (
+    return proc.stdout.rstrip().splitlines()[-1]
+
+
+def test_C_WIRE_6_the_java_heap_clock_is_conforming_wire_profile_1() -> None:
+    assert _suite_verdict(heap_driver()) == (
         f"{len(WIRE_CLAUSES)} passed, 0 failed, 0 incomplete, 0 not applicable, 0 not run: "
         "CONFORMING (wire profile 1)"
     )
@@ -54,15 +59,7 @@ def test_C_WIRE_6_the_readmes_minimal_java_clock_is_conforming_without_options()
     code = (source / "MinimalClock.java").read_text(encoding="utf-8")
     readme = (JAVA_DIR / "README.md").read_text(encoding="utf-8")
     assert f"```java\n{code}```\n" in readme  # the README shows the file as it is
-    proc = subprocess.run(
-        [sys.executable, "-m", "simclock_conformance", "--driver", "--", *minimal_driver()],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    assert proc.stdout.rstrip().splitlines()[-1] == (
+    assert _suite_verdict(minimal_driver()) == (
         f"{len(WIRE_CLAUSES) - 3} passed, 0 failed, 0 incomplete, 3 not applicable, 0 not run: "
         "CONFORMING (wire profile 1)"
     )
