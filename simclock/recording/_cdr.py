@@ -80,15 +80,22 @@ def _sample(message: Mapping[str, Any]) -> bytes:
     return out + b"\0\0\0\0" + struct.pack(f"<{count}d", *values)
 
 
-def _event(message: Mapping[str, Any]) -> bytes:
+def _stamp_sequence_kind(message: Mapping[str, Any], align: int) -> bytes:
+    """Stamp, sequence and ``kind`` (its bytes from offset 20), padded to ``align``."""
     stamp = message["stamp"]
     kind: bytes = message["kind"].encode()
-    details: bytes = message["details"].encode()
     n = len(kind)
     return (
         _HEAD_SEQ_LEN.pack(_HEADER, stamp["sec"], stamp["nanosec"], message["sequence"], n + 1)
         + kind
-        + _nul_and_pad(20 + n, 8)
+        + _nul_and_pad(20 + n, align)
+    )
+
+
+def _event(message: Mapping[str, Any]) -> bytes:
+    details: bytes = message["details"].encode()
+    return (
+        _stamp_sequence_kind(message, 8)
         + _U64_LEN.pack(message["at_ns"], len(details) + 1)
         + details
         + b"\0"
@@ -96,18 +103,8 @@ def _event(message: Mapping[str, Any]) -> bytes:
 
 
 def _message(message: Mapping[str, Any]) -> bytes:
-    stamp = message["stamp"]
-    kind: bytes = message["kind"].encode()
     payload: bytes = message["payload"].encode()
-    n = len(kind)
-    return (
-        _HEAD_SEQ_LEN.pack(_HEADER, stamp["sec"], stamp["nanosec"], message["sequence"], n + 1)
-        + kind
-        + _nul_and_pad(20 + n, 4)
-        + _U32(len(payload) + 1)
-        + payload
-        + b"\0"
-    )
+    return _stamp_sequence_kind(message, 4) + _U32(len(payload) + 1) + payload + b"\0"
 
 
 def _draw(message: Mapping[str, Any]) -> bytes:
