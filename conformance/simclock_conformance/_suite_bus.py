@@ -18,6 +18,10 @@ class BusClauses:
     # -- C-BUS -------------------------------------------------------------
 
     def test_C_BUS_1_one_global_sequence(self, rig: Rig) -> None:
+        """Bus messages keep one global sequence.
+
+        In process only: the bus is a Python object the protocol does not carry.
+        """
         clock, bus = rig.clock, rig.bus
         seen: list[Message] = []
         bus.subscribe(None, seen.append)
@@ -35,6 +39,10 @@ class BusClauses:
         _expect_trace(topics, ["/a", "/b", EVENTS_TOPIC, "/a"], "C-BUS-1", "topics in order")
 
     def test_C_BUS_2_every_subscriber_sees_total_order(self, rig: Rig) -> None:
+        """Every subscriber sees the total order.
+
+        In process only: the bus is a Python object the protocol does not carry.
+        """
         clock, bus = rig.clock, rig.bus
         late_sub: list[tuple[int, int]] = []
         early_sub: list[tuple[int, int]] = []
@@ -53,6 +61,10 @@ class BusClauses:
         _expect_trace([s for s, _ in early_sub], [0, 3, 7], "C-BUS-2", "stamps delivered")
 
     def test_C_BUS_3_future_message_delivered_when_clock_reaches_it(self, rig: Rig) -> None:
+        """A future message is delivered when the clock reaches it.
+
+        In process only: the bus is a Python object the protocol does not carry.
+        """
         clock, bus = rig.clock, rig.bus
         order: list[tuple[str, int]] = []
         bus.subscribe("/t", lambda m: order.append((f"msg:{m.payload}", clock.now_ns())))
@@ -66,6 +78,10 @@ class BusClauses:
         _expect_trace(order, expected, "C-BUS-3", "callbacks and deliveries at 10")
 
     def test_C_BUS_4_raising_subscriber_reported_others_served(self, rig: Rig) -> None:
+        """A raising subscriber is reported and the others are served.
+
+        In process only: the bus is a Python object the protocol does not carry.
+        """
         bus = rig.bus
         got: list[object] = []
 

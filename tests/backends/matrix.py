@@ -15,6 +15,7 @@ the committed reports and that ``docs/clauses.md`` is :func:`clause_table`'s tex
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -24,7 +25,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simclock_conformance._clauses import CLAUSES, ORACLE_CLAUSE, WIRE_ONLY, prerequisites
+from simclock_conformance import ClockConformance
+from simclock_conformance._clauses import (
+    CLAUSES,
+    ORACLE_CLAUSE,
+    WIRE_ONLY,
+    clause_of_test,
+    prerequisites,
+)
 from simclock_conformance._html import render_matrix
 from simclock_conformance._wire_run import WIRE_CLAUSES
 
@@ -35,6 +43,7 @@ __all__ = [
     "PYTHON_BACKENDS",
     "REPORTS",
     "clause_table",
+    "in_process_only",
     "main",
     "render_committed",
     "trim",
@@ -197,7 +206,33 @@ def clause_table() -> str:
         relies = prerequisites(clause.id)
         if relies:
             lines += ["", "Relies on: " + ", ".join(f"[{c}](#{c})" for c in relies) + "."]
+        only = [(name, why) for name, c, why in in_process_only() if c == clause.id]
+        if only:
+            lines += ["", "Tests run in process only, and why:", ""]
+            lines += [f"- `{name}`: {why.replace('``', '`')}" for name, why in only]
     return "\n".join(lines) + "\n"
+
+
+def in_process_only(suite: type = ClockConformance) -> list[tuple[str, str, str]]:
+    """``(test, clause, why)`` of every test of ``suite`` that is not a clause program, by clause.
+
+    Every clause the protocol carries is checked by its programs, in process and through
+    a driver alike; a hand-written test is kept only for what the protocol cannot carry,
+    and its docstring says what in a paragraph starting "In process only:".
+    """
+    found = []
+    for name in dir(suite):
+        if not name.startswith("test_") or "_program" in name or name.startswith("test_SM_"):
+            continue
+        doc = inspect.getdoc(getattr(suite, name)) or ""
+        paragraphs = [" ".join(p.split()) for p in doc.split("\n\n")]
+        why = next((p for p in paragraphs if p.startswith(_ONLY)), "")
+        found.append((name, clause_of_test(name) or "", why.removeprefix(_ONLY).strip()))
+    order = list(CLAUSES)
+    return sorted(found, key=lambda t: (order.index(t[1]) if t[1] in order else len(order), t[0]))
+
+
+_ONLY = "In process only:"
 
 
 def trim(report: dict[str, Any]) -> dict[str, Any]:

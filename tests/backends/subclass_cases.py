@@ -24,7 +24,7 @@ class TestOverridesMandatoryTests(ClockConformance):
     def test_C_TIE_1_equal_times_fire_in_push_order(self, rig: Rig) -> None:
         """Overridden: "our backend orders ties its own way"."""
 
-    test_C_STEP_1_step_is_positive_int = None  # type: ignore[assignment]  # noqa: N815
+    test_C_SCH_2_schedule_returns_frozen_handle = None  # type: ignore[assignment]  # noqa: N815
 
 
 class TestSkipsMandatoryTest(ClockConformance):
