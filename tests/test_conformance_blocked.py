@@ -167,6 +167,11 @@ def test_C_CONF_1_exceptions_raised_at_one_place_are_one_defect() -> None:
             "  first difference: at_ns: expected '3', observed '9'",
             TIME,
         ),
+        (
+            "C-TIE-1: C-TIME-4: advance to 9223372036854775809 ns left now_ns() at "
+            "9223372036854775808 ns; expected 9223372036854775809 ns",
+            "first differing reply: now_ns differs",
+        ),
     ],
 )
 def test_C_CONF_3_in_process_wordings_share_the_programs_keys(message: str, key: str) -> None:

@@ -17,11 +17,13 @@ _OWNER = {
     f"{DIFFERENCE}fired order differs at equal now_ns": "C-TIE-1",
     f"{DIFFERENCE}fired now_ns differs": "C-ADV-2",
     f"{DIFFERENCE}fired: an expected entry is missing": "C-ADV-1",
+    f"{DIFFERENCE}now_ns differs": "C-TIME-4",
 }
 """Whose subject a kind of failure is, when a cycle of clauses all show it: entries at
 one time in another order (C-TIE-1), a firing at another time, which is also what a
 callback reading another time than its entry's shows (C-ADV-2), a due entry not fired
-(C-ADV-1)."""
+(C-ADV-1), ``now_ns()`` elsewhere than an advance's target, which far times that are not
+exact show (C-TIME-4)."""
 
 _MOST_BASIC = ("C-ADV-2", "C-TIE-1", "C-ADV-1", "C-ADV-3", "C-SCH-1")
 """Otherwise the most basic first: a callback reading another time changes every time

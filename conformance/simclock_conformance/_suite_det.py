@@ -87,35 +87,16 @@ class DeterminismClauses:
             )
 
     def test_C_RNG_3_hierarchical_labels(self, make: Callable[[int], Rig]) -> None:
-        """``child('a').child('b')``, ``child('a/b')`` and ``child('/a/b')`` are one stream.
+        """``child('a').child('b')``, ``child('a/b')`` and ``child('/a/b')`` are labelled ``/a/b``.
 
         In process only: the stream's ``label`` attribute is Python API; the program
-        checks the draws and the refused labels.
+        checks that the three are one stream (their draws) and the refused labels.
         """
-        roots = [make(9).clock.random_source() for _ in range(3)]
-        streams = [
-            roots[0].child("a").child("b"),
-            roots[1].child("a/b"),
-            roots[2].child("/a/b"),
-        ]
+        root = make(9).clock.random_source()
+        streams = [root.child("a").child("b"), root.child("a/b"), root.child("/a/b")]
         labels = [s.label for s in streams]
         _expect_trace(
             labels, ["/a/b"] * 3, "C-RNG-3", "labels of child('a').child('b'), 'a/b', '/a/b'"
-        )
-        draws = [s.integers(0, 1 << 62, size=3).tolist() for s in streams]
-        _expect_trace(
-            draws, [draws[0]] * 3, "C-RNG-3", "draws of child('a').child('b'), 'a/b', '/a/b'"
-        )
-        bad = ["", "a//b", "a/", "a b", " a", "a\tb", "é", "a*b", "a/../b?"]
-        accepted = []
-        for label in bad:
-            try:
-                roots[0].child(label)
-            except ValueError:
-                continue
-            accepted.append(label)
-        assert not accepted, (
-            f"C-RNG-3: child() accepted the malformed labels {accepted}; expected ValueError"
         )
 
     def test_C_RNG_5_numpy_rng_is_the_same_generator(self, rig: Rig) -> None:

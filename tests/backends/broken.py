@@ -426,7 +426,7 @@ BROKEN: dict[str, tuple[str, str, type[SortedListClock]]] = {
         _SpawnedChildren,
     ),
     "one_firing_per_advance": (
-        "C-PER-1",
+        "C-ADV-5",
         "a periodic fires at most once per advance; missed grid points are dropped",
         _OneFiringPerAdvance,
     ),
@@ -533,11 +533,10 @@ EXPECTED_FAILED: dict[str, tuple[str, ...]] = {
     # C-RNG-3: child('a').child('b') == child('a/b') fails when children are
     # seeded in creation order.
     "order_dependent_children": ("C-RNG-3", "C-RNG-4"),
-    # C-PER-3: the n-th firing is off the grid once points are dropped. C-ADV-5 (a
-    # split advance fires more grid points than one long advance) is blocked by C-PER-1.
+    # C-PER-1, C-PER-3: dropped grid points break the grid and the n-th firing.
     # C-ADV-2 (not attributed): a periodic's one firing per advance comes at another
     # time than its entry's (fired at another time), which is C-ADV-2's failure kind.
-    "one_firing_per_advance": ("C-ADV-2", "C-PER-1", "C-PER-3", _ORACLE),
+    "one_firing_per_advance": ("C-ADV-2", "C-ADV-5", "C-PER-1", "C-PER-3", _ORACLE),
     "step_zero": ("C-STEP-1",),
     "numpy_rng_fresh": ("C-RNG-5",),
     "global_random_jitter": ("C-RNG-6",),
