@@ -52,7 +52,8 @@ from simclock import (
     Session,
 )
 from simclock.lowlevel import Handle
-from simclock_conformance import OracleMachine, Rig, load_factory, make_rig
+from simclock_conformance import OracleMachine, Rig, heap_factory, load_factory, make_rig
+from simclock_conformance._engine import Engine, PythonBackend
 from simclock_conformance._machine_strategies import (
     ADVANCES,
     BEHAVIOURS,
@@ -60,10 +61,12 @@ from simclock_conformance._machine_strategies import (
     PERIODS,
     PHASES,
     Behaviour,
+    Entry,
     Grid,
     Made,
+    actions,
 )
-from simclock_conformance._machine_transport import Local
+from simclock_conformance._machine_transport import Local, Transport
 from simclock_oracles import ReferenceClock
 
 
@@ -410,6 +413,51 @@ def test_SM_ORACLE_a_subclass_without_new_rig_is_told_how_to_define_it() -> None
         r"of OracleMachine, returning make_rig\(factory\) for your factory$",
     ):
         Bare()
+
+
+def test_SM_ORACLE_over_a_driver_the_clocks_are_not_objects_of_this_process() -> None:
+    """A subclass's invariants reach the clock objects only in process; elsewhere it is told."""
+    engine = Engine(PythonBackend(heap_factory, "heap"))
+
+    class Remote:
+        features = engine.features
+        shows_program = True
+
+        def send(self, request: dict[str, Any]) -> dict[str, Any] | None:
+            return engine.handle(request)
+
+        def local(self, clock: str) -> None:
+            return None
+
+        def internal(self) -> None:
+            return None
+
+    class OverDriver(OracleMachine):
+        def new_transport(self) -> Transport:
+            return Remote()
+
+    machine = OverDriver()
+    with pytest.raises(
+        RuntimeError,
+        match=r"^the oracle machine 'OverDriver' sends its requests to a driver: its clocks "
+        r"are not objects of this process$",
+    ):
+        _ = machine.backend
+    (name,) = machine.names
+    assert machine.sent == [{"op": "create", "clock": name, "seed": "0"}]
+    assert machine.oracle.clock.now_ns() == machine.now == 0
+
+
+def test_SM_ORACLE_an_unknown_behaviour_is_refused_by_name() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^behaviour kind must be one of plain, raise, halt, cancel_self, cancel_other, "
+        r"cancel_any, spawn, spawn_next, nested_advance; got 'halt_once'$",
+    ):
+        actions("e0", Entry("schedule_periodic", period_ns=5), ("halt_once", 0), 1, [])
+    assert actions("e0", Entry("schedule", at_ns=2**64 - 3), ("spawn", 5), 1, []) == [
+        {"do": "schedule", "delay_ns": "0"}  # near 2**64 - 1 a child goes at now
+    ]
 
 
 def _grid(step: int) -> Make:

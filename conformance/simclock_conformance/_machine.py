@@ -16,19 +16,26 @@ fired), ``advance`` by 0, small and large amounts, a split
 ``advance(a); advance(b)`` on the backend against ``advance(a + b)`` on the
 oracle (C-ADV-5), entries at far anchors and just beyond ``2**64 - 1``,
 bursts of ties, ``leap`` across the quiet stretch to just before, at or
-after the next entry, ties just past a wheel's first level reached by one
-advance (C-TIE-1) and a periodic cancelling itself in its first firing
-(C-CAN-2). Callbacks are action lists (C-WIRE-4): record the firing, then
-schedule a child, cancel themselves or another entry, try a nested
-``advance`` (C-ADV-4), raise (C-ERR-1) or halt (C-ERR-2). Above ``2**64 - 1``
-a backend may refuse with ``ValueError`` (then the oracle is not asked);
-below it, a refusal is a difference like any other (C-TIME-4).
+after the next entry, and targeted rules for precise ties random programs
+reach rarely: ties just past a wheel's first level reached by one advance
+(C-TIE-1), a periodic cancelling itself in its first firing (C-CAN-2), a
+periodic's re-push after an entry pushed since its registration (C-PER-2) and
+a rate whose period is not a whole number of ns (C-X-RATE). Callbacks are
+action lists (C-WIRE-4): record the firing, then schedule a child, cancel
+themselves or another entry, try a nested ``advance`` (C-ADV-4), raise
+(C-ERR-1) or halt (C-ERR-2). Above ``2**64 - 1`` a backend may refuse with
+``ValueError`` (then the oracle is not asked); below it, a refusal is a
+difference like any other (C-TIME-4).
 
 What the protocol does not carry, and the in-process tests check instead:
 a failure event's ``error_type`` (C-ERR-1's own tests; a subclass can
-compare it through :attr:`OracleMachine.rig`), a rate given as a
-``Fraction`` of denominator 1 (the engine passes whole rates as ``int``),
-and callbacks that schedule periodics or halt only once (no action does).
+compare it through :attr:`OracleMachine.rig`), the Python type of
+``next_event_ns()``'s value (a reply carries its digits: a numpy integer
+passes here, C-TIME-1's own tests refuse it; a ``float`` still differs, as
+``"5.0"``), a rate given as a ``Fraction`` of denominator 1 (the engine
+passes whole rates as ``int``), and callbacks that schedule periodics or
+halt only once (no action does; a periodic's ``spawn_next`` child is one
+period after its firing, a rate's ``ceil`` of its spacing).
 
 :class:`OracleMachine` is public so that a backend's own tests can subclass
 it: define :meth:`~OracleMachine.new_rig`, add invariants on the clock
@@ -130,6 +137,34 @@ class OracleMachine(RequestMachine):
         """A periodic that cancels itself in its first firing fires once (C-CAN-2)."""
         self._periodic(period, 0, ("cancel_self", 0))
         self._advance(self.units(3 * period))
+
+    @rule(period=st.integers(1, 25))
+    def periodic_meets_a_later_entry(self, period: int) -> None:
+        """A periodic's re-push goes after an entry pushed since its registration (C-PER-2).
+
+        The one-shot is pushed between the periodic's registration and its
+        first re-push, at its second firing: the one-shot fires first there.
+        Like the next rule, a precise tie that random programs reach rarely.
+        """
+        n = self._periodic(period, 0, ("plain", 0))
+        grid = self.made[f"e{n}"].entry.grid() if f"e{n}" in self.made else None
+        if grid is not None:
+            second = grid.time_of(grid.first_k(self.now) + 1)
+            self._at(second, ("plain", 0))
+            self._advance(second - self.now)
+        self._cancel(f"e{n}")
+
+    @precondition(lambda self: "rate" in self.transport.features and self.UNIT == 1)
+    @rule(halves=st.integers(3, 40))
+    def rate_between_nanoseconds(self, halves: int) -> None:
+        """A rate whose period is ``halves + 0.5`` ns fires at ``ceil(k * period)`` (C-X-RATE).
+
+        A backend that rounds the period to whole nanoseconds drifts by the
+        second firing; run for a few periods, then cancelled.
+        """
+        n = self._rate(Fraction(2 * 10**9, 2 * halves + 1), self.now, ("plain", 0))
+        self._advance(4 * halves + 2)
+        self._cancel(f"e{n}")
 
     @rule(target=handles, period=PERIODS, phase=PHASES, behaviour=BEHAVIOURS)
     def schedule_periodic(self, period: int, phase: int, behaviour: Behaviour) -> int:

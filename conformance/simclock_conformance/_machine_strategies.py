@@ -27,6 +27,7 @@ __all__ = [
     "ANCHORS",
     "BEHAVIOURS",
     "DELAYS",
+    "KINDS",
     "MAX_NS",
     "PERIODS",
     "PHASES",
@@ -102,6 +103,19 @@ BEHAVIOURS: st.SearchStrategy[Behaviour] = st.one_of(
     st.tuples(st.just("halt"), st.just(0)),
 )
 """The suite's behaviours; :func:`actions` also knows ``spawn_next`` and ``cancel_any``."""
+
+KINDS = (
+    "plain",
+    "raise",
+    "halt",
+    "cancel_self",
+    "cancel_other",
+    "cancel_any",
+    "spawn",
+    "spawn_next",
+    "nested_advance",
+)
+"""Every behaviour kind :func:`actions` turns into an action list."""
 
 Json = dict[str, Any]
 
@@ -212,7 +226,7 @@ def actions(
         return [{"do": "schedule", "delay_ns": str(step)}]
     if kind == "nested_advance":
         return [{"do": "advance", "dt_ns": str(step)}]
-    raise ValueError(f"behaviour kind must be one of the kinds actions() knows, got {kind!r}")
+    raise ValueError(f"behaviour kind must be one of {', '.join(KINDS)}; got {kind!r}")
 
 
 def _hypothesis_dir() -> Path:
