@@ -455,8 +455,28 @@ def test_SM_ORACLE_an_unknown_behaviour_is_refused_by_name() -> None:
         r"cancel_any, spawn, spawn_next, nested_advance; got 'halt_once'$",
     ):
         actions("e0", Entry("schedule_periodic", period_ns=5), ("halt_once", 0), 1, [])
-    assert actions("e0", Entry("schedule", at_ns=2**64 - 3), ("spawn", 5), 1, []) == [
-        {"do": "schedule", "delay_ns": "0"}  # near 2**64 - 1 a child goes at now
+
+
+def test_C_TIME_4_callbacks_that_may_fire_near_2_64_spawn_and_advance_by_zero() -> None:
+    # An entry that can fire within the step of 2**64 - 1 spawns and advances by 0 there
+    # (a backend may refuse times beyond it); one that cannot keeps its step.
+    near = [
+        Entry("schedule", at_ns=2**64 - 3),
+        Entry("schedule_periodic", period_ns=2**62 - 1, phase_ns=2**63),  # fires at 2**64 - 2
+        Entry("schedule_rate", rate_hz=Fraction(2 * 10**9, 7), phase_ns=2**64 - 4),
+    ]
+    for entry in near:
+        assert actions("e0", entry, ("spawn", 5), 1, []) == [{"do": "schedule", "delay_ns": "0"}]
+        assert actions("e0", entry, ("nested_advance", 5), 1, []) == [
+            {"do": "advance", "dt_ns": "0"}
+        ]
+    far = Entry("schedule_periodic", period_ns=2**62, phase_ns=2**63)  # last at 2**64 - 2**62
+    assert actions("e0", far, ("spawn", 5), 7, []) == [{"do": "schedule", "delay_ns": "35"}]
+    # A short periodic reaches 2**64 - 1 only from a start near it, not in a program from 0.
+    short = Entry("schedule_periodic", period_ns=5)
+    assert actions("e0", short, ("spawn_next", 0), 1, []) == [{"do": "schedule", "delay_ns": "5"}]
+    assert actions("e0", short, ("spawn_next", 0), 1, [], now=2**64 - 64) == [
+        {"do": "schedule", "delay_ns": "0"}
     ]
 
 

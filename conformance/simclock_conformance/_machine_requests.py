@@ -243,7 +243,7 @@ class RequestMachine(RuleBasedStateMachine):
         ident = f"e{n}"
         self.entries.append(ident)
         made = list(self.made) if behaviour[0] == "cancel_any" else []
-        acts = actions(ident, entry, behaviour, self.UNIT, made)
+        acts = actions(ident, entry, behaviour, self.UNIT, made, self.now)
         request = {"op": entry.op, "clock": self.names[0], "entry": ident, **entry.fields()}
         registered_at = self.now
         want = self._exchange({**request, "on_fire": acts}, far)

@@ -190,7 +190,7 @@ class Made:
 
 
 def actions(
-    ident: str, entry: Entry, behaviour: Behaviour, unit: int, made: list[str]
+    ident: str, entry: Entry, behaviour: Behaviour, unit: int, made: list[str], now: int = 0
 ) -> list[Json]:
     """The action list (C-WIRE-4) of entry ``ident`` whose callback does ``behaviour``.
 
@@ -200,8 +200,9 @@ def actions(
     far, children too); ``spawn`` (a one-shot child ``arg`` units later);
     ``spawn_next`` (a child at this periodic's next firing, where C-PER-2
     decides who goes first); ``nested_advance`` (by ``arg`` units: refused,
-    C-ADV-4). A one-shot near ``2**64 - 1`` spawns and advances by 0 instead:
-    a backend may refuse times beyond it.
+    C-ADV-4). An entry made at ``now`` that can fire within ``step`` of
+    ``2**64 - 1`` spawns and advances by 0 instead: a backend may refuse times
+    beyond it.
     """
     kind, arg = behaviour
     if kind == "plain":
@@ -220,13 +221,35 @@ def actions(
     if kind == "spawn_next":
         grid = entry.grid()
         step = math.ceil(grid.spacing) if grid is not None else 0
-    if entry.op == "schedule" and entry.at_ns + step > MAX_NS:
+    if _fires_within(entry, step, now):
         step = 0
     if kind in ("spawn", "spawn_next"):
         return [{"do": "schedule", "delay_ns": str(step)}]
     if kind == "nested_advance":
         return [{"do": "advance", "dt_ns": str(step)}]
     raise ValueError(f"behaviour kind must be one of {', '.join(KINDS)}; got {kind!r}")
+
+
+_REACHABLE = 2**24
+"""More firings than a program of the machine makes (one advance records at most ~39 000)."""
+
+
+def _fires_within(entry: Entry, step: int, now: int) -> bool:
+    """Whether ``entry``, made at ``now``, may fire later than ``2**64 - 1 - step`` in a program.
+
+    Its callback's child (or nested advance) ``step`` later would then pass
+    ``2**64 - 1``, which a backend may refuse (C-TIME-4); the action list is
+    fixed when the entry is made, so such a callback spawns (or advances) by
+    0. A periodic whose grid gets there only after more firings than any
+    program makes (a short period started far from it) keeps its step.
+    """
+    if step == 0:
+        return False
+    grid = entry.grid()
+    if grid is None:
+        return entry.at_ns + step > MAX_NS
+    k = grid.first_k(MAX_NS - step + 1)
+    return grid.time_of(k) <= MAX_NS and k - grid.first_k(now) <= _REACHABLE
 
 
 def _hypothesis_dir() -> Path:
