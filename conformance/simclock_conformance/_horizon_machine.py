@@ -1,11 +1,12 @@
 """The state machine within a declared horizon (C-CONF-4; see ``simclock_conformance._reach``).
 
 The same machine as :mod:`simclock_conformance._machine` (every rule, every
-invariant), subclassed: each program first picks a start among ``0`` and the
-far anchors, and both clocks are created there (``start_ns`` for the
-backend, ``ReferenceClock(start_ns=...)`` for the oracle); every advance is
-then cut so that one program never advances more than the horizon in all
-(the machine's ``BUDGET``).
+check), subclassed: each program first picks a start among ``0`` and the
+far anchors, and both clocks are created there (a ``create`` request with
+``start_ns``: ``factory(seed, bus, start_ns=...)`` for the backend,
+``ReferenceClock(start_ns)`` for the oracle); every advance is then cut so
+that one program never advances more than the horizon in all (the
+machine's ``BUDGET``).
 Entries are still placed as far as ever (and peeked at); only the long
 advances that would reach them are left out, and the test says so
 (``limited``). Without a budget (a backend that declares no horizon) the
@@ -18,12 +19,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, run_state_machine_as_test
 
-from simclock_conformance._machine import (
-    ANCHORS,
-    MAX_NS,
-    make_machine,
-    private_hypothesis_home,
-)
+from simclock_conformance._machine import make_machine
+from simclock_conformance._machine_strategies import ANCHORS, MAX_NS, private_hypothesis_home
 from simclock_conformance._reach import Reach
 
 __all__ = ["run_machine_within"]
