@@ -24,7 +24,7 @@ from simclock_conformance._machine import (
     make_machine,
     private_hypothesis_home,
 )
-from simclock_conformance._reach import Reach
+from simclock_conformance.kit._reach import Reach
 
 __all__ = ["run_machine_within"]
 

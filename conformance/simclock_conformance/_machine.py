@@ -59,8 +59,8 @@ from hypothesis.stateful import (
 )
 
 from simclock.lowlevel import Handle, describe_exception
-from simclock_conformance._harness import Factory, Rig, make_rig
-from simclock_conformance._reach import rig_started
+from simclock_conformance.kit._harness import Factory, Rig, make_rig
+from simclock_conformance.kit._reach import rig_started
 from simclock_oracles import ReferenceClock
 
 __all__ = [

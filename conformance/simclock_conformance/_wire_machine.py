@@ -34,9 +34,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from simclock_conformance._compare import first_difference
-from simclock_conformance._driver import DriverError, protocol_line
-from simclock_conformance._engine import MAX_NS, Engine, OracleBackend
 from simclock_conformance._machine import (
     ADVANCES,
     ANCHORS,
@@ -53,9 +50,12 @@ from simclock_conformance._machine import (
     RATE_PHASES,
     private_hypothesis_home,
 )
+from simclock_conformance.protocol._compare import first_difference
+from simclock_conformance.protocol._driver import DriverError, protocol_line
+from simclock_conformance.protocol._engine import MAX_NS, Engine, OracleBackend
 
 if TYPE_CHECKING:
-    from simclock_conformance._wire_core import Session
+    from simclock_conformance.protocol._wire_core import Session
 
 __all__ = ["machine_settings", "run_wire_machine"]
 
