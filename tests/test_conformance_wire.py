@@ -24,14 +24,9 @@ from simclock_conformance.entry._vectors import VECTORS_DIR, generate
 from simclock_conformance.entry._wire_run import WIRE_CLAUSES, LocalDriver, run_driver
 from simclock_conformance.kit._harness import heap_factory, load_factory
 from simclock_conformance.protocol import _engine
+from simclock_conformance.protocol._backends import OracleBackend, PythonBackend, reference_raw
 from simclock_conformance.protocol._driver import MAX_REPLY_BYTES, Driver, DriverError
-from simclock_conformance.protocol._engine import (
-    MAX_FIRED,
-    Engine,
-    OracleBackend,
-    PythonBackend,
-    reference_raw,
-)
+from simclock_conformance.protocol._engine import MAX_FIRED, Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = [sys.executable, "-m", "simclock_conformance", "serve"]

@@ -40,7 +40,8 @@ _HOME: dict[str, str] = {
         ],
         "kit._harness",
     ),
-    **dict.fromkeys(["BackendReport", "Outcome"], "report._report"),
+    "BackendReport": "report._report",
+    "Outcome": "report._outcome",
     "check_factory": "kit._check",
     "OracleMachine": "_machine",
     "run": "entry._run",
@@ -68,8 +69,8 @@ if TYPE_CHECKING:
     from simclock_conformance.kit._harness import make_rig as make_rig
     from simclock_conformance.kit._harness import not_applicable as not_applicable
     from simclock_conformance.kit._suite_support import hypothesis_settings as hypothesis_settings
+    from simclock_conformance.report._outcome import Outcome as Outcome
     from simclock_conformance.report._report import BackendReport as BackendReport
-    from simclock_conformance.report._report import Outcome as Outcome
     from simclock_conformance.suite._suite_clock import ClockConformance as ClockConformance
 
 

@@ -50,9 +50,10 @@ from simclock_conformance._machine import (
     RATE_PHASES,
     private_hypothesis_home,
 )
+from simclock_conformance.protocol._backends import OracleBackend
 from simclock_conformance.protocol._compare import first_difference
 from simclock_conformance.protocol._driver import DriverError, protocol_line
-from simclock_conformance.protocol._engine import MAX_NS, Engine, OracleBackend
+from simclock_conformance.protocol._engine import MAX_NS, Engine
 
 if TYPE_CHECKING:
     from simclock_conformance.protocol._wire_core import Session

@@ -48,7 +48,8 @@ import pytest
 from simclock_conformance.kit._options import MAX_TIMEOUT_S, PROFILES, default_timeout
 
 if TYPE_CHECKING:
-    from simclock_conformance.report._report import BackendReport, Outcome
+    from simclock_conformance.report._outcome import Outcome
+    from simclock_conformance.report._report import BackendReport
 
 __all__ = ["MAX_TIMEOUT_S", "PROFILES", "ResultCollector", "default_timeout", "suite_paths"]
 
@@ -197,14 +198,14 @@ def _overridden(cls: type, base: type) -> list[str]:
 def _outcome_of(report: pytest.TestReport, clause: str) -> Outcome:
     from simclock_conformance.kit._harness import NOT_APPLICABLE
     from simclock_conformance.kit._reach import LIMITED_PROPERTY
-    from simclock_conformance.report._report import (
+    from simclock_conformance.report._outcome import (
         FAILED,
         LIMITED,
         PASSED,
         SKIPPED,
         Outcome,
     )
-    from simclock_conformance.report._report import NOT_APPLICABLE as NA_STATUS
+    from simclock_conformance.report._outcome import NOT_APPLICABLE as NA_STATUS
     from simclock_conformance.report._rootkey import falsifying_program
 
     name = report.nodeid.rsplit("::", 1)[-1]
@@ -277,7 +278,7 @@ class ResultCollector:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Record, before ``-k`` deselects anything, every test each report expects (C-CONF-1)."""
         from simclock_conformance.clauses._clauses import clause_of_test
-        from simclock_conformance.report._report import OVERRIDDEN, Outcome
+        from simclock_conformance.report._outcome import OVERRIDDEN, Outcome
 
         spec = self.config.getoption("simclock_backend")
         seen: set[type] = set()

@@ -24,19 +24,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simclock_conformance.clauses._programs import CASES, Case
-from simclock_conformance.protocol._compare import first_difference
-from simclock_conformance.protocol._driver import DriverError, protocol_line
-from simclock_conformance.protocol._engine import (
-    MAX_NS,
-    Engine,
+from simclock_conformance.clauses._builder import Case
+from simclock_conformance.clauses._programs import CASES
+from simclock_conformance.protocol._backends import (
     OracleBackend,
     PythonBackend,
     reference_generator,
     reference_spawn_key,
 )
+from simclock_conformance.protocol._compare import first_difference
+from simclock_conformance.protocol._driver import DriverError, protocol_line
+from simclock_conformance.protocol._engine import MAX_NS, Engine
 from simclock_conformance.protocol._wire_core import run_case
-from simclock_conformance.report._report import FAILED, PASSED, Outcome
+from simclock_conformance.report._outcome import FAILED, PASSED, Outcome
 
 if TYPE_CHECKING:
     from simclock_conformance.protocol._wire_core import Session

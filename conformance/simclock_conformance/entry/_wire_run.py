@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from simclock_conformance._wire_machine import run_wire_machine
+from simclock_conformance.clauses._builder import Case
 from simclock_conformance.clauses._clauses import CLAUSES
-from simclock_conformance.clauses._programs import CASES, Case
+from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.entry._vectors import replay_outcome
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
@@ -35,13 +36,8 @@ from simclock_conformance.protocol._wire_core import (
     replies_difference,
     run_program,
 )
-from simclock_conformance.report._report import (
-    FAILED,
-    NOT_APPLICABLE,
-    PASSED,
-    BackendReport,
-    Outcome,
-)
+from simclock_conformance.report._outcome import FAILED, NOT_APPLICABLE, PASSED, Outcome
+from simclock_conformance.report._report import BackendReport
 from simclock_conformance.report._rootkey import fixed_program
 
 __all__ = ["WIRE_CLAUSES", "WIRE_PROFILE", "LocalDriver", "run_driver", "write_json"]

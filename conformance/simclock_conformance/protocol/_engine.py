@@ -9,7 +9,8 @@ Three things use it:
   stdin/stdout loop (C-WIRE-8), so any Python backend is a driver;
 - the oracle: an :class:`Engine` over :class:`simclock_oracles.ReferenceClock`
   gives the expected transcript of every program (its random streams come from
-  :func:`reference_raw`, the C-X-BITS derivation written out here);
+  :func:`~simclock_conformance.protocol._backends.reference_raw`, the
+  C-X-BITS derivation written out);
 - the golden vectors are those transcripts, kept only where the oracle and
   ``HeapSimClock`` agree (C-WIRE-7).
 
@@ -33,43 +34,35 @@ Order of a reply: ``ok`` first, then the op's fields, then the observation
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
-from simclock import EVENTS_TOPIC, Bus, EventKind, Message
 from simclock.lowlevel import Handle
 from simclock_conformance.kit._args import exception_text
+from simclock_conformance.protocol._backends import OracleBackend, PythonBackend
 from simclock_conformance.protocol._driver import MAX_REPLY_BYTES
+from simclock_conformance.protocol._requests import (
+    Json,
+    _check_actions,
+    _digits,
+    _RefusalError,
+    _time_arg,
+    normalise_path,
+)
 
 __all__ = [
-    "FEATURES",
     "MAX_FIRED",
     "MAX_NS",
     "PROTOCOL",
     "Engine",
-    "OracleBackend",
-    "PythonBackend",
-    "reference_raw",
-    "reference_spawn_key",
 ]
 
 PROTOCOL = "1"
-FEATURES = ("peek", "rate", "stats", "start_ns", "bits")
 MAX_NS = 2**64 - 1
-_DIGITS = re.compile(r"[0-9]+")
-_SEGMENT = re.compile(r"[A-Za-z0-9_.-]+")
-_DOMAIN = b"simclock.random_source.v1\x00"
-_NO_STATS = Handle(cancel=lambda: None).stats
 MAX_FIRED = MAX_REPLY_BYTES // len('{"entry":"a","now_ns":"0"},')
 """The most firings one advance records; a reply holding more exceeds the reply-line limit."""
-
-Json = dict[str, Any]
 
 
 class _Halt(BaseException):
@@ -82,94 +75,6 @@ class _TooManyFirings(BaseException):
 
 class WireCallbackError(Exception):
     """What a ``raise`` action raises (C-ERR-1): an ordinary error the clock isolates."""
-
-
-class _RefusalError(Exception):
-    """The engine's own refusal of a request: ``bad_request``, ``unsupported``, ``TypeError``."""
-
-    def __init__(self, error: str, message: str) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-
-
-def _digits(value: object, name: str) -> int:
-    """A protocol integer (C-WIRE-2): a ``str`` of decimal digits; else the engine's TypeError."""
-    if type(value) is str and _DIGITS.fullmatch(value):
-        return int(value)
-    raise _RefusalError("TypeError", f"{name} must be a string of decimal digits, got {value!r}")
-
-
-def _time_arg(value: object) -> object:
-    """A time for the clock: an int for digits, else the value as it came (C-WIRE-2, C-TIME-3).
-
-    A JSON number becomes a ``float`` (the clock must refuse it); any other
-    value goes as is (a ``str`` such as ``"1.5"`` or ``"-3"``, ``None``).
-    """
-    if type(value) is str and _DIGITS.fullmatch(value):
-        return int(value)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        try:
-            return float(value)
-        except OverflowError:
-            return 1.0
-    return value
-
-
-def _check_actions(actions: object, where: str) -> list[Json]:
-    """Validate an ``on_fire`` list with its request (C-WIRE-4): bad times refuse it all."""
-    if not isinstance(actions, list):
-        raise _RefusalError("bad_request", f"{where} must be a list of actions, got {actions!r}")
-    for action in actions:
-        if not isinstance(action, dict):
-            raise _RefusalError("bad_request", f"{where} must hold action objects, got {action!r}")
-        do = action.get("do")
-        if do == "schedule":
-            _digits(action.get("delay_ns"), "delay_ns")
-            _check_actions(action.get("on_fire", []), "on_fire")
-        elif do == "advance":
-            _digits(action.get("dt_ns"), "dt_ns")
-        elif do == "cancel":
-            if not isinstance(action.get("entry"), str):
-                raise _RefusalError(
-                    "bad_request", f"cancel action needs an entry id, got {action!r}"
-                )
-        elif do not in ("raise", "halt"):
-            raise _RefusalError("bad_request", f"unknown action {do!r}")
-    return actions
-
-
-def normalise_path(labels: object) -> str:
-    """The stream path of ``labels`` (C-RNG-3): ``["a","b"]`` and ``["/a/b"]`` are ``/a/b``."""
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise _RefusalError("TypeError", f"labels must be a list of strings, got {labels!r}")
-    segments: list[str] = []
-    for label in labels:
-        body = label[1:] if label.startswith("/") else label
-        for segment in body.split("/"):
-            if not _SEGMENT.fullmatch(segment):
-                raise _RefusalError("ValueError", f"label {label!r} is malformed")
-            segments.append(segment)
-    return "/" + "/".join(segments)
-
-
-def reference_spawn_key(path: str) -> tuple[int, int, int, int]:
-    """C-X-BITS: the four big-endian 32-bit words of ``blake2b(DOMAIN + path, 16)``."""
-    digest = hashlib.blake2b(_DOMAIN + path.encode("ascii"), digest_size=16).digest()
-    a, b, c, d = (int.from_bytes(digest[i : i + 4], "big") for i in range(0, 16, 4))
-    return (a, b, c, d)
-
-
-def reference_generator(seed: int, path: str) -> np.random.PCG64:
-    """C-X-BITS: ``PCG64(SeedSequence(seed, spawn_key=reference_spawn_key(path)))``."""
-    return np.random.PCG64(np.random.SeedSequence(seed, spawn_key=reference_spawn_key(path)))
-
-
-def reference_raw(seed: int, path: str, n: int) -> list[int]:
-    """The first ``n`` raw 64-bit outputs of the stream ``path`` of root ``seed`` (C-X-BITS)."""
-    return [int(v) for v in reference_generator(seed, path).random_raw(n)]
 
 
 @dataclass
@@ -187,104 +92,6 @@ class _Clock:
     halted: tuple[str, int] | None = None
     live: set[str] = field(default_factory=set)
     """Entries scheduled and neither cancelled nor fired once: ``stored`` without a size method."""
-
-
-class PythonBackend:
-    """Clocks made by a Python factory ``FACTORY(seed, bus)`` (``serve``, C-WIRE-8)."""
-
-    def __init__(self, factory: Callable[..., Any], name: str) -> None:
-        self.factory = factory
-        self.name = name
-        self._features: tuple[str, ...] | None = None
-
-    def make(self, seed: int, start: int | None) -> tuple[Any, Callable[[], list[Any]]]:
-        """A new clock and a function listing its failure events ``(callback, at_ns, msg)``."""
-        bus = Bus()
-        clock = (
-            self.factory(seed, bus) if start is None else self.factory(seed, bus, start_ns=start)
-        )
-        if bus.clock is None:
-            bus.bind(clock)
-        events: list[tuple[str, int, str]] = []
-
-        def on_event(message: Message) -> None:
-            event = message.payload
-            if getattr(event, "kind", None) == EventKind.SCHEDULER_CALLBACK_FAILED:
-                details = event.details
-                events.append(
-                    (str(details.get("callback")), event.at_ns, str(details.get("error_message")))
-                )
-
-        bus.subscribe(EVENTS_TOPIC, on_event)
-        return clock, lambda: events
-
-    def features(self) -> tuple[str, ...]:
-        """What the backend offers, found on a probe clock (C-WIRE-3 ``hello``)."""
-        if self._features is None:
-            import inspect
-
-            clock, _ = self.make(0, None)
-            found = []
-            if callable(getattr(clock, "next_event_ns", None)):
-                found.append("peek")
-            if callable(getattr(clock, "schedule_rate", None)):
-                found.append("rate")
-            handle = clock.schedule_periodic(10**12, lambda: None)
-            if getattr(handle, "stats", _NO_STATS) is not _NO_STATS:
-                found.append("stats")
-            handle.cancel()
-            try:
-                params = inspect.signature(self.factory).parameters
-            except (TypeError, ValueError):
-                params = {}  # type: ignore[assignment]
-            if "start_ns" in params:
-                found.append("start_ns")
-            # C-X-BITS is claimed only when it holds: a probe stream's first outputs are
-            # the reference derivation's (a PCG64 seeded otherwise is not enough).
-            probe = clock.random_source().child("simclock-probe").numpy_rng().bit_generator
-            random_raw = getattr(probe, "random_raw", None)
-            if callable(random_raw) and [int(v) for v in random_raw(2)] == reference_raw(
-                0, "/simclock-probe", 2
-            ):
-                found.append("bits")
-            self._features = tuple(found)
-        return self._features
-
-    @staticmethod
-    def stream(clock: Any, labels: list[str], path: str) -> Callable[[int], list[int]]:
-        """The backend's stream ``child(L1).child(L2)...``; draws are its raw outputs."""
-        source = clock.random_source()
-        for label in labels:
-            source = source.child(label)
-        gen = source.numpy_rng().bit_generator
-
-        def draw(n: int) -> list[int]:
-            return [int(v) for v in gen.random_raw(n)] if n else []
-
-        return draw
-
-
-class OracleBackend:
-    """The oracle: :class:`simclock_oracles.ReferenceClock` and the reference streams."""
-
-    name = "simclock_oracles.ReferenceClock"
-
-    def make(self, seed: int, start: int | None) -> tuple[Any, Callable[[], list[Any]]]:
-        """A new reference clock; its failures are its ``failures`` records."""
-        from simclock_oracles import ReferenceClock
-
-        clock = ReferenceClock(start or 0)
-        return clock, lambda: [(f.callback, f.at_ns, f.error_message) for f in clock.failures]
-
-    def features(self) -> tuple[str, ...]:
-        """Everything: the oracle keeps every clause."""
-        return FEATURES
-
-    @staticmethod
-    def stream(seed: int, path: str) -> Callable[[int], list[int]]:
-        """The reference derivation of C-X-BITS."""
-        gen = reference_generator(seed, path)
-        return lambda n: [int(v) for v in gen.random_raw(n)] if n else []
 
 
 def _error_name(exc: BaseException) -> str:

@@ -13,8 +13,9 @@ import sys
 from typing import IO
 
 from simclock_conformance.kit._harness import load_factory
+from simclock_conformance.protocol._backends import PythonBackend
 from simclock_conformance.protocol._driver import protocol_line
-from simclock_conformance.protocol._engine import Engine, PythonBackend
+from simclock_conformance.protocol._engine import Engine
 
 __all__ = ["serve"]
 

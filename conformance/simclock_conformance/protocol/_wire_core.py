@@ -11,7 +11,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from simclock_conformance.clauses._programs import Case
+from simclock_conformance.clauses._builder import Case
+from simclock_conformance.protocol._backends import OracleBackend
 from simclock_conformance.protocol._compare import first_difference, value_patterns
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
@@ -22,7 +23,7 @@ from simclock_conformance.protocol._driver import (
     clip,
     protocol_line,
 )
-from simclock_conformance.protocol._engine import Engine, OracleBackend
+from simclock_conformance.protocol._engine import Engine
 
 __all__ = [
     "SELF_COMPARED",
@@ -271,7 +272,7 @@ class LocalDriver:
     def __init__(
         self, factory: Callable[..., Any], name: str, deadline_s: float = DEFAULT_DEADLINE_S
     ) -> None:
-        from simclock_conformance.protocol._engine import PythonBackend
+        from simclock_conformance.protocol._backends import PythonBackend
 
         self.engine = Engine(PythonBackend(factory, name))
         self.deadline_s = deadline_s

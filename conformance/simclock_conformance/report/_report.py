@@ -30,75 +30,26 @@ from typing import Any
 
 from simclock_conformance.clauses._clauses import CLAUSES, WIRE_ONLY, prerequisites
 from simclock_conformance.report._attribution import first_of_a_closed_cycle
+from simclock_conformance.report._outcome import (
+    BLOCKED,
+    CONFORMING,
+    FAILED,
+    INCOMPLETE,
+    INCOMPLETE_STATUS,
+    LIMITED,
+    NOT_APPLICABLE,
+    NOT_CONFORMING,
+    NOT_RUN,
+    OVERRIDDEN,
+    PARTIAL,
+    PASSED,
+    SKIPPED,
+    STATUSES,
+    Outcome,
+)
 from simclock_conformance.report._rootkey import defect_key, program_label, root_key
 
-__all__ = [
-    "BLOCKED",
-    "CONFORMING",
-    "FAILED",
-    "INCOMPLETE",
-    "LIMITED",
-    "NOT_APPLICABLE",
-    "NOT_CONFORMING",
-    "NOT_RUN",
-    "OVERRIDDEN",
-    "PARTIAL",
-    "PASSED",
-    "SKIPPED",
-    "BackendReport",
-    "Outcome",
-]
-
-PASSED = "passed"
-FAILED = "failed"
-NOT_APPLICABLE = "not applicable"
-NOT_RUN = "not run"
-SKIPPED = "skipped"
-OVERRIDDEN = "overridden"
-INCOMPLETE_STATUS = "incomplete"
-BLOCKED = "blocked"
-"""A failed clause whose every failure is a failed prerequisite's defect (``blocked by C-...``)."""
-LIMITED = "limited"
-"""A test that passed only within the backend's declared horizon (see ``_reach``)."""
-
-CONFORMING = "CONFORMING"
-NOT_CONFORMING = "NOT CONFORMING"
-PARTIAL = "PARTIAL"
-INCOMPLETE = "INCOMPLETE"
-
-_STATUSES = (PASSED, FAILED, BLOCKED, INCOMPLETE_STATUS, NOT_APPLICABLE, NOT_RUN)
-
-
-@dataclass
-class Outcome:
-    """The outcome of one test of a clause.
-
-    ``message``/``details`` on failure or skip; ``failures`` lists every
-    distinct failure a state machine found, each with its minimal program
-    (C-CONF-3); ``root`` names the exception the backend raised, so one bug
-    breaking many clauses is reported once; ``program_kind`` says what
-    ``program`` is: ``fixed`` (a clause program, cut at the failing request),
-    ``program`` (a clause program, whole), ``minimal`` (shrunk by Hypothesis)
-    or ``first`` (not shrunk).
-    """
-
-    name: str
-    outcome: str
-    message: str = ""
-    details: str = ""
-    program: str = ""
-    failures: list[dict[str, str]] = field(default_factory=list)
-    root: str = ""
-    program_kind: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict; empty values are left out."""
-        data: dict[str, Any] = {"name": self.name, "outcome": self.outcome}
-        for key in ("message", "details", "program", "program_kind", "failures", "root"):
-            value = getattr(self, key)
-            if value:
-                data[key] = value
-        return data
+__all__ = ["BackendReport"]
 
 
 @dataclass
@@ -274,7 +225,7 @@ class BackendReport:
 
     def counts(self) -> dict[str, int]:
         """How many clauses have each status."""
-        result = dict.fromkeys(_STATUSES, 0)
+        result = dict.fromkeys(STATUSES, 0)
         for c in self.clause_ids():
             result[self.status(c)] += 1
         return result

@@ -29,11 +29,13 @@ from typing import Any
 
 import pytest
 
+from simclock_conformance.clauses._builder import Case
 from simclock_conformance.clauses._clauses import CLAUSES, WIRE_ONLY
-from simclock_conformance.clauses._programs import CASES, Case
+from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.kit._harness import NOT_APPLICABLE, Factory
 from simclock_conformance.kit._reach import LIMITED, Reach
-from simclock_conformance.protocol._engine import Engine, PythonBackend
+from simclock_conformance.protocol._backends import PythonBackend
+from simclock_conformance.protocol._engine import Engine
 from simclock_conformance.protocol._wire_core import (
     SPLIT,
     expected_replies,
