@@ -55,12 +55,7 @@ __all__ = ["MAX_TIMEOUT_S", "PROFILES", "ResultCollector", "default_timeout", "s
 
 
 def suite_paths() -> list[str]:
-    """Paths of every suite module (``_suite_*.py`` anywhere in the package), sorted by file name.
-
-    Most are in ``suite/``; the state-machine suite and the shared helpers live
-    beside the modules they use. Sorting by name keeps the order of collection
-    independent of the folder each file is in.
-    """
+    """Paths of every suite module (``_suite_*.py``, in any folder), sorted by file name."""
     package = Path(__file__).resolve().parents[1]
     return [str(p) for p in sorted(package.rglob("_suite_*.py"), key=lambda p: p.name)]
 
