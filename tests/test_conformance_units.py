@@ -204,6 +204,20 @@ def test_C_CONF_2_watchdog_turns_a_hang_into_a_failure() -> None:
             pass
 
 
+def test_C_CONF_2_every_folder_of_the_package_is_suite_code_not_the_backend() -> None:
+    """Where a hang or an exception is charged skips the suite's own frames, in every folder."""
+    from pathlib import Path
+
+    import simclock_conformance
+    from simclock_conformance.kit._watchdog import is_suite_file
+
+    package = Path(simclock_conformance.__file__).resolve().parent
+    modules = sorted(package.rglob("*.py"))
+    assert {p.parent.name for p in modules} >= {"kit", "suite", "protocol", "report", "entry"}
+    assert [str(p) for p in modules if not is_suite_file(str(p))] == []
+    assert not is_suite_file(str(package.parents[1] / "tests" / "backends" / "broken.py"))
+
+
 def test_falsifying_program_is_cut_from_pytest_output() -> None:
     text = (
         "E   AssertionError: SM-ORACLE: traces differ\n"

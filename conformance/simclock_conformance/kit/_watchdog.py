@@ -39,7 +39,8 @@ __all__ = [
     "watchdog",
 ]
 
-_SUITE_DIR = str(Path(__file__).resolve().parent)
+# The whole package, every folder of it (this module is in kit/).
+_SUITE_DIR = str(Path(__file__).resolve().parents[1])
 _FOREIGN = ("/_pytest/", "/pluggy/", "/hypothesis/", "/contextlib.py", "/threading.py")
 
 
