@@ -18,8 +18,8 @@ import sys
 
 CODE = """
 import sys
-from simclock_conformance._wire_run import LocalDriver, run_driver
-from simclock_conformance._harness import heap_factory
+from simclock_conformance.entry._wire_run import LocalDriver, run_driver
+from simclock_conformance.kit._harness import heap_factory
 if sys.argv[1] == "heap":
     r = run_driver(["heap"], make_driver=lambda: LocalDriver(heap_factory, "heap"))
 else:

@@ -14,10 +14,11 @@ import re
 import pytest
 
 from simclock_conformance import CLAUSES
-from simclock_conformance._clauses import PREREQUISITES, prerequisites
-from simclock_conformance._html import render_matrix
-from simclock_conformance._report import BackendReport, Outcome
-from simclock_conformance._rootkey import defect_key, root_key
+from simclock_conformance.clauses._clauses import PREREQUISITES, prerequisites
+from simclock_conformance.report._html import render_matrix
+from simclock_conformance.report._outcome import Outcome
+from simclock_conformance.report._report import BackendReport
+from simclock_conformance.report._rootkey import defect_key, root_key
 
 ORDER = "first differing reply: fired order differs at equal now_ns"
 TIME = "first differing reply: fired now_ns differs"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from simclock_conformance import CLAUSES
-from simclock_conformance._clauses import WIRE_ONLY
+from simclock_conformance.clauses._clauses import WIRE_ONLY
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

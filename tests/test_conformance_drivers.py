@@ -15,7 +15,7 @@ import sys
 import pytest
 from wire_drivers import BROKEN_VARIANTS, cpp_driver, node_test_driver, sinon_driver
 
-from simclock_conformance._wire_run import WIRE_CLAUSES, run_driver
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES, run_driver
 
 
 def test_C_WIRE_6_the_cpp_driver_is_conforming_wire_profile_1(tmp_path: object) -> None:

@@ -76,7 +76,8 @@ def test_import_loads_none_of_the_suite_until_a_name_is_used() -> None:
         "import sys, simclock_conformance\n"
         "print(sorted(m for m in sys.modules if m.startswith('simclock_conformance.')))\n"
         "from simclock_conformance import *\n"
-        "print('simclock_conformance._suite_clock' in sys.modules, ClockConformance.__name__)\n"
+        "print('simclock_conformance.suite._suite_clock' in sys.modules,\n"
+        "      ClockConformance.__name__)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\nTrue ClockConformance\n"

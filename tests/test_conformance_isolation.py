@@ -226,7 +226,7 @@ def test_C_CONF_1_pytest_route_stops_as_a_usage_error_naming_the_breaking_plugin
         "test_C_TIE_1_equal_times_fire_in_push_order (RuntimeError: broken on purpose, at "
         f"{tmp_path / 'site' / 'breaking_plugin.py'}:7); this is not the backend's failure: "
         "run with -p no:breaking_plugin (or --disable-plugin-autoload "
-        "-p simclock_conformance._plugin -p _hypothesis_pytestplugin)"
+        "-p simclock_conformance.entry._plugin -p _hypothesis_pytestplugin)"
     )
     report = json.loads(out.read_text())
     assert report["failed"] == []

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from simclock_conformance import _plugin, _watchdog
-from simclock_conformance._watchdog import ConformanceTimeout
+from simclock_conformance.entry import _plugin
+from simclock_conformance.kit import _watchdog
+from simclock_conformance.kit._watchdog import ConformanceTimeout
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

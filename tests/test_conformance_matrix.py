@@ -23,7 +23,7 @@ import pytest
 from backends.matrix import CLAUSES_DOC, MATRIX, clause_table, render_committed
 
 from simclock_conformance import BackendReport, BackendValueError, Outcome
-from simclock_conformance._html import load_report, render_matrix
+from simclock_conformance.report._html import load_report, render_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 

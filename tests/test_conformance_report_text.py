@@ -20,11 +20,12 @@ from hypothesis.errors import FlakyStrategyDefinition
 from wire_drivers import cpp_driver
 
 from simclock_conformance import ClockConformance, load_factory
-from simclock_conformance._explain import explain
-from simclock_conformance._reach import Reach
-from simclock_conformance._report import BackendReport, Outcome
-from simclock_conformance._rootkey import root_key
-from simclock_conformance._watchdog import RAISED, ConformanceTimeout
+from simclock_conformance.kit._reach import Reach
+from simclock_conformance.kit._watchdog import RAISED, ConformanceTimeout
+from simclock_conformance.report._explain import explain
+from simclock_conformance.report._outcome import Outcome
+from simclock_conformance.report._report import BackendReport
+from simclock_conformance.report._rootkey import root_key
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

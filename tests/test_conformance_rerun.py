@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from simclock_conformance import _rerun
-from simclock_conformance._rerun import describe, outcome_of, same_outcome
+from simclock_conformance.report import _rerun
+from simclock_conformance.report._rerun import describe, outcome_of, same_outcome
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -142,7 +142,7 @@ def test_C_DET_1_a_failed_test_costing_over_the_limit_is_not_run_again(
     monkeypatch.setattr(_rerun, "runtestprotocol", protocol)
     rerun = _rerun.Rerun(lambda _: True, lambda *_: None)
     clock = iter([0.0, _rerun.RERUN_LIMIT_S + 0.5, 10.0, 10.5, 10.7])
-    monkeypatch.setattr("simclock_conformance._rerun.time.process_time", lambda: next(clock))
+    monkeypatch.setattr("simclock_conformance.report._rerun.time.process_time", lambda: next(clock))
     assert rerun.pytest_runtest_protocol(item, None) is True  # type: ignore[arg-type]
     assert calls == ["run"]  # 2.5 s of CPU time: not run again
     assert rerun.pytest_runtest_protocol(item, None) is True  # type: ignore[arg-type]

@@ -23,11 +23,11 @@ from simclock_conformance import (
     register_clauses,
     run,
 )
-from simclock_conformance._clauses import WIRE_ONLY
-from simclock_conformance._harness import factory_spec
-from simclock_conformance._plugin import suite_paths
-from simclock_conformance._reach import Every, Push, Reach, reach_of
-from simclock_conformance._rootkey import falsifying_program
+from simclock_conformance.clauses._clauses import WIRE_ONLY
+from simclock_conformance.entry._plugin import suite_paths
+from simclock_conformance.kit._harness import factory_spec
+from simclock_conformance.kit._reach import Every, Push, Reach, reach_of
+from simclock_conformance.report._rootkey import falsifying_program
 
 
 def test_every_clause_of_spec_sections_1_to_3_and_x_peek_rate_stats_is_registered() -> None:
@@ -53,8 +53,8 @@ def test_every_registered_clause_has_a_test_in_the_suite() -> None:
     assert [c for c in builtin if c not in covered] == []
     assert None not in covered
     # The wire-only clauses have their programs in the wire profile instead (SPEC §18).
-    from simclock_conformance._programs import CASES
-    from simclock_conformance._wire_run import WIRE_CLAUSES
+    from simclock_conformance.clauses._programs import CASES
+    from simclock_conformance.entry._wire_run import WIRE_CLAUSES
 
     programs = {clause for case in CASES for clause in case.clauses}
     assert [c for c in WIRE_ONLY if c not in programs and c != "C-WIRE-7"] == []
@@ -63,9 +63,9 @@ def test_every_registered_clause_has_a_test_in_the_suite() -> None:
 
 def test_C_WIRE_8_every_wire_clause_program_also_runs_in_process() -> None:
     from simclock_conformance import ClockConformance
-    from simclock_conformance._programs import CASES
-    from simclock_conformance._suite_programs import PROGRAM_CLAUSES
-    from simclock_conformance._wire_run import WIRE_CLAUSES
+    from simclock_conformance.clauses._programs import CASES
+    from simclock_conformance.entry._wire_run import WIRE_CLAUSES
+    from simclock_conformance.suite._suite_programs import PROGRAM_CLAUSES
 
     # Every clause a driver is checked on by programs, but the wire-only ones, has
     # a program test in the in-process suite, one parameter per program.
@@ -189,7 +189,7 @@ def test_C_CONF_3_every_distinct_state_machine_failure_is_shown_with_its_program
 
 
 def test_C_CONF_2_watchdog_turns_a_hang_into_a_failure() -> None:
-    from simclock_conformance._watchdog import ConformanceTimeout, watchdog
+    from simclock_conformance.kit._watchdog import ConformanceTimeout, watchdog
 
     with (
         pytest.raises(
@@ -200,6 +200,20 @@ def test_C_CONF_2_watchdog_turns_a_hang_into_a_failure() -> None:
     ):
         while True:
             pass
+
+
+def test_C_CONF_2_every_folder_of_the_package_is_suite_code_not_the_backend() -> None:
+    """Where a hang or an exception is charged skips the suite's own frames, in every folder."""
+    from pathlib import Path
+
+    import simclock_conformance
+    from simclock_conformance.kit._watchdog import is_suite_file
+
+    package = Path(simclock_conformance.__file__).resolve().parent
+    modules = sorted(package.rglob("*.py"))
+    assert {p.parent.name for p in modules} >= {"kit", "suite", "protocol", "report", "entry"}
+    assert [str(p) for p in modules if not is_suite_file(str(p))] == []
+    assert not is_suite_file(str(package.parents[1] / "tests" / "backends" / "broken.py"))
 
 
 def test_falsifying_program_is_cut_from_pytest_output() -> None:
@@ -235,7 +249,7 @@ def test_load_factory_refusals_are_backend_errors() -> None:
 
 
 def test_factory_spec_only_for_importable_factories() -> None:
-    assert factory_spec(heap_factory) == "simclock_conformance._harness:heap_factory"
+    assert factory_spec(heap_factory) == "simclock_conformance.kit._harness:heap_factory"
     assert factory_spec(lambda seed, bus: HeapSimClock(seed, bus=bus)) is None
 
 
@@ -274,7 +288,7 @@ def test_run_refuses_a_bad_profile_or_clause_list_before_running(
 
 
 def test_hypothesis_settings_refuse_an_unknown_profile() -> None:
-    from simclock_conformance._suite_clock import hypothesis_settings
+    from simclock_conformance.suite._suite_clock import hypothesis_settings
 
     with pytest.raises(ValueError, match=r"^profile must be one of ci, thorough, got 'fats'$"):
         hypothesis_settings("fats")
@@ -422,7 +436,7 @@ def test_C_CONF_4_a_start_instead_of_an_advance_is_checked() -> None:
 
 
 def test_C_ERR_2_report_names_what_escaped_and_each_member_of_a_group() -> None:
-    from simclock_conformance._suite_support import _refused
+    from simclock_conformance.kit._suite_support import _refused
 
     class Halt(BaseException):
         pass

@@ -31,8 +31,8 @@ from simclock_conformance import (
     load_factory,
     make_rig,
 )
-from simclock_conformance._reach import Reach, advance_to
-from simclock_conformance._suite_support import trace_difference
+from simclock_conformance.kit._reach import Reach, advance_to
+from simclock_conformance.kit._suite_support import trace_difference
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -19,19 +19,14 @@ import pytest
 from backends.broken import BROKEN
 from backends.wire_faults import MODES
 
-from simclock_conformance import _engine
-from simclock_conformance._driver import MAX_REPLY_BYTES, Driver, DriverError
-from simclock_conformance._engine import (
-    MAX_FIRED,
-    Engine,
-    OracleBackend,
-    PythonBackend,
-    reference_raw,
-)
-from simclock_conformance._harness import heap_factory, load_factory
-from simclock_conformance._programs import CASES
-from simclock_conformance._vectors import VECTORS_DIR, generate
-from simclock_conformance._wire_run import WIRE_CLAUSES, LocalDriver, run_driver
+from simclock_conformance.clauses._programs import CASES
+from simclock_conformance.entry._vectors import VECTORS_DIR, generate
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES, LocalDriver, run_driver
+from simclock_conformance.kit._harness import heap_factory, load_factory
+from simclock_conformance.protocol import _engine
+from simclock_conformance.protocol._backends import OracleBackend, PythonBackend, reference_raw
+from simclock_conformance.protocol._driver import MAX_REPLY_BYTES, Driver, DriverError
+from simclock_conformance.protocol._engine import MAX_FIRED, Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = [sys.executable, "-m", "simclock_conformance", "serve"]
@@ -228,7 +223,7 @@ def test_C_WIRE_7_vectors_regenerate_identically() -> None:
     assert sorted(files) == ["clauses.jsonl", "far_time.jsonl", "machine.jsonl", "streams.jsonl"]
     for name, text in files.items():
         assert (VECTORS_DIR / name).read_text(encoding="utf-8") == text, (
-            f"{name} is stale: regenerate with python -m simclock_conformance._vectors"
+            f"{name} is stale: regenerate with python -m simclock_conformance.entry._vectors"
         )
     ids = [json.loads(line)["id"] for text in files.values() for line in text.splitlines()]
     assert len(ids) == len(set(ids))
@@ -266,7 +261,7 @@ def test_C_WIRE_8_every_broken_backend_through_the_protocol(name: str) -> None:
 
 
 def test_C_WIRE_7_regressions_still_hold_where_oracle_and_heap_agree() -> None:
-    from simclock_conformance._vectors import _agreed, _as_case
+    from simclock_conformance.entry._vectors import _agreed, _as_case
 
     lines = [
         json.loads(line)

@@ -245,7 +245,7 @@ def _help_of(main: Callable[[Sequence[str]], object], argv: Sequence[str]) -> st
 
 def _cli_help_texts() -> Iterator[tuple[str, str]]:
     from simclock.cli._main import main as simclock_main
-    from simclock_conformance._run import main as conformance_main
+    from simclock_conformance.entry._run import main as conformance_main
     from simclock_lint._cli import main as lint_main
 
     yield "simclock --help", _help_of(simclock_main, ["--help"])

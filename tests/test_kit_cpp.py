@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from wire_drivers import CPP_KIT, _cache_dir, _compiler, cpp_driver
 
-from simclock_conformance._wire_run import WIRE_CLAUSES
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES
 
 _CMAKE_TIMEOUT_S = 600
 _NO_GTEST = "GoogleTest not found (install libgtest-dev): the unit tests are skipped"

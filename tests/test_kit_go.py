@@ -17,7 +17,7 @@ import sys
 import pytest
 from kit_go import GO_DIR, go_build, go_test
 
-from simclock_conformance._wire_run import WIRE_CLAUSES, run_driver
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES, run_driver
 
 
 def test_C_WIRE_7_the_go_kit_unit_tests_pass() -> None:

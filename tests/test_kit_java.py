@@ -13,9 +13,9 @@ import sys
 
 from kit_java import JAVA_DIR, heap_driver, junit_results, minimal_driver, reactor_driver
 
-from simclock_conformance._vectors import load, replay
-from simclock_conformance._wire_core import Session
-from simclock_conformance._wire_run import WIRE_CLAUSES, run_driver
+from simclock_conformance.entry._vectors import load, replay
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES, run_driver
+from simclock_conformance.protocol._wire_core import Session
 
 JUNIT_CLASSES = {
     "dev.simclock.driver.DriverTest": 7,

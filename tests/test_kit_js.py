@@ -21,7 +21,7 @@ import sys
 import pytest
 from wire_drivers import JS_DIR, _node, jest_driver
 
-from simclock_conformance._wire_run import WIRE_CLAUSES, run_driver
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES, run_driver
 
 EXAMPLE = JS_DIR / "examples" / "heap_clock.mjs"
 VECTORS = JS_DIR.parent.parent / "simclock_conformance" / "vectors"

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from kit_rust import KIT_DIR, cargo_test, rust_binaries
 
-from simclock_conformance._wire_run import WIRE_CLAUSES
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES
 
 VECTORS = (
     Path(__file__).resolve().parent.parent / "conformance" / "simclock_conformance" / "vectors"

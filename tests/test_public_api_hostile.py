@@ -408,7 +408,7 @@ def test_simclock_cli_refuses_bad_files_and_arguments_with_one_line_and_exit_2(
 def test_lint_and_conformance_entry_points_refuse_bad_arguments_with_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from simclock_conformance._run import main as conformance_main
+    from simclock_conformance.entry._run import main as conformance_main
     from simclock_lint._cli import main as lint_main
 
     cases: list[tuple[Callable[[list[str]], int], list[str]]] = [
@@ -1726,7 +1726,7 @@ def test_register_clauses_stores_str_subclasses_as_plain_str() -> None:
 def test_conformance_cli_refusals_stay_one_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from simclock_conformance._run import EXIT_USAGE, main
+    from simclock_conformance.entry._run import EXIT_USAGE, main
 
     assert main(["simclock_conformance:heap_factory", *argv]) == EXIT_USAGE == 2
     err = capsys.readouterr().err

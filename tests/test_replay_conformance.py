@@ -1,7 +1,7 @@
 """ReplayClock passes the C-REP clauses of the conformance suite (SPEC §5, §14).
 
 The suite runs in a subprocess, through the pytest plugin, as a user would run
-it: importing ``simclock_conformance._replay_clauses`` registers the C-REP clauses in
+it: importing ``simclock_conformance.clauses._replay_clauses`` registers the C-REP clauses in
 the process-wide registry, which must not leak into the other conformance tests
 of this session (they compare their reports with that registry).
 """
@@ -16,7 +16,9 @@ from pathlib import Path
 import simclock_conformance
 from simclock import Bus, HeapSimClock, ReplayClock, SimClock
 
-_MODULE = str(Path(simclock_conformance.__file__).resolve().parent / "_replay_clauses.py")
+_MODULE = str(
+    Path(simclock_conformance.__file__).resolve().parent / "clauses" / "_replay_clauses.py"
+)
 _TESTS = str(Path(__file__).resolve().parent)
 
 
@@ -49,7 +51,7 @@ def _suite(tmp_path: Path, spec: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_C_REP_1_to_4_replay_clock_passes_the_replay_clauses(tmp_path: Path) -> None:
-    proc = _suite(tmp_path, "simclock_conformance._replay_clauses:replay_backend")
+    proc = _suite(tmp_path, "simclock_conformance.clauses._replay_clauses:replay_backend")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for clause in ("C-REP-1", "C-REP-2", "C-REP-3", "C-REP-4"):
         assert f"{clause}    passed" in proc.stdout, proc.stdout

@@ -51,8 +51,8 @@ import pytest
 from backends.selfcheck import LIMITED, all_names, spec_of
 
 from simclock_conformance import CLAUSES
-from simclock_conformance._clauses import WIRE_ONLY
-from simclock_conformance._wire_run import WIRE_CLAUSES
+from simclock_conformance.clauses._clauses import WIRE_ONLY
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 

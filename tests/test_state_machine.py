@@ -53,7 +53,6 @@ from simclock import (
 )
 from simclock.lowlevel import Handle
 from simclock_conformance import OracleMachine, Rig, heap_factory, load_factory, make_rig
-from simclock_conformance._engine import Engine, PythonBackend
 from simclock_conformance._machine_strategies import (
     ADVANCES,
     BEHAVIOURS,
@@ -67,6 +66,8 @@ from simclock_conformance._machine_strategies import (
     actions,
 )
 from simclock_conformance._machine_transport import Local, Transport
+from simclock_conformance.protocol._backends import PythonBackend
+from simclock_conformance.protocol._engine import Engine
 from simclock_oracles import ReferenceClock
 
 

@@ -9,6 +9,11 @@ Three ways to run the suite on it:
   ``clock_factory`` fixture.
 
 See ``conformance/README.md``.
+
+The names above (``__all__``) are the whole public API. Everything below this
+module is private: the sub-packages (``kit``, ``clauses``, ``protocol``,
+``suite``, ``report``, ``entry``) only sort the private ``_*`` modules by job,
+export nothing (their ``__init__.py`` are empty) and may change in any release.
 """
 
 import importlib
@@ -18,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 # ``__all__`` is derived from it; the imports below only tell type checkers the
 # same names (tests/test_conformance_exports.py fails if the two drift).
 _HOME: dict[str, str] = {
-    **dict.fromkeys(["CLAUSES", "Clause", "clause_of_test", "register_clauses"], "_clauses"),
+    **dict.fromkeys(
+        ["CLAUSES", "Clause", "clause_of_test", "register_clauses"], "clauses._clauses"
+    ),
     **dict.fromkeys(
         [
             "BackendError",
@@ -31,39 +38,40 @@ _HOME: dict[str, str] = {
             "make_rig",
             "not_applicable",
         ],
-        "_harness",
+        "kit._harness",
     ),
-    **dict.fromkeys(["BackendReport", "Outcome"], "_report"),
-    "check_factory": "_check",
+    "BackendReport": "report._report",
+    "Outcome": "report._outcome",
+    "check_factory": "kit._check",
     "OracleMachine": "_machine",
-    "run": "_run",
-    "ClockConformance": "_suite_clock",
-    "hypothesis_settings": "_suite_support",
+    "run": "entry._run",
+    "ClockConformance": "suite._suite_clock",
+    "hypothesis_settings": "kit._suite_support",
 }
 
 __all__ = list(_HOME)
 
 if TYPE_CHECKING:
-    from simclock_conformance._check import check_factory as check_factory
-    from simclock_conformance._clauses import CLAUSES as CLAUSES
-    from simclock_conformance._clauses import Clause as Clause
-    from simclock_conformance._clauses import clause_of_test as clause_of_test
-    from simclock_conformance._clauses import register_clauses as register_clauses
-    from simclock_conformance._harness import BackendError as BackendError
-    from simclock_conformance._harness import BackendTypeError as BackendTypeError
-    from simclock_conformance._harness import BackendValueError as BackendValueError
-    from simclock_conformance._harness import Factory as Factory
-    from simclock_conformance._harness import Rig as Rig
-    from simclock_conformance._harness import heap_factory as heap_factory
-    from simclock_conformance._harness import load_factory as load_factory
-    from simclock_conformance._harness import make_rig as make_rig
-    from simclock_conformance._harness import not_applicable as not_applicable
     from simclock_conformance._machine import OracleMachine as OracleMachine
-    from simclock_conformance._report import BackendReport as BackendReport
-    from simclock_conformance._report import Outcome as Outcome
-    from simclock_conformance._run import run as run
-    from simclock_conformance._suite_clock import ClockConformance as ClockConformance
-    from simclock_conformance._suite_support import hypothesis_settings as hypothesis_settings
+    from simclock_conformance.clauses._clauses import CLAUSES as CLAUSES
+    from simclock_conformance.clauses._clauses import Clause as Clause
+    from simclock_conformance.clauses._clauses import clause_of_test as clause_of_test
+    from simclock_conformance.clauses._clauses import register_clauses as register_clauses
+    from simclock_conformance.entry._run import run as run
+    from simclock_conformance.kit._check import check_factory as check_factory
+    from simclock_conformance.kit._harness import BackendError as BackendError
+    from simclock_conformance.kit._harness import BackendTypeError as BackendTypeError
+    from simclock_conformance.kit._harness import BackendValueError as BackendValueError
+    from simclock_conformance.kit._harness import Factory as Factory
+    from simclock_conformance.kit._harness import Rig as Rig
+    from simclock_conformance.kit._harness import heap_factory as heap_factory
+    from simclock_conformance.kit._harness import load_factory as load_factory
+    from simclock_conformance.kit._harness import make_rig as make_rig
+    from simclock_conformance.kit._harness import not_applicable as not_applicable
+    from simclock_conformance.kit._suite_support import hypothesis_settings as hypothesis_settings
+    from simclock_conformance.report._outcome import Outcome as Outcome
+    from simclock_conformance.report._report import BackendReport as BackendReport
+    from simclock_conformance.suite._suite_clock import ClockConformance as ClockConformance
 
 
 def __getattr__(name: str) -> Any:

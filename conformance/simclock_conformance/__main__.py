@@ -1,4 +1,4 @@
-"""``python -m simclock_conformance MODULE:FACTORY``: see :func:`simclock_conformance._run.main`.
+"""``python -m simclock_conformance MODULE:FACTORY``: see ``simclock_conformance.entry._run.main``.
 
 A closed stdout (``| head``) ends the run quietly with exit status 141
 (128 + SIGPIPE, what a shell reports for ``cat``), not a traceback.
@@ -20,7 +20,7 @@ if _missing:
     )
     sys.exit(2)
 
-from simclock_conformance._run import main  # noqa: E402
+from simclock_conformance.entry._run import main  # noqa: E402
 
 try:
     status = main()

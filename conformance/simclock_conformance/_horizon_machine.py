@@ -1,4 +1,4 @@
-"""The state machine within a declared horizon (C-CONF-4; see ``simclock_conformance._reach``).
+"""The state machine within a declared horizon (C-CONF-4; see ``simclock_conformance.kit._reach``).
 
 The same machine as :mod:`simclock_conformance._machine` (every rule, every
 check), subclassed: each program first picks a start among ``0`` and the
@@ -21,7 +21,7 @@ from hypothesis.stateful import initialize, run_state_machine_as_test
 
 from simclock_conformance._machine import make_machine
 from simclock_conformance._machine_strategies import ANCHORS, MAX_NS, private_hypothesis_home
-from simclock_conformance._reach import Reach
+from simclock_conformance.kit._reach import Reach
 
 __all__ = ["run_machine_within"]
 

@@ -1,9 +1,9 @@
 """The oracle state machine (SM-ORACLE): one program of protocol requests, every reply checked.
 
 Each step sends protocol requests (SPEC §18) to the backend and the same
-requests to an :class:`~simclock_conformance._engine.Engine` over
+requests to an :class:`~simclock_conformance.protocol._engine.Engine` over
 ``simclock_oracles.ReferenceClock``; every reply must agree with the
-oracle's (:func:`~simclock_conformance._compare.first_difference`): the
+oracle's (:func:`~simclock_conformance.protocol._compare.first_difference`): the
 firings and failures of every advance, ``now_ns``, ``next_event_ns`` when
 the backend has feature ``peek``, and the C-CAN-4 bound on ``stored``. The
 transport (:mod:`~simclock_conformance._machine_transport`) is the protocol
@@ -55,8 +55,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, precondition, rule
 from hypothesis.stateful import run_state_machine_as_test as run_as_test
 
-from simclock_conformance._engine import PythonBackend
-from simclock_conformance._harness import Factory
 from simclock_conformance._machine_requests import RequestMachine
 from simclock_conformance._machine_strategies import (
     ADVANCES,
@@ -80,6 +78,8 @@ from simclock_conformance._machine_strategies import (
     private_hypothesis_home,
 )
 from simclock_conformance._machine_transport import InProcess, Transport
+from simclock_conformance.kit._harness import Factory
+from simclock_conformance.protocol._backends import PythonBackend
 
 __all__ = ["OracleMachine", "make_machine", "private_hypothesis_home", "run_machine"]
 

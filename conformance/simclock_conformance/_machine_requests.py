@@ -4,9 +4,9 @@
 (its rules, in :mod:`~simclock_conformance._machine`) sends and observes:
 every request goes to the backend through a transport
 (:mod:`~simclock_conformance._machine_transport`), to the backend's twins,
-and to an :class:`~simclock_conformance._engine.Engine` over
+and to an :class:`~simclock_conformance.protocol._engine.Engine` over
 ``simclock_oracles.ReferenceClock``; each reply must agree with the
-oracle's (:func:`~simclock_conformance._compare.first_difference`). The
+oracle's (:func:`~simclock_conformance.protocol._compare.first_difference`). The
 oracle's replies say where time is, which entry comes next, what fired and
 which children the callbacks made.
 """
@@ -23,12 +23,13 @@ from hypothesis.stateful import RuleBasedStateMachine
 # the middle of a run: Hypothesis draws constants from the modules loaded so far, and a
 # module loaded between a failing program and its replay makes the replay draw otherwise.
 import simclock_oracles  # noqa: F401
-from simclock_conformance._compare import first_difference
-from simclock_conformance._driver import protocol_line
-from simclock_conformance._engine import Engine, OracleBackend
-from simclock_conformance._harness import Rig
 from simclock_conformance._machine_strategies import MAX_NS, Behaviour, Entry, Made, actions
 from simclock_conformance._machine_transport import InProcess, Local, RigBackend, Transport
+from simclock_conformance.kit._harness import Rig
+from simclock_conformance.protocol._backends import OracleBackend
+from simclock_conformance.protocol._compare import first_difference
+from simclock_conformance.protocol._driver import protocol_line
+from simclock_conformance.protocol._engine import Engine
 
 __all__ = ["PROGRAM_MARK", "RequestMachine"]
 

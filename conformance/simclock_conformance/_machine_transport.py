@@ -2,8 +2,8 @@
 
 Both transports take one protocol request (SPEC §18) and give its reply. In
 process, :class:`InProcess` is the protocol engine ``serve`` puts in front of
-a Python backend (:class:`~simclock_conformance._engine.Engine` over a
-:class:`~simclock_conformance._engine.PythonBackend`), so the machine checks
+a Python backend (:class:`~simclock_conformance.protocol._engine.Engine` over a
+:class:`~simclock_conformance.protocol._backends.PythonBackend`), so the machine checks
 a Python backend through exactly the requests a driver gets; it also lends
 the machine's subclasses the clock objects behind the requests
 (:meth:`InProcess.local`). :class:`OverWire` sends to a driver session; a
@@ -16,12 +16,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from simclock.lowlevel import Handle
-from simclock_conformance._driver import DriverError
-from simclock_conformance._engine import Engine, PythonBackend
-from simclock_conformance._harness import Rig
+from simclock_conformance.kit._harness import Rig
+from simclock_conformance.protocol._backends import PythonBackend
+from simclock_conformance.protocol._driver import DriverError
+from simclock_conformance.protocol._engine import Engine
 
 if TYPE_CHECKING:
-    from simclock_conformance._wire_core import Session
+    from simclock_conformance.protocol._wire_core import Session
 
 __all__ = ["InProcess", "Local", "OverWire", "RigBackend", "Transport"]
 

@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from simclock_conformance._driver import DriverError
 from simclock_conformance._machine import OracleMachine
 from simclock_conformance._machine_requests import PROGRAM_MARK
 from simclock_conformance._machine_strategies import private_hypothesis_home
 from simclock_conformance._machine_transport import OverWire, Transport
+from simclock_conformance.protocol._driver import DriverError
 
 if TYPE_CHECKING:
-    from simclock_conformance._wire_core import Session
+    from simclock_conformance.protocol._wire_core import Session
 
 __all__ = ["machine_settings", "run_wire_machine"]
 

@@ -22,7 +22,10 @@ from .sorted_list import SortedListClock
 __all__ = ["HORIZON", "LIMITED", "float64_times", "sorted_list"]
 
 HORIZON = 2**16
-"""The horizon both factories declare: the suite's smallest (``simclock_conformance._reach``)."""
+"""The horizon both factories declare: the suite's smallest.
+
+The suite's horizons are in ``simclock_conformance.kit._reach``.
+"""
 
 LIMITED: dict[str, tuple[str, str]] = {
     "sorted_list": ("INCOMPLETE", "none (correct backend declaring a horizon of 2**16 ns)"),

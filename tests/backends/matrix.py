@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from simclock_conformance import ClockConformance
-from simclock_conformance._clauses import (
+from simclock_conformance.clauses._clauses import (
     CLAUSES,
     ORACLE_CLAUSE,
     WIRE_ONLY,
     clause_of_test,
     prerequisites,
 )
-from simclock_conformance._html import render_matrix
-from simclock_conformance._wire_run import WIRE_CLAUSES
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES
+from simclock_conformance.report._html import render_matrix
 
 __all__ = [
     "CLAUSES_DOC",
@@ -308,7 +308,7 @@ def _run_python(name: str) -> dict[str, Any]:
 
 
 def _run_driver(name: str) -> dict[str, Any]:
-    from simclock_conformance._wire_run import run_driver
+    from simclock_conformance.entry._wire_run import run_driver
 
     command, title, options = DRIVERS[name]
     report = run_driver(command(), deadline_s=5.0, **options).to_json()

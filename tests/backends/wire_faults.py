@@ -13,9 +13,10 @@ import os
 import sys
 import time
 
-from simclock_conformance._driver import protocol_line
-from simclock_conformance._engine import Engine, PythonBackend
-from simclock_conformance._harness import heap_factory
+from simclock_conformance.kit._harness import heap_factory
+from simclock_conformance.protocol._backends import PythonBackend
+from simclock_conformance.protocol._driver import protocol_line
+from simclock_conformance.protocol._engine import Engine
 
 MODES = ("exit", "crash", "close_stdout", "not_json", "noise", "hang", "extra_reply")
 

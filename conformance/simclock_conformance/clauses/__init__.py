@@ -1,0 +1,1 @@
+"""Private: the clause table and the clause programs (data)."""

@@ -1,0 +1,1 @@
+"""Private: the entry points (in-process run, pytest plugin, wire run and its CLI, vectors)."""

@@ -1,0 +1,1 @@
+"""Private: the wire protocol (SPEC §18): its engine, driver transport and reply comparison."""

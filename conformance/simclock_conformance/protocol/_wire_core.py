@@ -1,0 +1,311 @@
+"""The pieces of a wire run that the runner, the state machine and the vectors share (§18).
+
+:func:`run_case` runs one program and compares every reply with the
+expected one; :class:`Session` is the driver of a run, started again after
+each failure (C-WIRE-5); :class:`LocalDriver` is ``serve`` without the pipe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from simclock_conformance.clauses._builder import Case
+from simclock_conformance.protocol._backends import OracleBackend
+from simclock_conformance.protocol._compare import first_difference, value_patterns
+from simclock_conformance.protocol._driver import (
+    DEFAULT_DEADLINE_S,
+    MAX_REPLY_BYTES,
+    STARTUP_S,
+    Driver,
+    DriverError,
+    clip,
+    protocol_line,
+)
+from simclock_conformance.protocol._engine import Engine
+
+__all__ = [
+    "SELF_COMPARED",
+    "SPLIT",
+    "LocalDriver",
+    "Session",
+    "expected_replies",
+    "program_text",
+    "replies_difference",
+    "run_case",
+    "run_program",
+    "split_difference",
+]
+
+Json = dict[str, Any]
+Send = Callable[[Json], Json]
+_RNG = ("C-RNG-1", "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-DET-1")
+DEADLINE_S = DEFAULT_DEADLINE_S
+
+SELF_COMPARED = frozenset({"C-DET-1"})
+"""Clauses about a run against itself: their cases compare runs, not the oracle's replies."""
+SPLIT = "C-ADV-5"
+"""A relation between runs: its cases (one program, advanced in different steps) must fire
+the same, in order and with the same times, as each other."""
+
+_EXPECTED: dict[str, list[Json]] = {}
+
+
+def expected_replies(case: Case) -> list[Json]:
+    """The oracle's reply to every request of ``case`` (cached by id)."""
+    if case.id not in _EXPECTED:
+        engine = Engine(OracleBackend())
+        _EXPECTED[case.id] = [engine.handle(r) for r in case.requests]
+    return _EXPECTED[case.id]
+
+
+def program_text(requests: Sequence[Json]) -> str:
+    """Requests as protocol lines, ready to paste into the driver's stdin."""
+    return "\n".join(protocol_line(r) for r in requests)
+
+
+def run_case(
+    send: Send,
+    case: Case,
+    features: Sequence[str],
+    expected: list[Json] | None = None,
+) -> tuple[str | None, list[Json]]:
+    """Run ``case`` through ``send``; ``(None, replies)`` or ``(description of the failure, ...)``.
+
+    :class:`DriverError` propagates: the caller owns the process.
+    """
+    want = expected if expected is not None else expected_replies(case)
+    got: list[Json] = []
+    for (request, accept), _ in zip(case.steps, want, strict=True):
+        got.append(send(request))
+        reply = got[-1]
+        if accept and reply.get("ok") is False and reply.get("error") in accept:
+            # A clean refusal past 2**64 - 1 (C-TIME-4): the case ends here, but its
+            # clocks are still dropped so the next case can use their ids.
+            for later, _ in case.steps[len(got) :]:
+                if later.get("op") == "drop":
+                    send(later)
+            return None, got
+    rng = any(c in _RNG for c in case.clauses)
+    compare_got, compare_want = got, want
+    if rng and "bits" not in features:
+        compare_got, compare_want = value_patterns(got), value_patterns(want)
+    for k, (o, e) in enumerate(zip(compare_got, compare_want, strict=True)):
+        diff = first_difference(o, e, features)
+        if diff:
+            return (
+                f"case {case.id}, request {k + 1} of {len(case.steps)}: "
+                f"{protocol_line(case.steps[k][0])}\n"
+                f"  first difference: {diff}\n"
+                f"  expected reply: {clip(protocol_line(e))}\n"
+                f"  observed reply: {clip(protocol_line(o))}"
+            ), got
+    return None, got
+
+
+def run_program(
+    send: Send, case: Case, features: Sequence[str], splits: dict[str, list[Json]]
+) -> tuple[str | None, list[Json]]:
+    """Run ``case`` through ``send`` as its clauses ask; ``(problem or None, replies)``.
+
+    The one runner of a clause program, on a driver and in process (C-WIRE-4,
+    C-WIRE-8). Each difference counts against the clause it is about: a wrong
+    ``next_event_ns`` fails C-X-PEEK, not every case that happens to observe it;
+    a determinism case (C-DET-1) compares the run with itself, answered ``ok``
+    as the oracle's; a split case (C-ADV-5) compares its firings with those of
+    the first split case run (kept in ``splits``). :class:`DriverError`
+    propagates: the caller owns the process.
+    """
+    if "C-X-PEEK" not in case.clauses:
+        features = tuple(f for f in features if f != "peek")
+    if SELF_COMPARED.issuperset(case.clauses):
+        replies = [send(r) for r in case.requests]
+        again = [send(r) for r in case.requests]
+        problem = _refused(case, replies) or replies_difference(
+            case, again, replies, features, "the same backend, run again,"
+        )
+        return problem, replies
+    if case.clauses == [SPLIT]:
+        replies = [send(r) for r in case.requests]
+        return _refused(case, replies) or split_difference(case, replies, splits), replies
+    return run_case(send, case, features)
+
+
+def _fired_trace(case: Case, replies: list[Json]) -> list[Json]:
+    """Every firing and failure of the advances of ``case``, in order (C-ADV-5)."""
+    fired: list[Json] = []
+    failures: list[Json] = []
+    for request, reply in zip(case.requests, replies, strict=True):
+        if request.get("op") == "advance":
+            fired.extend({"fired": f} for f in reply.get("fired", []) or [])
+            failures.extend({"failure": f} for f in reply.get("failures", []) or [])
+    return fired + failures
+
+
+def split_difference(case: Case, replies: list[Json], splits: dict[str, list[Json]]) -> str | None:
+    """C-ADV-5: the same program in other steps fires what the first split case fired."""
+    trace = _fired_trace(case, replies)
+    if not splits:
+        splits[case.id] = trace
+        return None
+    (first_id, first), *_ = splits.items()
+    for k, (mine, theirs) in enumerate(zip(trace, first, strict=False)):
+        if mine != theirs:
+            return (
+                f"case {case.id}: advanced in other steps than case {first_id}, the program "
+                f"fired otherwise: item {k} of the firings is {clip(repr(mine))} here, "
+                f"{clip(repr(theirs))} there"
+            )
+    if len(trace) != len(first):
+        return (
+            f"case {case.id}: advanced in other steps than case {first_id}, the program fired "
+            f"{len(trace)} callbacks here, {len(first)} there"
+        )
+    return None
+
+
+def _refused(case: Case, replies: list[Json]) -> str | None:
+    """The first request a self-compared run answered ``ok`` otherwise than the oracle did."""
+    for k, (got, want) in enumerate(zip(replies, expected_replies(case), strict=True)):
+        if got.get("ok") != want.get("ok"):
+            return (
+                f"case {case.id}, request {k + 1} of {len(case.requests)}: "
+                f"{protocol_line(case.requests[k])}\n  first difference: ok: expected "
+                f"{want.get('ok')!r}, observed {got.get('ok')!r}\n"
+                f"  expected reply: {clip(protocol_line(want))}\n"
+                f"  observed reply: {clip(protocol_line(got))}"
+            )
+    return None
+
+
+def replies_difference(
+    case: Case, replies: list[Json], first: list[Json], features: Sequence[str], who: str
+) -> str | None:
+    """How ``replies`` differ from the ``first`` run's replies to ``case`` (``who`` answered)."""
+    for k, (a, b) in enumerate(zip(replies, first, strict=True)):
+        diff = first_difference(a, b, features)
+        if diff:
+            return (
+                f"case {case.id}: {who} answered request {k + 1} "
+                f"{protocol_line(case.requests[k])} differently: {diff} (first run: "
+                f"{clip(protocol_line(b))}; second: {clip(protocol_line(a))})"
+            )
+    return None
+
+
+class Session:
+    """The running driver of a run, started again after each failure (C-WIRE-5)."""
+
+    def __init__(
+        self,
+        command: list[str],
+        deadline_s: float,
+        make_driver: Callable[[], Any] | None = None,
+    ) -> None:
+        self.command = command
+        self.deadline_s = deadline_s
+        self.make_driver = make_driver or (lambda: Driver(self.command, self.deadline_s))
+        self.driver: Any = None
+        self.features: tuple[str, ...] = ()
+        self.backend = ""
+        self.hello_error = ""
+
+    def start(self) -> Any:
+        if self.driver is None:
+            driver = self.make_driver()
+            self.driver = driver
+            reply = self._hello(driver)
+            if reply.get("ok") is not True or reply.get("protocol") != "1":
+                driver.kill()
+                self.driver = None
+                raise DriverError(
+                    f"hello was answered with {protocol_line(reply)}", driver.stderr_tail()
+                )
+            features = reply.get("features")
+            names = (
+                [f for f in features if isinstance(f, str)] if isinstance(features, list) else []
+            )
+            self.features = tuple(
+                f for f in ("peek", "rate", "stats", "start_ns", "bits") if f in names
+            )
+            self.backend = str(reply.get("backend", ""))
+        return self.driver
+
+    def _hello(self, driver: Any) -> Json:
+        hello = {"op": "hello", "protocol": "1"}
+        if isinstance(driver, Driver):
+            return driver.request(hello, max(self.deadline_s, STARTUP_S))
+        reply: Json = driver.request(hello)
+        return reply
+
+    def send(self, request: Json) -> Json:
+        reply: Json = self.start().request(request)
+        return reply
+
+    def drain(self) -> None:
+        drain = getattr(self.driver, "drain", None)
+        if callable(drain):
+            drain()
+
+    def failed(self) -> None:
+        if self.driver is not None:
+            self.driver.kill()
+        self.driver = None
+
+    def close(self) -> None:
+        if self.driver is not None:
+            self.driver.close()
+        self.driver = None
+
+
+class LocalDriver:
+    """The protocol on a Python factory in this process: ``serve`` without the pipe (C-WIRE-8).
+
+    Every request and reply goes through ``json`` as on the wire, so what the
+    runner sees is exactly what ``serve`` would write; the same bounds hold: a
+    request that takes longer than ``deadline_s`` of CPU time (the suite's
+    watchdog, C-CONF-2) or a reply longer than :data:`MAX_REPLY_BYTES` is a
+    :class:`DriverError`, and the engine is dropped as a failed driver is.
+    """
+
+    def __init__(
+        self, factory: Callable[..., Any], name: str, deadline_s: float = DEFAULT_DEADLINE_S
+    ) -> None:
+        from simclock_conformance.protocol._backends import PythonBackend
+
+        self.engine = Engine(PythonBackend(factory, name))
+        self.deadline_s = deadline_s
+
+    def request(self, obj: Json) -> Json:
+        from simclock_conformance.kit._watchdog import ConformanceTimeout, watchdog
+
+        line = protocol_line(obj)
+        try:
+            with watchdog(self.deadline_s, "serve"):
+                reply = protocol_line(self.engine.handle(json.loads(line)))
+        except ConformanceTimeout:
+            self.kill()
+            raise DriverError(
+                f"the driver gave no reply within {self.deadline_s:g} s to the request {line}", []
+            ) from None
+        size = len(reply.encode("utf-8"))
+        if size + 1 > MAX_REPLY_BYTES:
+            self.kill()
+            raise DriverError(
+                f"the driver's reply to the request {line} of {size} bytes exceeds the "
+                f"{MAX_REPLY_BYTES}-byte limit of a reply line; it starts "
+                f"{reply[:300] + '...(truncated)'!r}",
+                [],
+            )
+        data: Json = json.loads(reply)
+        return data
+
+    def stderr_tail(self) -> list[str]:
+        return []
+
+    def kill(self) -> None:
+        self.engine.clocks.clear()  # a failed driver's clocks are gone, as with a process
+
+    def close(self) -> None:
+        self.engine.clocks.clear()

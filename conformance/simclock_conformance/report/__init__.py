@@ -1,0 +1,1 @@
+"""Private: reports, verdicts and their texts (root causes, explanations, HTML matrix)."""

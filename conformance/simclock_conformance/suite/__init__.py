@@ -1,0 +1,1 @@
+"""Private: the suite's clause families, pytest mixins of ``ClockConformance``."""
