@@ -53,7 +53,7 @@ from simclock import (
 )
 from simclock.lowlevel import Handle
 from simclock_conformance import OracleMachine, Rig, heap_factory, load_factory, make_rig
-from simclock_conformance._machine_strategies import (
+from simclock_conformance.machine._strategies import (
     ADVANCES,
     BEHAVIOURS,
     DELAYS,
@@ -65,7 +65,7 @@ from simclock_conformance._machine_strategies import (
     Made,
     actions,
 )
-from simclock_conformance._machine_transport import Local, Transport
+from simclock_conformance.machine._transport import Local, Transport
 from simclock_conformance.protocol._backends import PythonBackend
 from simclock_conformance.protocol._engine import Engine
 from simclock_oracles import ReferenceClock

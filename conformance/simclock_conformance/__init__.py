@@ -43,7 +43,7 @@ _HOME: dict[str, str] = {
     "BackendReport": "report._report",
     "Outcome": "report._outcome",
     "check_factory": "kit._check",
-    "OracleMachine": "_machine",
+    "OracleMachine": "machine._machine",
     "run": "entry._run",
     "ClockConformance": "suite._suite_clock",
     "hypothesis_settings": "kit._suite_support",
@@ -52,7 +52,6 @@ _HOME: dict[str, str] = {
 __all__ = list(_HOME)
 
 if TYPE_CHECKING:
-    from simclock_conformance._machine import OracleMachine as OracleMachine
     from simclock_conformance.clauses._clauses import CLAUSES as CLAUSES
     from simclock_conformance.clauses._clauses import Clause as Clause
     from simclock_conformance.clauses._clauses import clause_of_test as clause_of_test
@@ -69,6 +68,7 @@ if TYPE_CHECKING:
     from simclock_conformance.kit._harness import make_rig as make_rig
     from simclock_conformance.kit._harness import not_applicable as not_applicable
     from simclock_conformance.kit._suite_support import hypothesis_settings as hypothesis_settings
+    from simclock_conformance.machine._machine import OracleMachine as OracleMachine
     from simclock_conformance.report._outcome import Outcome as Outcome
     from simclock_conformance.report._report import BackendReport as BackendReport
     from simclock_conformance.suite._suite_clock import ClockConformance as ClockConformance

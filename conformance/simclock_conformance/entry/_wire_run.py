@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from simclock_conformance._wire_machine import run_wire_machine
 from simclock_conformance.clauses._builder import Case
 from simclock_conformance.clauses._clauses import CLAUSES
 from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.entry._vectors import replay_outcome
+from simclock_conformance.machine._wire_machine import run_wire_machine
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
     DriverError,

@@ -19,7 +19,6 @@ from functools import partial
 
 import pytest
 
-from simclock_conformance._suite_machine import MachineClauses
 from simclock_conformance.kit._harness import Factory, Rig, load_factory, make_rig
 from simclock_conformance.kit._harness import factory_spec as derive_spec
 from simclock_conformance.kit._reach import LIMITED_PROPERTY, Reach, reach_of
@@ -29,6 +28,7 @@ from simclock_conformance.suite._suite_cancel import CancelClauses
 from simclock_conformance.suite._suite_det import DeterminismClauses
 from simclock_conformance.suite._suite_errors import ErrorClauses
 from simclock_conformance.suite._suite_ext import ExtensionClauses
+from simclock_conformance.suite._suite_machine import MachineClauses
 from simclock_conformance.suite._suite_programs import ProgramClauses
 from simclock_conformance.suite._suite_schedule import ScheduleClauses
 from simclock_conformance.suite._suite_time import TimeClauses

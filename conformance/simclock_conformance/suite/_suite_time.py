@@ -15,7 +15,6 @@ import numpy as np
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from simclock_conformance._machine import private_hypothesis_home
 from simclock_conformance.kit._harness import Rig
 from simclock_conformance.kit._reach import Every, Push, Reach, advance_to
 from simclock_conformance.kit._suite_support import (
@@ -26,6 +25,7 @@ from simclock_conformance.kit._suite_support import (
     _refused,
     hypothesis_settings,
 )
+from simclock_conformance.machine._machine import private_hypothesis_home
 
 __all__ = ["TimeClauses"]
 

@@ -6,7 +6,7 @@ requests to an :class:`~simclock_conformance.protocol._engine.Engine` over
 oracle's (:func:`~simclock_conformance.protocol._compare.first_difference`): the
 firings and failures of every advance, ``now_ns``, ``next_event_ns`` when
 the backend has feature ``peek``, and the C-CAN-4 bound on ``stored``. The
-transport (:mod:`~simclock_conformance._machine_transport`) is the protocol
+transport (:mod:`~simclock_conformance.machine._transport`) is the protocol
 engine ``serve`` puts in front of a Python backend, in this process, or a
 driver: the same machine checks both.
 
@@ -55,8 +55,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, precondition, rule
 from hypothesis.stateful import run_state_machine_as_test as run_as_test
 
-from simclock_conformance._machine_requests import RequestMachine
-from simclock_conformance._machine_strategies import (
+from simclock_conformance.kit._harness import Factory
+from simclock_conformance.machine._requests import RequestMachine
+from simclock_conformance.machine._strategies import (
     ADVANCES,
     ANCHORS,
     BEHAVIOURS,
@@ -77,8 +78,7 @@ from simclock_conformance._machine_strategies import (
     Behaviour,
     private_hypothesis_home,
 )
-from simclock_conformance._machine_transport import InProcess, Transport
-from simclock_conformance.kit._harness import Factory
+from simclock_conformance.machine._transport import InProcess, Transport
 from simclock_conformance.protocol._backends import PythonBackend
 
 __all__ = ["OracleMachine", "make_machine", "private_hypothesis_home", "run_machine"]

@@ -1,6 +1,6 @@
 """The state machine within a declared horizon (C-CONF-4; see ``simclock_conformance.kit._reach``).
 
-The same machine as :mod:`simclock_conformance._machine` (every rule, every
+The same machine as :mod:`simclock_conformance.machine._machine` (every rule, every
 check), subclassed: each program first picks a start among ``0`` and the
 far anchors, and both clocks are created there (a ``create`` request with
 ``start_ns``: ``factory(seed, bus, start_ns=...)`` for the backend,
@@ -19,9 +19,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, run_state_machine_as_test
 
-from simclock_conformance._machine import make_machine
-from simclock_conformance._machine_strategies import ANCHORS, MAX_NS, private_hypothesis_home
 from simclock_conformance.kit._reach import Reach
+from simclock_conformance.machine._machine import make_machine
+from simclock_conformance.machine._strategies import ANCHORS, MAX_NS, private_hypothesis_home
 
 __all__ = ["run_machine_within"]
 

@@ -1,9 +1,9 @@
 """The oracle state machine's plumbing: clocks, requests to the backend and the oracle, replies.
 
 :class:`RequestMachine` holds what :class:`~simclock_conformance.OracleMachine`
-(its rules, in :mod:`~simclock_conformance._machine`) sends and observes:
+(its rules, in :mod:`~simclock_conformance.machine._machine`) sends and observes:
 every request goes to the backend through a transport
-(:mod:`~simclock_conformance._machine_transport`), to the backend's twins,
+(:mod:`~simclock_conformance.machine._transport`), to the backend's twins,
 and to an :class:`~simclock_conformance.protocol._engine.Engine` over
 ``simclock_oracles.ReferenceClock``; each reply must agree with the
 oracle's (:func:`~simclock_conformance.protocol._compare.first_difference`). The
@@ -23,9 +23,9 @@ from hypothesis.stateful import RuleBasedStateMachine
 # the middle of a run: Hypothesis draws constants from the modules loaded so far, and a
 # module loaded between a failing program and its replay makes the replay draw otherwise.
 import simclock_oracles  # noqa: F401
-from simclock_conformance._machine_strategies import MAX_NS, Behaviour, Entry, Made, actions
-from simclock_conformance._machine_transport import InProcess, Local, RigBackend, Transport
 from simclock_conformance.kit._harness import Rig
+from simclock_conformance.machine._strategies import MAX_NS, Behaviour, Entry, Made, actions
+from simclock_conformance.machine._transport import InProcess, Local, RigBackend, Transport
 from simclock_conformance.protocol._backends import OracleBackend
 from simclock_conformance.protocol._compare import first_difference
 from simclock_conformance.protocol._driver import protocol_line

@@ -5,11 +5,11 @@ A mixin of :class:`~simclock_conformance.ClockConformance`.
 
 from __future__ import annotations
 
-from simclock_conformance._horizon_machine import run_machine_within
-from simclock_conformance._machine import run_machine
 from simclock_conformance.kit._harness import Factory
 from simclock_conformance.kit._reach import Reach
 from simclock_conformance.kit._suite_support import hypothesis_settings
+from simclock_conformance.machine._horizon import run_machine_within
+from simclock_conformance.machine._machine import run_machine
 
 __all__ = ["MachineClauses"]
 

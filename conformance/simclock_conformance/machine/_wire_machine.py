@@ -1,6 +1,6 @@
 """The oracle state machine over the wire: the same machine, its requests sent to a driver.
 
-:class:`~simclock_conformance._machine.OracleMachine` with a driver session as
+:class:`~simclock_conformance.machine._machine.OracleMachine` with a driver session as
 its transport: every request goes to the driver and to the oracle's engine,
 and the replies must agree (SPEC §18). A divergence is shrunk by Hypothesis
 to a minimal program, reported as the protocol lines that reproduce it. A
@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from simclock_conformance._machine import OracleMachine
-from simclock_conformance._machine_requests import PROGRAM_MARK
-from simclock_conformance._machine_strategies import private_hypothesis_home
-from simclock_conformance._machine_transport import OverWire, Transport
+from simclock_conformance.machine._machine import OracleMachine
+from simclock_conformance.machine._requests import PROGRAM_MARK
+from simclock_conformance.machine._strategies import private_hypothesis_home
+from simclock_conformance.machine._transport import OverWire, Transport
 from simclock_conformance.protocol._driver import DriverError
 
 if TYPE_CHECKING:

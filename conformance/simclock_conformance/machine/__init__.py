@@ -1,0 +1,1 @@
+"""Private: the one state machine of protocol requests (SM-ORACLE), in process and over the wire."""
