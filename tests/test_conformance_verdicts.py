@@ -218,16 +218,16 @@ def _program_message(name: str, clause: str, case: str) -> str:
 
 
 def test_C_CAN_1_a_wrong_firing_and_a_raising_cancel_both_show_both_replies() -> None:
-    message = _program_message("lifo_ties", "C-CAN-1", "can-1/cancel-from-anywhere")
+    message = _program_message("lifo_ties", "C-CAN-1", "can-1/cancel-from-callbacks-and-between")
     assert message.splitlines()[:2] == [
-        'C-CAN-1: case can-1/cancel-from-anywhere, request 12 of 18: {"op":"advance",'
+        'C-CAN-1: case can-1/cancel-from-callbacks-and-between, request 12 of 18: {"op":"advance",'
         '"clock":"c","dt_ns":"10"}',
         "  first difference: fired[0]: expected {'entry': 'other', 'now_ns': '4'}, observed "
         "{'entry': 'victim', 'now_ns': '4'}",
     ]
-    message = _program_message("second_cancel_raises", "C-CAN-1", "can-1/cancel-from-anywhere")
+    message = _program_message("second_cancel_raises", "C-CAN-1", "can-1/cancel-from-callbacks-and-between")
     assert message.splitlines() == [
-        'C-CAN-1: case can-1/cancel-from-anywhere, request 4 of 18: {"op":"cancel",'
+        'C-CAN-1: case can-1/cancel-from-callbacks-and-between, request 4 of 18: {"op":"cancel",'
         '"clock":"c","entry":"early"}',
         "  first difference: ok: expected True, observed False",
         '  expected reply: {"ok":true,"now_ns":"0","next_event_ns":null,"stored":"0"}',

@@ -498,9 +498,7 @@ EXPECTED_FAILED: dict[str, tuple[str, ...]] = {
     "float_seconds_grid": ("C-PER-1", "C-PER-3", _ORACLE),
     "floats_accepted": ("C-TIME-3",),
     "second_cancel_raises": ("C-CAN-1", _ORACLE),
-    # C-CAN-1 (not attributed): its program's periodic cancels itself in its own
-    # callback, which this defect keeps firing ("an entry too many").
-    "own_cancel_ignored": ("C-CAN-1", "C-CAN-2", _ORACLE),
+    "own_cancel_ignored": ("C-CAN-2", _ORACLE),
     # C-DET-1 (not attributed): its program stops where the exception escapes
     # (a "halted" reply), a kind of failure no C-ERR-1 test shows.
     "exceptions_escape": ("C-ERR-1", "C-DET-1", _ORACLE),
