@@ -31,8 +31,8 @@ Two kinds of difference are allowed, each checked to be exactly what it is:
   the test until this table says so.
 
 The clause programs run both ways (the in-process suite runs them through the
-same engine, ``_suite_programs``), and the two state machines share their
-strategies and rules, so a defect shows on the same clauses both ways.
+same engine, ``_suite_programs``), and the state machine is one machine of
+protocol requests, so a defect shows on the same clauses both ways.
 
 Fast by default: two rows run in ``make test`` (``minimal``: no size method,
 no peek, no rate; ``grid_3``: the library's GridClock in units of its step).
