@@ -282,7 +282,8 @@ def test_pytest_plugin_fails_a_broken_backend(tmp_path: Path) -> None:
         "--simclock-backend", "backends.broken:second_cancel_raises", "-k", "C_CAN_1",
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "FAILED C-CAN-1: test_C_CAN_1_program[can-1/cancel-from-callbacks-and-between]" in proc.stdout
+    program = "test_C_CAN_1_program[can-1/cancel-from-callbacks-and-between]"
+    assert f"FAILED C-CAN-1: {program}" in proc.stdout
 
 
 def test_pytest_plugin_bad_backend_or_report_path_is_a_usage_error() -> None:

@@ -225,7 +225,8 @@ def test_C_CAN_1_a_wrong_firing_and_a_raising_cancel_both_show_both_replies() ->
         "  first difference: fired[0]: expected {'entry': 'other', 'now_ns': '4'}, observed "
         "{'entry': 'victim', 'now_ns': '4'}",
     ]
-    message = _program_message("second_cancel_raises", "C-CAN-1", "can-1/cancel-from-callbacks-and-between")
+    case = "can-1/cancel-from-callbacks-and-between"
+    message = _program_message("second_cancel_raises", "C-CAN-1", case)
     assert message.splitlines() == [
         'C-CAN-1: case can-1/cancel-from-callbacks-and-between, request 4 of 18: {"op":"cancel",'
         '"clock":"c","entry":"early"}',
