@@ -19,7 +19,11 @@ user who wants timers would write:
   cancelled entry does nothing, as Drake cannot take an event back from a system it is
   running) and the rebuild drops it;
 - an exception from a handler is not caught: Drake lets it out of ``AdvanceTo``, as it
-  would in a user's program; an advance from inside a handler is ``AdvanceTo`` again.
+  would in a user's program; an advance from inside a handler is ``AdvanceTo`` again,
+  except while the simulator initialises (the handlers of events due at its start time):
+  Drake 1.51.1 does not refuse an ``AdvanceTo`` from there, and the process dies of a
+  segmentation fault, so the adapter refuses it with ``RuntimeError`` (C-ADV-4's
+  answer) rather than lose the run.
 
 Drake has no random streams and no event bus: the adapter uses ``SeededRandomSource``.
 The suite measures the rest; ``WHY`` says, for each clause Drake does not keep, what it
@@ -74,6 +78,7 @@ class DrakeClock:
         self._system: Any = None
         self._context: Context | None = None
         self._changed = True
+        self._initializing = False
         self._root = SeededRandomSource(seed)
         self._bus = bus
         if bus.clock is None:
@@ -105,7 +110,11 @@ class DrakeClock:
         sim = Simulator(system)
         sim.get_mutable_context().SetTime(self._t)
         self._system, self._sim, self._changed = system, sim, False
-        sim.Initialize()
+        self._initializing = True
+        try:
+            sim.Initialize()
+        finally:
+            self._initializing = False
 
     def _fire(self, entry: _Entry, context: Context) -> Any:
         if entry.cancelled or (entry.period_s is None and entry.fired):
@@ -159,6 +168,12 @@ class DrakeClock:
         """``AdvanceTo(target)``, rebuilding the system whenever a handler changed the entries."""
         target_s = (self.now_ns() + check_time_ns(dt_ns, "dt_ns")) / 1e9
         if self._context is not None:  # from inside a handler: Drake's AdvanceTo again
+            if self._initializing:
+                # Drake would crash (SIGSEGV) on an AdvanceTo from inside Initialize.
+                raise RuntimeError(
+                    "advance from a callback while Drake's Simulator initialises; "
+                    "Drake 1.51.1 crashes on a nested AdvanceTo there"
+                )
             self._sim.AdvanceTo(target_s)
             return
         try:

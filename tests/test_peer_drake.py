@@ -93,6 +93,30 @@ def test_C_ADV_4_drake_refuses_an_advance_from_a_handler() -> None:
     assert clock.now_ns() == 2
 
 
+def test_C_ADV_4_the_adapter_refuses_an_advance_while_drake_initialises() -> None:
+    # Drake 1.51.1 dies of SIGSEGV on an AdvanceTo from a handler run by Initialize (an
+    # event due at the simulator's start time); the adapter refuses it instead.
+    clock = drake.factory(0, Bus())
+    seen: list[str] = []
+    trace: list[tuple[str, int]] = []
+
+    def nested() -> None:
+        try:
+            clock.advance(0)
+        except RuntimeError as exc:
+            seen.append(str(exc))
+
+    clock.schedule(0, nested)
+    clock.schedule_periodic(1, lambda: trace.append(("p", clock.now_ns())))
+    clock.schedule(1, lambda: trace.append(("o", clock.now_ns())))
+    clock.advance(1)
+    assert seen == [
+        "advance from a callback while Drake's Simulator initialises; "
+        "Drake 1.51.1 crashes on a nested AdvanceTo there"
+    ]
+    assert (trace, clock.now_ns()) == ([("p", 0), ("p", 1), ("o", 1)], 1)
+
+
 def test_C_TIME_4_drake_time_is_float_seconds_past_2_53_ns() -> None:
     clock = drake.factory(0, Bus())
     fired: list[int] = []
