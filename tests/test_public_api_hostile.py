@@ -87,6 +87,10 @@ from simclock import (
 )
 from simclock.lowlevel import Handle
 
+# A hostile value that reaches numpy arithmetic before it is checked warns (an overflow);
+# every value is checked at the edge first, so such a warning fails the test here.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 # -- the table is the public API ------------------------------------------------------
 
 

@@ -181,7 +181,7 @@ def run_scenario(
     _check_scenario(scenario)
     run_seed = scenario.seed if seed is None else check_seed(seed)
     run_mode = scenario.mode if mode is None else choice(mode, "mode", MODES)
-    check_positive_ns(chunk_ns, "chunk_ns")
+    chunk_ns = check_positive_ns(chunk_ns, "chunk_ns")  # a Python int from here on
     for label, fn in (("source", source), ("sleep", sleep)):
         if fn is not None and not callable(fn):
             raise SimclockTypeError(f"{label} must be callable or None, got {safe_repr(fn)}")
