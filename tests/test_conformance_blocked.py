@@ -105,6 +105,11 @@ def test_C_CONF_1_two_clauses_failing_alike_never_block_each_other() -> None:
     odd = "first differing reply: nested differs"
     rep = _report({c: [odd] for c in five})
     assert rep.failed() == ["C-ADV-2"]
+    # now_ns() elsewhere than an advance's target is C-TIME-4's (far times not exact),
+    # though C-TIE-1 is the more basic clause: Drake's far ties in float seconds.
+    now = "first differing reply: now_ns differs"
+    rep = _report({"C-TIME-4": [now, TIME], "C-TIE-1": [now, TIME]})
+    assert (rep.failed(), rep.blocked()) == (["C-TIME-4"], {"C-TIE-1": "C-TIME-4"})
 
 
 def test_C_CONF_1_a_clause_whose_explainers_are_all_blocked_fails() -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simclock.cli._main import main
@@ -215,6 +216,15 @@ def test_C_MODE_1_modes_change_pacing_not_the_trace(tmp_path: Path) -> None:
     }
     assert len(set(prints.values())) == 1
     assert run_scenario(scenario, seed=4).fingerprint != prints["unbounded"]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_C_TIME_3_a_numpy_chunk_ns_is_taken_as_its_integer(tmp_path: Path) -> None:
+    # A numpy uint64 chunk near 2**64 once wrapped in numpy arithmetic (an overflow warning).
+    scenario = load_scenario(_pendulum(tmp_path, duration="20 ms"))
+    as_int = run_scenario(scenario, chunk_ns=2**64 - 1)
+    as_numpy = run_scenario(scenario, chunk_ns=np.uint64(2**64 - 1))  # type: ignore[arg-type]
+    assert as_numpy.fingerprint == as_int.fingerprint == run_scenario(scenario).fingerprint
 
 
 def test_C_X_FP_chunking_and_recording_do_not_change_the_fingerprint(tmp_path: Path) -> None:
