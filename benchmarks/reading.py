@@ -5,6 +5,7 @@ simulated time), recorded by ``simclock run --out`` (or the file ``--recording``
 names). Operations, each timed ``--rounds`` times (median reported):
 
 * ``read``: the official reader, ``make_reader(f).iter_messages(log_time_order=True)``;
+* ``read both``: the same on the file and on a copy of it, what ``diff`` reads;
 * ``replay``: every message of ``open_recording(path).messages()`` (all checks);
 * ``diff``: ``simclock diff`` of the file and a copy of it (a full compare);
 * ``export ros2``: `simclock.export_ros2` of the file.
@@ -46,7 +47,7 @@ from memory import _scenario
 from simclock import export_ros2, open_recording
 from simclock.cli import main as cli_main
 
-OPERATIONS = ("read", "replay", "diff", "export ros2")
+OPERATIONS = ("read", "read both", "replay", "diff", "export ros2")
 
 
 def _record(folder: Path, seconds: int) -> Path:
@@ -71,6 +72,12 @@ def _operations(rec: Path, folder: Path) -> dict[str, Callable[[], None]]:
             for _ in make_reader(f).iter_messages(log_time_order=True):
                 pass
 
+    def read_both() -> None:  # what diff reads: the file and its copy
+        for path in (rec, copy):
+            with path.open("rb") as f:
+                for _ in make_reader(f).iter_messages(log_time_order=True):
+                    pass
+
     def replay() -> None:
         with open_recording(rec) as reader:
             for _ in reader.messages():
@@ -88,7 +95,7 @@ def _operations(rec: Path, folder: Path) -> dict[str, Callable[[], None]]:
         export_ros2(rec, out)
         shutil.rmtree(out)
 
-    ops = dict(zip(OPERATIONS, (read, replay, diff, export), strict=True))
+    ops = dict(zip(OPERATIONS, (read, read_both, replay, diff, export), strict=True))
     for fn in ops.values():
         fn()
     return ops

@@ -26,8 +26,10 @@ from simclock.recording._ros2types import (
     MESSAGE_TYPE,
     SAMPLE_TYPE,
     SCHEMAS,
+    _check_sequence,
     encode_bus,
     encode_draw,
+    ros_time,
 )
 
 CLOCK = "rosgraph_msgs/msg/Clock"
@@ -175,3 +177,48 @@ def test_C_ROS_1_encode_errors_are_unchanged() -> None:
              "details": '{"x":3.141592653589793}'}
         )
     )  # fmt: skip
+
+
+def _reference_bus_sample(stamp_ns: int, sequence: int, payload: Mapping[str, Any]) -> bytes:
+    """A bus sample's CDR the reference's way: the merged mapping, checked head first."""
+    head = {"stamp": ros_time(stamp_ns), "sequence": _check_sequence(sequence)}
+    return bytes(REFERENCE[SAMPLE_TYPE]({**head, **payload}))
+
+
+@given(
+    MESSAGES[SAMPLE_TYPE],
+    st.one_of(st.integers(0, 2**31 * 10**9 + 10**9), st.sampled_from([2**31 * 10**9 - 1])),
+    st.one_of(u64, st.sampled_from([-1, 2**64])),
+    st.sampled_from([None, *((key, value) for type_name, key, value in ODD
+                             if type_name == SAMPLE_TYPE and key not in ("stamp", "sequence"))]),
+)  # fmt: skip
+def test_C_ROS_1_a_bus_sample_gets_the_reference_bytes_or_error(
+    message: dict[str, Any], stamp_ns: int, sequence: int, odd: tuple[str, object] | None
+) -> None:
+    """``encode_bus`` packs a sample straight from its payload: the bytes, and every refusal
+    (a stamp past int32 seconds, a sequence outside uint64, an odd value), are unchanged."""
+    payload = {k: v for k, v in message.items() if k not in ("stamp", "sequence")}
+    if odd is not None:
+        payload[odd[0]] = odd[1]
+    assert _outcome(lambda p: encode_bus(SAMPLE_TYPE, stamp_ns, sequence, p), payload) == (
+        _outcome(lambda p: _reference_bus_sample(stamp_ns, sequence, p), payload)
+    )
+
+
+def test_C_ROS_1_is_sample_takes_exactly_what_sample_carries() -> None:
+    """A JSON topic is exported as ``Sample`` only when every payload is one (`is_sample`)."""
+    from simclock.recording._ros2types import is_sample
+
+    sample = {k: v for k, v in BASE[SAMPLE_TYPE].items() if k not in ("stamp", "sequence")}
+    assert is_sample(sample)
+    assert is_sample({**sample, "values": []})
+    assert is_sample({**sample, "index": 2**64 - 1, "delivery_ns": 2**63 - 1})
+    for key, value in [
+        ("index", 2**64), ("delivery_ns", 2**63), ("episode", -1), ("index", True),
+        ("index", 1.0), ("device", b"imu"), ("values", (1.0,)), ("values", [1.0, 2]),
+        ("values", [math.nan]), ("values", [0.0, -math.inf]), ("values", [True]),
+    ]:  # fmt: skip
+        assert not is_sample({**sample, key: value}), (key, value)
+    assert not is_sample({**sample, "extra": 1})
+    assert not is_sample({k: v for k, v in sample.items() if k != "device"})
+    assert not is_sample([sample])

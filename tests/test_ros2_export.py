@@ -312,3 +312,96 @@ def test_C_ROS_1_run_with_ros2_writes_the_bag_and_no_scratch_file(
         f"simclock run: error: --ros2 {str(out)!r} exists already; pass the path of a new "
         "directory for the bag\n",
     )
+
+
+def test_C_ROS_1_a_topic_that_stops_carrying_samples_is_exported_as_message(
+    tmp_path: Path,
+) -> None:
+    """The export takes a topic's type from its first payload and writes again if a later one
+    breaks it: ``/s`` carries samples, then one with an int value, so it is a ``Message``."""
+    src = tmp_path / "late.mcap"
+    bus = simclock.Bus()
+    sample = {
+        "acquisition_ns": 5, "delivery_ns": 5, "device": "d", "episode": 0,
+        "episode_start_ns": 0, "index": 0, "nominal_acquisition_ns": 5,
+        "requested_delivery_ns": 5, "values": [0.5],
+    }  # fmt: skip
+    with simclock.Recorder(src, bus, seed=3) as rec:
+        clock = simclock.HeapSimClock(3, bus=bus)
+        clock.schedule_periodic(5, lambda: bus.publish("/s", dict(sample, index=clock.now_ns())))
+        clock.schedule_periodic(5, lambda: bus.publish("/t", dict(sample, index=clock.now_ns())))
+        clock.schedule(48, lambda: bus.publish("/s", dict(sample, values=[1])))  # an int
+        clock.advance(60)
+    bag = Path(export_ros2(src, tmp_path / "bag"))
+    _ts, connections = typestore_for(bag, Stores.ROS2_JAZZY)
+    assert {c.topic: c.msgtype for c in connections} == {"/clock": CLOCK, "/s": MESSAGE,
+                                                        "/t": SAMPLE}  # fmt: skip
+    expected = trace(src)
+    assert [m.stamp_ns for m in expected if m.topic == "/s"] == [*range(0, 50, 5), 48, 50, 55, 60]
+    assert trace(bag) == expected
+    assert rec.fingerprint() == RecordingReader(bag).info.fingerprint
+    assert sorted(os.listdir(tmp_path)) == ["bag", "late.mcap"]
+
+
+def test_C_ROS_1_damage_found_at_the_end_of_the_one_pass_leaves_nothing_behind(
+    tmp_path: Path, recorded: tuple[Path, Path]
+) -> None:
+    """The export writes as it checks: an altered payload (every CRC valid, 4 KiB chunks) is
+    found only by the fingerprint, after the last chunk, and the bag never appears."""
+    from test_replay_helpers import replace_in_data, rewrite
+
+    src, _bag = recorded
+    with RecordingReader(src) as reader:
+        fingerprint = reader.info.fingerprint
+    bad = tmp_path / "alter.mcap"
+    rewrite(src, bad, replace_in_data(b'"imu0"', b'"IMU0"'))
+    with pytest.raises(
+        simclock.RecordingError,
+        match=rf"^{re.escape(str(bad))}: offset \d+: the replayed trace has fingerprint "
+        rf"[0-9a-f]{{64}} but the metadata records {fingerprint}; the file was altered$",
+    ):
+        export_ros2(bad, tmp_path / "bag")
+    assert sorted(os.listdir(tmp_path)) == ["alter.mcap"]
+
+
+def test_C_ROS_1_an_unchunked_recording_exports_the_same_bag_messages(
+    tmp_path: Path, mixed_recorded: tuple[Path, Path]
+) -> None:
+    """A recording another tool rewrote without chunks is checked whole, then written."""
+    from test_replay_helpers import rewrite
+
+    src, bag = mixed_recorded
+    plain = tmp_path / "plain.mcap"
+    rewrite(src, plain, chunked=False)
+    out = Path(export_ros2(plain, tmp_path / "bag"))
+    assert trace(out) == trace(src)
+    # Each read builds its own message classes: compare what they print.
+    got, want = (repr(rosbags_messages(b, Stores.ROS2_JAZZY)) for b in (out, bag))
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'"method":', b'"method" '),  # not JSON
+        (b'"index":0,', b""),  # a key missing
+        (b'"method":"normal"', b'"method":7'),  # not a method name
+        (b'"index":0,', b'"index":-1,'),  # not a uint64
+    ],
+)
+def test_C_REP_6_a_malformed_persisted_draw_is_refused_by_the_export_with_its_offset(
+    tmp_path: Path, mixed_recorded: tuple[Path, Path], old: bytes, new: bytes
+) -> None:
+    """Draws are outside the fingerprint: the export checks each one it converts."""
+    from test_replay_helpers import replace_in_data, rewrite
+
+    src, _bag = mixed_recorded
+    bad = tmp_path / "bad.mcap"
+    rewrite(src, bad, replace_in_data(old, new))
+    with pytest.raises(
+        simclock.RecordingError,
+        match=rf"^{re.escape(str(bad))}: offset \d+: persisted draw at log_time 0 is malformed: "
+        r"b'\{\"args\":.*'; the file is damaged$",
+    ):
+        export_ros2(bad, tmp_path / "bag")
+    assert sorted(os.listdir(tmp_path)) == ["bad.mcap"]

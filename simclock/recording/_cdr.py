@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-__all__ = ["FAST_TYPES", "fast_encoder"]
+__all__ = ["FAST_TYPES", "fast_encoder", "sample_cdr"]
 
 Encoder = Callable[[Mapping[str, Any]], bytes]
 
@@ -53,24 +53,34 @@ def _clock(message: Mapping[str, Any]) -> bytes:
 
 def _sample(message: Mapping[str, Any]) -> bytes:
     stamp = message["stamp"]
-    device: bytes = message["device"].encode()
-    values = message["values"]
+    return sample_cdr(stamp["sec"], stamp["nanosec"], message["sequence"], message)
+
+
+def sample_cdr(sec: int, nanosec: int, sequence: int, sample: Mapping[str, Any]) -> bytes:
+    """A ``Sample``'s CDR from its stamp, sequence and the sample's own keys.
+
+    What `_sample` writes, without building the merged mapping (``export
+    ros2`` encodes a recording's samples this way). Raises where the
+    reference might coerce instead (callers then go to the reference).
+    """
+    device: bytes = sample["device"].encode()
+    values = sample["values"]
     if type(values) is not list:  # the reference takes tuples and arrays, and refuses bytes
         raise TypeError(values)
     n = len(device)
     count = len(values)
     out = (
-        _HEAD_SEQ_LEN.pack(_HEADER, stamp["sec"], stamp["nanosec"], message["sequence"], n + 1)
+        _HEAD_SEQ_LEN.pack(_HEADER, sec, nanosec, sequence, n + 1)
         + device
         + _nul_and_pad(20 + n, 8)
         + _SAMPLE_INTS.pack(
-            message["index"],
-            message["episode"],
-            message["episode_start_ns"],
-            message["nominal_acquisition_ns"],
-            message["acquisition_ns"],
-            message["requested_delivery_ns"],
-            message["delivery_ns"],
+            sample["index"],
+            sample["episode"],
+            sample["episode_start_ns"],
+            sample["nominal_acquisition_ns"],
+            sample["acquisition_ns"],
+            sample["requested_delivery_ns"],
+            sample["delivery_ns"],
             count,
         )
     )

@@ -18,11 +18,15 @@ What is kept:
   ``rosbag2`` record with the bag's metadata as ROS 2's MCAP storage writes
   it; ``metadata.yaml`` repeats seed and fingerprint under ``custom_data``.
 
-The recording is read and checked completely (fingerprint included) before
-anything is written; the bag is written into a temporary directory next to
-``DIR`` and renamed into place, so a refused or failed export leaves no
-``DIR`` behind. Complexity: two passes over the recording, memory bounded
-by one chunk.
+The recording is read once: each chunk is checked (CRC, order, envelopes)
+before its records are written, and the end-of-file checks (message count,
+fingerprint) pass before the bag is complete. The bag is written into a
+temporary directory next to ``DIR`` and renamed into place only then, so a
+refused or failed export leaves no ``DIR`` behind. A JSON topic is exported as
+``Sample`` when every payload on it is a sample; that is assumed from its first
+payload, and a recording that breaks the assumption is written again with the
+types decided by a first pass (two passes only then). Complexity: one pass,
+memory bounded by two chunks.
 """
 
 from __future__ import annotations
@@ -31,15 +35,13 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 import yaml
-from mcap.records import Channel
 from mcap.records import Message as McapMessage
 from mcap.writer import CompressionType, Writer
 
-from simclock.core._bus import Event
+from simclock.core._bus import Event, Message
 from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._names import safe_repr
 from simclock.recording._fingerprint import RawPayload
@@ -51,7 +53,8 @@ from simclock.recording._format import (
     USER_METADATA_NAME,
     package_version,
 )
-from simclock.recording._raw import RecordingError, records_in_file_order
+from simclock.recording._own import DRAW_KEYS
+from simclock.recording._raw import refuse
 from simclock.recording._reader import RecordingReader
 from simclock.recording._ros2types import (
     DRAW_TYPE,
@@ -70,6 +73,7 @@ __all__ = ["BAG_METADATA_VERSION", "ROS2_PROFILE", "export_ros2"]
 ROS2_PROFILE = "ros2"
 BAG_METADATA_VERSION = 8
 _CHUNK_SIZE = 1 << 20
+_U64 = 2**64 - 1  # a Draw's index is a uint64
 
 
 class _Dumper(yaml.SafeDumper):
@@ -93,8 +97,8 @@ def _check_path(value: object, name: str) -> str:
 def _topic_types(reader: RecordingReader) -> dict[str, str]:
     """The ROS 2 type of every bus topic, from one checked pass over the trace.
 
-    Reading every message also checks the whole recording (chunk CRCs,
-    order, count and fingerprint, C-REP-6) before the export writes a byte.
+    Only for a recording where a topic's first payload is a sample and a later
+    one is not (see `_write_bag`): the types are then decided before writing.
     """
     types: dict[str, str] = {}
     for message in reader.messages():
@@ -109,13 +113,33 @@ def _topic_types(reader: RecordingReader) -> dict[str, str]:
     return types
 
 
-def _records(path: str, stream: IO[bytes]) -> Iterator[Any]:
-    """Every record in file order, chunks split by simclock's own chunk reader (CRCs checked)."""
+def _draw_of(path: str, where: int, record: McapMessage) -> dict[str, Any]:
+    """A persisted draw's JSON form; `RecordingError` naming its chunk when it is not one.
+
+    Draws are outside the fingerprint, so the trace's checks do not cover them.
+    """
     try:
-        for _where, _in_chunk, record in records_in_file_order(path, stream):
-            yield record
-    except RecordingError as exc:  # checked in the first pass: only a file changed meanwhile
-        raise RecordingError(f"{exc} (it changed while exported)") from None
+        draw = json.loads(record.data)
+    except ValueError:
+        draw = None
+    if (
+        type(draw) is not dict
+        or draw.keys() != DRAW_KEYS
+        or type(draw["method"]) is not str
+        or type(draw["index"]) is not int
+        or not 0 <= draw["index"] <= _U64
+    ):
+        raise refuse(
+            path,
+            where,
+            f"persisted draw at log_time {record.log_time} is malformed: {record.data[:80]!r}; "
+            "the file is damaged",
+        )
+    return draw
+
+
+class _NotAllSamplesError(Exception):
+    """A topic written as ``Sample`` met a payload that is not one (see `_write_bag`)."""
 
 
 def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[str]) -> str:
@@ -156,12 +180,16 @@ def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[
                 "); export ros2 converts simclock recordings, ROS 2 tools read other MCAP files "
                 "and bags as they are"
             )
-        types = _topic_types(reader)
         tmp = tempfile.mkdtemp(prefix=".simclock-export-", dir=parent)
         try:
             name = os.path.basename(os.path.normpath(dst))
             file_name = f"{name}_0.mcap"
-            _write_bag(reader, types, os.path.join(tmp, file_name), file_name, tmp)
+            mcap_path = os.path.join(tmp, file_name)
+            try:
+                _write_bag(reader, None, mcap_path, file_name, tmp)
+            except _NotAllSamplesError:
+                os.remove(mcap_path)
+                _write_bag(reader, _topic_types(reader), mcap_path, file_name, tmp)
             os.chmod(tmp, 0o755)  # mkdtemp's 0o700 would hide the bag from other users
             os.rename(tmp, dst)
         except BaseException:
@@ -171,71 +199,96 @@ def export_ros2(recording: str | os.PathLike[str], directory: str | os.PathLike[
 
 
 def _write_bag(
-    reader: RecordingReader, types: dict[str, str], mcap_path: str, file_name: str, tmp: str
+    reader: RecordingReader,
+    types: dict[str, str] | None,
+    mcap_path: str,
+    file_name: str,
+    tmp: str,
 ) -> None:
-    src = reader.path
+    """Write the bag's MCAP file and ``metadata.yaml`` in one checked pass over the recording.
+
+    ``types`` (topic to ROS 2 type) is None on the first try: a JSON topic is
+    then ``Sample`` when its first payload is a sample, and a later payload
+    that is not raises `_NotAllSamplesError` (the caller writes again with every
+    type decided first). The recording's groups arrive checked
+    (`OwnSource.checked_groups`); a damaged file raises `RecordingError`
+    from the middle of the writing, into the temporary directory.
+    """
     meta = reader._own_metadata_records()
-    channels: dict[int, Channel] = {}
-    out_channel: dict[int, int] = {}
+    summary = reader.summary
+    assert summary is not None  # a simclock recording always has one (checked at open)
+    # Per recording channel: (bag channel, kind, ROS 2 type), made at its first message.
+    made: dict[int, tuple[int, str, str]] = {}
     schema_ids: dict[str, int] = {}
     counts: dict[int, int] = {}
     topic_of: dict[int, tuple[str, str]] = {}
     first: int | None = None
     last = 0
+    check_samples = types is None
     library = f"{LIBRARY_PREFIX}{package_version('simclock')} mcap-python/{package_version('mcap')}"
-    with open(mcap_path, "xb") as f, open(src, "rb") as stream:
+    with open(mcap_path, "xb") as f:
         writer = Writer(f, chunk_size=_CHUNK_SIZE, compression=CompressionType.ZSTD)
         writer.start(profile=ROS2_PROFILE, library=library)
+        add_message = writer.add_message
 
-        def channel_for(record: McapMessage) -> tuple[int, str]:
-            cid = record.channel_id
-            have = out_channel.get(cid)
-            channel = channels[cid]
+        def channel_for(cid: int, message: Message | None) -> tuple[int, str, str]:
+            """The bag's channel for the recording's channel ``cid``, made at its first message."""
+            channel = summary.channels[cid]
             kind = channel.metadata.get(KIND_KEY, "")
-            type_name = {"clock": CLOCK_SCHEMA_NAME, "draws": DRAW_TYPE}.get(kind) or types.get(
-                channel.topic, MESSAGE_TYPE
-            )
-            if have is None:
-                if type_name not in schema_ids:
-                    schema_ids[type_name] = writer.register_schema(
-                        type_name, "ros2msg", SCHEMAS[type_name].encode()
-                    )
-                have = out_channel[cid] = writer.register_channel(
-                    channel.topic,
-                    "cdr",
-                    schema_ids[type_name],
-                    {"offered_qos_profiles": QOS_PROFILES},
+            type_name = {"clock": CLOCK_SCHEMA_NAME, "draws": DRAW_TYPE}.get(kind)
+            if type_name is None and types is not None:
+                type_name = types.get(channel.topic, MESSAGE_TYPE)
+            elif type_name is None:
+                payload = None if message is None else message.payload
+                type_name = (
+                    EVENT_TYPE
+                    if isinstance(payload, Event)
+                    else SAMPLE_TYPE
+                    if kind == "json" and is_sample(payload)
+                    else MESSAGE_TYPE
                 )
-                counts[have] = 0
-                topic_of[have] = (channel.topic, type_name)
-            return have, kind
+            if type_name not in schema_ids:
+                schema_ids[type_name] = writer.register_schema(
+                    type_name, "ros2msg", SCHEMAS[type_name].encode()
+                )
+            out = writer.register_channel(
+                channel.topic, "cdr", schema_ids[type_name], {"offered_qos_profiles": QOS_PROFILES}
+            )
+            counts[out] = 0
+            topic_of[out] = (channel.topic, type_name)
+            made[cid] = (out, kind, type_name)
+            return made[cid]
 
-        for record in _records(src, stream):
-            if type(record) is Channel:
-                channels[record.id] = record
-                continue
-            if type(record) is not McapMessage:
-                continue
-            out, kind = channel_for(record)
-            stamp = record.log_time
-            if kind == "clock":
-                data = record.data
-            elif kind == "draws":
-                data = encode_draw(stamp, json.loads(record.data))
-            else:
-                envelope = json.loads(record.data)
-                payload = envelope["payload"]
-                if kind == "event":
-                    payload = Event.from_json(payload)
-                elif kind == "raw":
-                    payload = RawPayload(
-                        payload["encoding"], payload["schema"], bytes.fromhex(payload["data"])
-                    )
-                data = encode_bus(topic_of[out][1], stamp, envelope["sequence"], payload)
-            writer.add_message(out, stamp, data, record.publish_time, record.sequence)
-            counts[out] += 1
-            first = stamp if first is None else first
-            last = stamp
+        for where, records, batch, messages in reader._checked_groups():
+            # Invariant: batch is the subsequence of records that are bus messages, and
+            # messages[i] is batch[i] checked, so one index walks both.
+            i = 0
+            n = len(batch)
+            for record in records:
+                if type(record) is not McapMessage:
+                    continue
+                message = None
+                if i < n and record is batch[i]:
+                    message = messages[i]
+                    i += 1
+                cid = record.channel_id
+                out, kind, type_name = made.get(cid) or channel_for(cid, message)
+                stamp = record.log_time
+                if kind == "clock":
+                    data = record.data
+                elif kind == "draws":
+                    data = encode_draw(stamp, _draw_of(reader.path, where, record))
+                else:
+                    assert message is not None  # every record of a bus kind is in the batch
+                    payload = message.payload
+                    if check_samples and type_name == SAMPLE_TYPE and not is_sample(payload):
+                        raise _NotAllSamplesError
+                    data = encode_bus(type_name, stamp, message.sequence, payload)
+                add_message(out, stamp, data, record.publish_time, record.sequence)
+                counts[out] += 1
+                if first is None:
+                    first = stamp
+                last = stamp
         start = first if first is not None else 0
         info = _bag_metadata(file_name, start, last - start, counts, topic_of, meta)
         text = yaml.dump(info, Dumper=_Dumper, sort_keys=False)

@@ -44,11 +44,11 @@ from simclock.recording._format import (
 from simclock.recording._raw import read_chunk, refuse, unchunked_message_groups
 from simclock.recording._source import RecordingInfo
 
-__all__ = ["BUS_KINDS", "OTHER_KINDS", "OwnSource", "raw_from_json"]
+__all__ = ["BUS_KINDS", "DRAW_KEYS", "OTHER_KINDS", "CheckedGroup", "OwnSource", "raw_from_json"]
 
 BUS_KINDS = ("json", "event", "raw")
 OTHER_KINDS = ("clock", "draws")  # written by the Recorder, not bus messages
-_DRAW_KEYS = frozenset({"args", "index", "method", "value"})
+DRAW_KEYS = frozenset({"args", "index", "method", "value"})
 _UNCHUNKED_GROUP = 4096
 """Messages per group when a simclock recording without chunks is streamed."""
 
@@ -66,6 +66,8 @@ def raw_from_json(data: Any) -> RawPayload:
 _DECODE_KIND: dict[str, Callable[[Any], Any]] = {"event": Event.from_json, "raw": raw_from_json}
 
 Group = tuple[int, list[Any]]  # (byte offset of the group, its records)
+CheckedGroup = tuple[int, list[Any], list[McapMessage], list[Message]]
+"""(offset, records, bus-message records, their checked messages): `OwnSource.checked_groups`."""
 
 
 class OwnSource:
@@ -162,12 +164,31 @@ class OwnSource:
         if not self._summary.chunk_indexes and not self._whole_file_checked:
             # Unchunked: no chunk CRC to check a group before it is delivered, so the
             # whole file (data CRC, order, count, fingerprint) is checked first, once.
-            for _message in self._checked(None):
+            for _group in self._checked_groups(None):
                 pass
             self._whole_file_checked = True
-        yield from self._checked(start)
+        for _where, _records, _batch, out in self._checked_groups(start):
+            yield from out
 
-    def _checked(self, start: int | None) -> Iterator[Message]:
+    def checked_groups(self) -> Iterator[CheckedGroup]:
+        """Every group of the whole file with its checked bus messages (C-REP-6).
+
+        ``(offset, records, batch, messages)``: the group's records in file
+        order, its bus-message records in order and ``messages[i]``, the
+        checked `Message` of ``batch[i]`` (the pairing needs a source opened
+        without a topic filter). Groups come when `messages` would deliver
+        their messages: after the next group with bus messages has passed
+        every check, the last ones after the end-of-file checks (count,
+        fingerprint); so a consumer of the raw records (``export ros2``)
+        reads and checks the file in one pass.
+        """
+        if not self._summary.chunk_indexes and not self._whole_file_checked:
+            for _group in self._checked_groups(None):
+                pass
+            self._whole_file_checked = True
+        return self._checked_groups(None)
+
+    def _checked_groups(self, start: int | None) -> Iterator[CheckedGroup]:
         path = self.path
         meta = self._meta
         kinds = self._kinds
@@ -199,7 +220,7 @@ class OwnSource:
         last_stamp = meta.start_ns
         last_seq = -1
         count = 0
-        held: list[Message] = []
+        held: list[CheckedGroup] = []
         loads = json.loads
         for where, records in self.groups(self._stream, start=start):
             batch: list[McapMessage] = []
@@ -219,6 +240,9 @@ class OwnSource:
                             f"{[*BUS_KINDS, *OTHER_KINDS]} channels",
                         )
             if not batch:
+                # Nothing to check across groups: it waits with the held group (so that
+                # group's messages wait for the next bus message's order check, as ever).
+                held.append((where, records, batch, []))
                 continue
             enveloped = [r for r in batch if kinds[r.channel_id] != "clock"] if bus_clock else batch
             try:
@@ -304,7 +328,7 @@ class OwnSource:
             # the one before it passed every check; the last chunk also waits for the
             # end-of-file checks below.
             yield from held
-            held = out
+            held = [(where, records, batch, out)]
         if full:
             if count != meta.message_count:
                 raise refuse(
@@ -374,7 +398,7 @@ class OwnSource:
                     draw = json.loads(msg.data)
                     ok = (
                         isinstance(draw, dict)
-                        and draw.keys() == _DRAW_KEYS
+                        and draw.keys() == DRAW_KEYS
                         and draw["index"] == expected
                         and isinstance(draw["args"], list)
                     )

@@ -46,7 +46,7 @@ from simclock.recording._format import (
     USER_METADATA_NAME,
     RecordingMetadata,
 )
-from simclock.recording._own import BUS_KINDS, OTHER_KINDS, OwnSource
+from simclock.recording._own import BUS_KINDS, OTHER_KINDS, CheckedGroup, OwnSource
 from simclock.recording._raw import (
     MAGIC,
     RecordingError,
@@ -417,6 +417,12 @@ class RecordingReader(Closing):
                     info = info.get("rosbag2_bagfile_information", info)
                     return str(info.get("compression_mode") or "").lower()
         return ""
+
+    def _checked_groups(self) -> Iterator[CheckedGroup]:
+        """The groups of the whole recording with their checked messages (`OwnSource`)."""
+        self.check_open("export")
+        assert self._own is not None and self._topics is None  # export opens its own reader
+        return self._own.checked_groups()
 
     def _own_metadata_records(self) -> dict[str, dict[str, str]]:
         """The ``simclock`` and ``simclock.user`` records of a simclock recording, by name."""
