@@ -770,6 +770,40 @@ def test_C_MCAP_1_mcap_sequence_or_publish_time_off_the_envelope_is_refused(
         clock.advance(clock.end_ns())
 
 
+def test_C_MCAP_1_a_negative_envelope_sequence_is_a_damaged_file(
+    recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
+) -> None:
+    """A bus sequence is an int >= 0: -1 with the MCAP sequence that matches it (2**32 - 1)
+    is refused at the message, with its offset, before anything of its chunk is delivered."""
+    path, live, _, _ = recorded
+    # The first message of a later stamp, so the order check alone would let -1 through.
+    target = next(m for m, prev in zip(live[1:], live, strict=False) if m.stamp_ns > prev.stamp_ns)
+
+    def negative(msgs: list[McapMessage]) -> list[McapMessage]:
+        tail = b',"sequence":%d}' % target.sequence
+        return [
+            McapMessage(m.channel_id, m.log_time, m.data[: -len(tail)] + b',"sequence":-1}',
+                        m.publish_time, 2**32 - 1)
+            if m.data.endswith(tail) else m
+            for m in msgs
+        ]  # fmt: skip
+
+    bad = tmp_path / "negative.mcap"
+    rewrite(path, bad, negative)
+    got: list[Message] = []
+    with (
+        simclock.RecordingReader(bad) as reader,
+        pytest.raises(
+            RecordingError,
+            match=rf"^.*negative.mcap: offset \d+: message at {target.stamp_ns} ns has MCAP "
+            rf"sequence {2**32 - 1}, publish_time {target.stamp_ns} but envelope sequence -1; the "
+            r"file is damaged$",
+        ),
+    ):
+        got.extend(reader.messages())
+    assert all(m.stamp_ns < target.stamp_ns for m in got)
+
+
 def test_missing_message_fails_the_count_check(
     recorded: tuple[Path, list[Message], str, list[Any]], tmp_path: Path
 ) -> None:
