@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_replay_helpers import record, replace_in_data, rewrite
+from test_replay_helpers import record, replace_in_data, resealed, rewrite
 
 from simclock import EVENTS_TOPIC, Bus, Event, EventKind, Recorder
 from simclock.cli._main import main
@@ -247,6 +247,42 @@ def test_C_X_FP_diff_reads_the_files_even_when_the_stored_fingerprints_match(
         '  payload B: "stop"',
         f"  fingerprints: A {fp} | B {fp}",
     ]
+
+
+def test_C_X_FP_diff_compares_payloads_not_their_stored_spelling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stored payload text spelled differently (a space before ``"go"``, the file resealed by a
+    tool that means it) is the same message: diff compares the trace lines first and falls
+    back to the payloads' canonical JSON where the lines differ."""
+    import hashlib
+
+    from simclock import RecordingError, RecordingReader
+
+    a, b, draft = tmp_path / "a.mcap", tmp_path / "b.mcap", tmp_path / "draft.mcap"
+    fa = _tiny(a)
+    spaced = replace_in_data(b'"payload":"go"', b'"payload": "go"')
+    rewrite(a, draft, spaced)
+    with RecordingReader(draft) as reader, pytest.raises(RecordingError) as refused:
+        list(reader.messages())  # the stored fingerprint no longer matches: read the new one
+    found = re.search(r"the replayed trace has fingerprint ([0-9a-f]{64})", str(refused.value))
+    assert found is not None
+    fb = found.group(1)
+    assert fb != fa
+    refingerprint = resealed(
+        lambda n, m: {**m, "fingerprint": fb} if n == "simclock" else m, {"who": "test"}
+    )
+    rewrite(a, b, spaced, metadata=refingerprint)
+    with RecordingReader(b) as reader:
+        assert [m.payload for m in reader.messages()] == [
+            m.payload for m in RecordingReader(a).messages()
+        ]
+    assert hashlib.sha256(a.read_bytes()).digest() != hashlib.sha256(b.read_bytes()).digest()
+    assert _run(capsys, "diff", str(a), str(b)) == (
+        0,
+        f"identical: fingerprint {fa} (5 messages)\n",
+        "",
+    )
 
 
 def test_C_X_FP_diff_reports_a_missing_message(

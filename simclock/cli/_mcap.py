@@ -319,16 +319,25 @@ def _key(message: Message) -> tuple[int, int, str, str, str]:
     return (message.stamp_ns, message.sequence, message.topic, kind, text)
 
 
-def _compare(
-    a: Iterator[Message], b: Iterator[Message], tick: Any
-) -> tuple[int, Message | None, Message | None] | None:
-    """``None`` when the traces are equal, else the first index where they differ."""
+Traced = Iterator[tuple[Message, bytes | None]]
+
+
+def _compare(a: Traced, b: Traced, tick: Any) -> tuple[int, Message | None, Message | None] | None:
+    """``None`` when the traces are equal, else the first index where they differ.
+
+    Equal fingerprint lines (both sides simclock recordings) mean equal keys;
+    unequal or missing lines fall back to the keys, so the verdict is the keys'.
+    """
     for index in itertools.count():
-        ma = next(a, None)
-        mb = next(b, None)
-        if ma is None and mb is None:
-            return None
-        if ma is None or mb is None or _key(ma) != _key(mb):
+        pa = next(a, None)
+        pb = next(b, None)
+        if pa is None or pb is None:
+            if pa is None and pb is None:
+                return None
+            return index, None if pa is None else pa[0], None if pb is None else pb[0]
+        ma, line_a = pa
+        mb, line_b = pb
+        if (line_a is None or line_a != line_b) and _key(ma) != _key(mb):
             return index, ma, mb
         if index % 4096 == 0:
             tick(ma.stamp_ns)
@@ -422,7 +431,9 @@ def handler_diff(args: argparse.Namespace) -> int:
         start = min(ra.info.start_ns, rb.info.start_ns)
         total = max(ra.info.end_ns, rb.info.end_ns) - start
         try:
-            found = _compare(ra.messages(), rb.messages(), lambda t: progress(t - start, total))
+            found = _compare(
+                ra._traced_messages(), rb._traced_messages(), lambda t: progress(t - start, total)
+            )
         finally:
             progress.close()
     for line in provenance:

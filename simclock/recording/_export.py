@@ -259,7 +259,7 @@ def _write_bag(
             made[cid] = (out, kind, type_name)
             return made[cid]
 
-        for where, records, batch, messages in reader._checked_groups():
+        for where, records, batch, messages, _lines in reader._checked_groups():
             # Invariant: batch is the subsequence of records that are bus messages, and
             # messages[i] is batch[i] checked, so one index walks both.
             i = 0

@@ -66,8 +66,10 @@ def raw_from_json(data: Any) -> RawPayload:
 _DECODE_KIND: dict[str, Callable[[Any], Any]] = {"event": Event.from_json, "raw": raw_from_json}
 
 Group = tuple[int, list[Any]]  # (byte offset of the group, its records)
-CheckedGroup = tuple[int, list[Any], list[McapMessage], list[Message]]
-"""(offset, records, bus-message records, their checked messages): `OwnSource.checked_groups`."""
+CheckedGroup = tuple[int, list[Any], list[McapMessage], list[Message], list[bytes]]
+"""(offset, records, bus-message records, their checked messages, their trace lines).
+
+See `OwnSource.checked_groups`."""
 
 
 class OwnSource:
@@ -167,20 +169,30 @@ class OwnSource:
             for _group in self._checked_groups(None):
                 pass
             self._whole_file_checked = True
-        for _where, _records, _batch, out in self._checked_groups(start):
+        for _where, _records, _batch, out, _lines in self._checked_groups(start):
             yield from out
+
+    def traced_messages(self) -> Iterator[tuple[Message, bytes]]:
+        """Every bus message with its fingerprint line (C-X-FP), checked as `messages` does.
+
+        The line is the one the fingerprint check hashed: stamp, sequence, topic,
+        kind and the stored payload text. Two messages with equal lines are equal
+        messages (``simclock diff`` compares lines before re-encoding payloads).
+        """
+        for _where, _records, _batch, out, lines in self.checked_groups():
+            yield from zip(out, lines, strict=True)
 
     def checked_groups(self) -> Iterator[CheckedGroup]:
         """Every group of the whole file with its checked bus messages (C-REP-6).
 
-        ``(offset, records, batch, messages)``: the group's records in file
-        order, its bus-message records in order and ``messages[i]``, the
-        checked `Message` of ``batch[i]`` (the pairing needs a source opened
-        without a topic filter). Groups come when `messages` would deliver
-        their messages: after the next group with bus messages has passed
-        every check, the last ones after the end-of-file checks (count,
-        fingerprint); so a consumer of the raw records (``export ros2``)
-        reads and checks the file in one pass.
+        ``(offset, records, batch, messages, lines)``: the group's records in
+        file order, its bus-message records in order, ``messages[i]`` the
+        checked `Message` of ``batch[i]`` and ``lines[i]`` its fingerprint line
+        (the pairing needs a source opened without a topic filter). Groups
+        come when `messages` would deliver their messages: after the next
+        group with bus messages has passed every check, the last ones after
+        the end-of-file checks (count, fingerprint); so a consumer of the raw
+        records (``export ros2``) reads and checks the file in one pass.
         """
         if not self._summary.chunk_indexes and not self._whole_file_checked:
             for _group in self._checked_groups(None):
@@ -242,7 +254,7 @@ class OwnSource:
             if not batch:
                 # Nothing to check across groups: it waits with the held group (so that
                 # group's messages wait for the next bus message's order check, as ever).
-                held.append((where, records, batch, []))
+                held.append((where, records, batch, [], []))
                 continue
             enveloped = [r for r in batch if kinds[r.channel_id] != "clock"] if bus_clock else batch
             try:
@@ -331,7 +343,7 @@ class OwnSource:
             # the one before it passed every check; the last chunk also waits for the
             # end-of-file checks below.
             yield from held
-            held = [(where, records, batch, out)]
+            held = [(where, records, batch, out, lines)]
         if full:
             if count != meta.message_count:
                 raise refuse(

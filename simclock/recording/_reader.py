@@ -424,6 +424,17 @@ class RecordingReader(Closing):
         assert self._own is not None and self._topics is None  # export opens its own reader
         return self._own.checked_groups()
 
+    def _traced_messages(self) -> Iterator[tuple[Message, bytes | None]]:
+        """`messages` with each message's fingerprint line where the source has one.
+
+        A simclock recording read whole gives the lines its check hashed
+        (`OwnSource.traced_messages`); other inputs give ``None``.
+        """
+        self.check_open("messages()")
+        if self._own is not None and self._topics is None:
+            return self._own.traced_messages()
+        return ((message, None) for message in self.messages())
+
     def _own_metadata_records(self) -> dict[str, dict[str, str]]:
         """The ``simclock`` and ``simclock.user`` records of a simclock recording, by name."""
         return {
