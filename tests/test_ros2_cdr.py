@@ -222,3 +222,33 @@ def test_C_ROS_1_is_sample_takes_exactly_what_sample_carries() -> None:
     assert not is_sample({**sample, "extra": 1})
     assert not is_sample({k: v for k, v in sample.items() if k != "device"})
     assert not is_sample([sample])
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(text, children, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    _json_values,
+    st.one_of(st.integers(0, 2**31 * 10**9 + 10**9), st.sampled_from([2**31 * 10**9 - 1])),
+    st.one_of(u64, st.sampled_from([-1, 2**64])),
+)
+def test_C_ROS_1_a_json_message_from_its_stored_text_is_encode_bus(
+    payload: Any, stamp_ns: int, sequence: int
+) -> None:
+    """The export writes a JSON payload's ``Message`` from the text the recording stores (its
+    canonical JSON): the bytes, and each refusal, are those of encoding the payload."""
+    from simclock.recording._fingerprint import canonical_json
+    from simclock.recording._ros2types import encode_json_message
+
+    stored = canonical_json(payload).encode()
+    assert _outcome(lambda p: encode_json_message(stamp_ns, sequence, p), stored) == _outcome(
+        lambda p: encode_bus(MESSAGE_TYPE, stamp_ns, sequence, p), payload
+    )

@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-__all__ = ["FAST_TYPES", "fast_encoder", "sample_cdr"]
+__all__ = ["FAST_TYPES", "fast_encoder", "json_message_cdr", "sample_cdr"]
 
 Encoder = Callable[[Mapping[str, Any]], bytes]
 
@@ -115,6 +115,24 @@ def _event(message: Mapping[str, Any]) -> bytes:
 def _message(message: Mapping[str, Any]) -> bytes:
     payload: bytes = message["payload"].encode()
     return _stamp_sequence_kind(message, 4) + _U32(len(payload) + 1) + payload + b"\0"
+
+
+_JSON_KIND: Final = b"json\0\0\0\0"  # kind "json": its bytes from offset 20, NUL, pad to 4
+
+
+def json_message_cdr(sec: int, nanosec: int, sequence: int, payload: bytes) -> bytes:
+    """A ``Message`` of kind ``json`` whose payload text is ``payload`` (its canonical JSON).
+
+    What `_message` writes for ``kind="json"`` and ``payload=payload.decode()``
+    when that text is ASCII, as canonical JSON always is.
+    """
+    return (
+        _HEAD_SEQ_LEN.pack(_HEADER, sec, nanosec, sequence, 5)
+        + _JSON_KIND
+        + _U32(len(payload) + 1)
+        + payload
+        + b"\0"
+    )
 
 
 def _draw(message: Mapping[str, Any]) -> bytes:

@@ -51,6 +51,7 @@ from simclock.recording._format import (
     LIBRARY_PREFIX,
     METADATA_NAME,
     USER_METADATA_NAME,
+    envelope_payload,
     package_version,
 )
 from simclock.recording._own import DRAW_KEYS
@@ -65,6 +66,7 @@ from simclock.recording._ros2types import (
     SCHEMAS,
     encode_bus,
     encode_draw,
+    encode_json_message,
     is_sample,
 )
 
@@ -283,7 +285,12 @@ def _write_bag(
                     payload = message.payload
                     if check_samples and type_name == SAMPLE_TYPE and not is_sample(payload):
                         raise _NotAllSamplesError
-                    data = encode_bus(type_name, stamp, message.sequence, payload)
+                    if kind == "json" and type_name == MESSAGE_TYPE:
+                        # The stored canonical text, as the replay check read and hashed it.
+                        stored = envelope_payload(record.data)
+                        data = encode_json_message(stamp, message.sequence, stored)
+                    else:
+                        data = encode_bus(type_name, stamp, message.sequence, payload)
                 add_message(out, stamp, data, record.publish_time, record.sequence)
                 counts[out] += 1
                 if first is None:

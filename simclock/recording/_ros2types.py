@@ -36,7 +36,7 @@ from mcap_ros2._dynamic import generate_dynamic, serialize_dynamic
 
 from simclock.core._bus import Event
 from simclock.core._errors import SimclockValueError
-from simclock.recording._cdr import fast_encoder, sample_cdr
+from simclock.recording._cdr import fast_encoder, json_message_cdr, sample_cdr
 from simclock.recording._fingerprint import RawPayload, canonical_json
 from simclock.recording._format import CLOCK_SCHEMA_NAME, CLOCK_SCHEMA_TEXT
 
@@ -52,6 +52,7 @@ __all__ = [
     "decode_draw",
     "encode_bus",
     "encode_draw",
+    "encode_json_message",
     "is_sample",
     "ros_time",
 ]
@@ -262,6 +263,19 @@ def encode_bus(type_name: str, stamp: int, sequence: int, payload: Any) -> bytes
     kind = "raw" if isinstance(payload, RawPayload) else "json"
     body = payload.to_json() if kind == "raw" else payload
     return _encode(type_name, {**head, "kind": kind, "payload": canonical_json(body)})
+
+
+def encode_json_message(stamp: int, sequence: int, payload_json: bytes) -> bytes:
+    """``encode_bus(MESSAGE_TYPE, stamp, sequence, payload)`` from ``payload``'s canonical JSON.
+
+    ``payload_json`` is ``canonical_json(payload).encode()``, as a recording stores
+    it, so the payload is not encoded again. The same bytes and the same errors.
+    """
+    sec, nanosec = divmod(stamp, _NS)
+    if sec > _INT32 or not 0 <= sequence <= _U64:
+        ros_time(stamp)
+        _check_sequence(sequence)
+    return json_message_cdr(sec, nanosec, sequence, payload_json)
 
 
 def decode_bus(type_name: str, data: bytes) -> tuple[int, int, Any]:
