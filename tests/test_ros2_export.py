@@ -18,6 +18,7 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from ros2_bags import mixed, payload_of, pendulum, rosbags_messages, trace, typestore_for
 from rosbags.typesys import Stores
+from test_replay_helpers import replace_in_data, rewrite
 
 import simclock
 from simclock import RecordingReader, ReplayClock, SimclockValueError, export_ros2
@@ -44,6 +45,14 @@ def mixed_recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     directory = tmp_path_factory.mktemp("ros2_mixed")
     src = mixed(directory)
     return src, Path(export_ros2(src, directory / "mixed_bag"))
+
+
+def _refused_leaving_nothing(src: Path, tmp_path: Path, message: str) -> None:
+    """``export_ros2(src, ...)`` raises `RecordingError` matching ``message`` and leaves
+    ``tmp_path`` holding only ``src`` (no bag, no temporary directory)."""
+    with pytest.raises(simclock.RecordingError, match=message):
+        export_ros2(src, tmp_path / "bag")
+    assert sorted(os.listdir(tmp_path)) == [src.name]
 
 
 def _native_clock(path: Path) -> list[tuple[int, int, int]]:
@@ -265,7 +274,7 @@ def test_C_ROS_1_export_refusals_leave_nothing_behind(
     assert sorted(os.listdir(tmp_path)) == ["foreign.mcap"]
 
 
-def test_C_ROS_1_a_damaged_recording_is_refused_before_anything_is_written(
+def test_C_ROS_1_a_damaged_recording_is_refused_and_leaves_nothing_behind(
     tmp_path: Path, recorded: tuple[Path, Path]
 ) -> None:
     src, _bag = recorded
@@ -273,9 +282,7 @@ def test_C_ROS_1_a_damaged_recording_is_refused_before_anything_is_written(
     broken = tmp_path / "broken.mcap"
     data[len(data) // 2] ^= 0xFF  # inside a chunk: its CRC no longer matches
     broken.write_bytes(bytes(data))
-    with pytest.raises(simclock.RecordingError, match=rf"^{re.escape(str(broken))}: offset \d+: "):
-        export_ros2(broken, tmp_path / "bag")
-    assert sorted(os.listdir(tmp_path)) == ["broken.mcap"]
+    _refused_leaving_nothing(broken, tmp_path, rf"^{re.escape(str(broken))}: offset \d+: ")
 
 
 def test_C_ROS_1_json_of_the_bag_info(recorded: tuple[Path, Path],
@@ -348,28 +355,23 @@ def test_C_ROS_1_damage_found_at_the_end_of_the_one_pass_leaves_nothing_behind(
 ) -> None:
     """The export writes as it checks: an altered payload (every CRC valid, 4 KiB chunks) is
     found only by the fingerprint, after the last chunk, and the bag never appears."""
-    from test_replay_helpers import replace_in_data, rewrite
-
     src, _bag = recorded
     with RecordingReader(src) as reader:
         fingerprint = reader.info.fingerprint
     bad = tmp_path / "alter.mcap"
     rewrite(src, bad, replace_in_data(b'"imu0"', b'"IMU0"'))
-    with pytest.raises(
-        simclock.RecordingError,
-        match=rf"^{re.escape(str(bad))}: offset \d+: the replayed trace has fingerprint "
+    _refused_leaving_nothing(
+        bad,
+        tmp_path,
+        rf"^{re.escape(str(bad))}: offset \d+: the replayed trace has fingerprint "
         rf"[0-9a-f]{{64}} but the metadata records {fingerprint}; the file was altered$",
-    ):
-        export_ros2(bad, tmp_path / "bag")
-    assert sorted(os.listdir(tmp_path)) == ["alter.mcap"]
+    )
 
 
 def test_C_ROS_1_an_unchunked_recording_exports_the_same_bag_messages(
     tmp_path: Path, mixed_recorded: tuple[Path, Path]
 ) -> None:
     """A recording another tool rewrote without chunks is checked whole, then written."""
-    from test_replay_helpers import rewrite
-
     src, bag = mixed_recorded
     plain = tmp_path / "plain.mcap"
     rewrite(src, plain, chunked=False)
@@ -393,15 +395,12 @@ def test_C_REP_6_a_malformed_persisted_draw_is_refused_by_the_export_with_its_of
     tmp_path: Path, mixed_recorded: tuple[Path, Path], old: bytes, new: bytes
 ) -> None:
     """Draws are outside the fingerprint: the export checks each one it converts."""
-    from test_replay_helpers import replace_in_data, rewrite
-
     src, _bag = mixed_recorded
     bad = tmp_path / "bad.mcap"
     rewrite(src, bad, replace_in_data(old, new))
-    with pytest.raises(
-        simclock.RecordingError,
-        match=rf"^{re.escape(str(bad))}: offset \d+: persisted draw at log_time 0 is malformed: "
+    _refused_leaving_nothing(
+        bad,
+        tmp_path,
+        rf"^{re.escape(str(bad))}: offset \d+: persisted draw at log_time 0 is malformed: "
         r"b'\{\"args\":.*'; the file is damaged$",
-    ):
-        export_ros2(bad, tmp_path / "bag")
-    assert sorted(os.listdir(tmp_path)) == ["bad.mcap"]
+    )

@@ -118,7 +118,8 @@ def _topic_types(reader: RecordingReader) -> dict[str, str]:
 def _draw_of(path: str, where: int, record: McapMessage) -> dict[str, Any]:
     """A persisted draw's JSON form; `RecordingError` naming its chunk when it is not one.
 
-    Draws are outside the fingerprint, so the trace's checks do not cover them.
+    Draws are outside the fingerprint, so the trace's checks do not cover them;
+    a malformed one is damage, refused with the file and offset (C-REP-6).
     """
     try:
         draw = json.loads(record.data)
