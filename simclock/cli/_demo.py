@@ -44,10 +44,15 @@ def main(out_dir: str = "out") -> int:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     recording = out / "pendulum.mcap"
-    print(f"$ simclock run {scenario.relative_to(_ROOT)} --out {recording}")
+    # As the user would type it: relative to the working directory when below it
+    # (make demo runs in the clone), else the whole path.
+    shown = scenario
+    with contextlib.suppress(ValueError):
+        shown = scenario.relative_to(Path.cwd().resolve())
+    print(f"$ simclock run {shown} --out {recording}")
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
-        code = cli(["run", str(scenario.relative_to(_ROOT)), "--out", str(recording)])
+        code = cli(["run", str(shown), "--out", str(recording)])
     print(captured.getvalue(), end="")
     if code != 0:
         return code
@@ -96,3 +101,7 @@ def path_hint(scripts: Path, cwd: Path, environ: Mapping[str, str]) -> list[str]
         lines.append(f"To type them as simclock ..., activate the environment: . {shown}/activate")
     lines.append(f"or run them by their path: {shown}/simclock --help")
     return lines
+
+
+if __name__ == "__main__":  # the command make demo runs: python -m simclock.cli._demo
+    sys.exit(main())
