@@ -33,7 +33,7 @@ from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
 from mcap.reader import SeekingReader
-from mcap.records import Channel, Chunk, Schema
+from mcap.records import Channel, Chunk, Header, Metadata, Schema
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 from mcap.summary import Summary
@@ -45,9 +45,11 @@ __all__ = [
     "DAMAGE_ERRORS",
     "FOOTER_SIZE",
     "MAGIC",
+    "Bounded",
     "ChunkRecords",
     "Footer",
     "RecordingError",
+    "check_data_section",
     "check_footer",
     "cut_chunk_start",
     "parse_record",
@@ -76,6 +78,10 @@ class _Lz4Error(Exception):
     """lz4.frame reports a malformed frame as a bare ``RuntimeError``; renamed here."""
 
 
+class LengthError(Exception):
+    """A length field asks for more bytes than remain before the end of what holds it."""
+
+
 DAMAGE_ERRORS: Final = (
     McapError,
     CRCValidationError,
@@ -84,6 +90,7 @@ DAMAGE_ERRORS: Final = (
     _Lz4Error,
     EOFError,
     UnicodeDecodeError,
+    LengthError,
 )
 """What malformed MCAP bytes raise while being parsed (the mcap package has no single root)."""
 
@@ -100,6 +107,58 @@ def refuse(path: str, offset: int | None, text: str) -> RecordingError:
     """``RecordingError("<path>: offset <offset>: <text>")``; the one message layout."""
     where = "" if offset is None else f"offset {offset}: "
     return RecordingError(f"{path}: {where}{text}")
+
+
+class Bounded:
+    """A binary stream whose every read is checked against the bytes that remain (C-REP-6).
+
+    The mcap package reads each length-prefixed field with ``stream.read(n)``,
+    ``n`` straight from the file, and a file object allocates ``n`` bytes
+    before it reads: a damaged length of gigabytes is a ``MemoryError`` there.
+    Wrapped in this class, a read of more than remain before ``end`` raises
+    `LengthError` (a `DAMAGE_ERRORS` member) naming the offset, before
+    anything is allocated. ``base`` is added to positions in messages (a
+    record's bytes read from memory are reported at their offset in the file).
+    """
+
+    def __init__(
+        self, stream: IO[bytes], end: int, *, base: int = 0, what: str = "the file"
+    ) -> None:
+        self._stream = stream
+        self._end = end
+        self._base = base
+        self._what = what
+
+    def read(self, size: int = -1) -> bytes:
+        """At most ``size`` bytes (all that remain for ``-1``); `LengthError` past the end."""
+        pos = self._stream.tell()
+        left = self._end - pos
+        if size is None or size < 0:
+            size = max(left, 0)
+        elif size > left:
+            raise LengthError(
+                f"a length field at offset {self._base + pos} asks for {size} bytes but "
+                f"{max(left, 0)} remain before the end of {self._what}"
+            )
+        return self._stream.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """As ``IO.seek``; the end (``whence=2``) is the bound."""
+        if whence == 2:
+            return self._stream.seek(self._end + offset)
+        return self._stream.seek(offset, whence)
+
+    def tell(self) -> int:
+        """As ``IO.tell``."""
+        return self._stream.tell()
+
+    def seekable(self) -> bool:
+        """True: every stream simclock reads is a file or bytes in memory."""
+        return True
+
+    def readable(self) -> bool:
+        """True."""
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +235,58 @@ def check_footer(path: str, stream: IO[bytes], size: int, *, need_crc: bool) -> 
     return footer
 
 
-def read_record(path: str, stream: IO[bytes], offset: int, what: str) -> Any:
-    """The one record at ``offset`` (``what`` names it in the refusal: ``"Header"``, ...)."""
+_RECORD_READERS: Final[dict[int, Any]] = {
+    int(Opcode.HEADER): lambda stream, _length: Header.read(stream),
+    int(Opcode.METADATA): lambda stream, _length: Metadata.read(stream),
+}
+"""How `read_record` reads the body of each record it is asked for (the mcap package's classes)."""
+
+
+def read_record(
+    path: str, stream: IO[bytes], offset: int, what: str, *, exact: bool = False
+) -> Any:
+    """The Header or Metadata record at ``offset`` (``what`` names it in the refusal), or None.
+
+    None when another kind of record is there.
+    Its length is checked against the bytes left in the file before its body
+    is read, and every length inside it against the bytes left in the record
+    (`Bounded`). ``exact``: the fields must fill the record (a simclock
+    recording's records have no trailing bytes; MCAP lets other writers add
+    fields a reader skips).
+    """
+    size = stream.seek(0, 2)
     stream.seek(offset)
+    head = stream.read(_RECORD_HEAD.size)
     try:
-        return next(StreamReader(stream, skip_magic=True).records)
+        if len(head) < _RECORD_HEAD.size:
+            raise EOFError("the file ends inside the record's opcode and length")
+        opcode, length = _RECORD_HEAD.unpack(head)
+        end = offset + _RECORD_HEAD.size + length
+        if end > size:
+            raise LengthError(
+                f"record length {length} runs past the end of the file ({size} bytes)"
+            )
+        read = _RECORD_READERS.get(opcode)
+        if read is None:
+            return None  # another record than asked for: the caller says what it expected
+        body = BytesIO(stream.read(length))
+        where = offset + _RECORD_HEAD.size
+        bounded: Any = Bounded(body, length, base=where, what=f"the {what} record")
+        fields = ReadDataStream(bounded)
+        record = read(fields, length)
+        if type(record) is Metadata:  # mcap reads entries past a map length that is short
+            name_len = len(record.name.encode())
+            (map_len,) = struct.unpack_from("<I", body.getbuffer(), 4 + name_len)
+            if fields.count != 8 + name_len + map_len:
+                raise LengthError(
+                    f"the metadata map's length at offset {where + 4 + name_len} says "
+                    f"{map_len} bytes, its entries take {fields.count - 8 - name_len}"
+                )
+        if exact and fields.count != length:
+            raise LengthError(
+                f"the record's fields end at offset {where + fields.count}, its length says {end}"
+            )
+        return record
     except (*DAMAGE_ERRORS, StopIteration) as exc:
         raise refuse(
             path, offset, f"unreadable {what} record ({describe_exception(exc)})"
@@ -192,8 +298,10 @@ def read_summary(path: str, stream: IO[bytes], start: int) -> Summary | None:
     if start == 0:
         return None
     try:
+        size = stream.seek(0, 2)
         stream.seek(0)
-        return SeekingReader(stream).get_summary()
+        bounded: Any = Bounded(stream, size)
+        return SeekingReader(bounded).get_summary()
     except DAMAGE_ERRORS as exc:
         raise refuse(
             path, start, f"unreadable summary section ({describe_exception(exc)})"
@@ -229,7 +337,10 @@ def read_chunk(
         raise refuse(path, offset, f"expected a Chunk record, found {found}")
     length, start, end_time, size, crc, name_len = _CHUNK_FIXED.unpack_from(head, 1)
     record_end = offset + 9 + length
-    if limit is not None and record_end > limit:
+    if limit is None:
+        limit = stream.seek(0, 2)
+        stream.seek(offset + len(head))
+    if record_end > limit:
         raise refuse(path, offset, f"Chunk record length {length} runs past offset {limit}")
     if name_len > 16:
         raise refuse(path, offset + 37, f"chunk compression name of {name_len} bytes; damaged")
@@ -239,8 +350,13 @@ def read_chunk(
     except DAMAGE_ERRORS as exc:
         why = describe_exception(exc)
         raise refuse(path, offset, f"unreadable Chunk header ({why})") from None
-    if data_len > length or (limit is not None and offset + 9 + length > limit):
-        raise refuse(path, offset, f"chunk data of {data_len} bytes does not fit its record")
+    room = length - (_CHUNK_FIXED.size - 8 + name_len + 8)
+    # Invariant: nothing is read past the record; a simclock chunk's data fills it.
+    if data_len > room or (need_crc and data_len != room):
+        raise refuse(
+            path, offset + 41 + name_len, f"chunk data length {data_len} does not fit its "
+            f"record ({room} bytes after the chunk's header fields); damaged",
+        )  # fmt: skip
     data = stream.read(data_len)
     if len(data) != data_len:
         raise refuse(path, offset, f"file ends inside the chunk ({len(data)} of {data_len} bytes)")
@@ -274,13 +390,8 @@ def split_chunk(path: str, chunk: Chunk, offset: int) -> list[Any]:
     data = chunk.data
     size = chunk.uncompressed_size
     try:
-        if compression == "zstd":
-            data = zstandard.decompress(data, size)
-        elif compression == "lz4":
-            try:
-                data = lz4.frame.decompress(data)
-            except RuntimeError as exc:  # lz4.frame's only error type for a bad frame
-                raise _Lz4Error(str(exc)) from None
+        if compression:
+            data = _decompress(compression, data, size)
     except DAMAGE_ERRORS as exc:
         raise refuse(
             path, offset, f"chunk does not decompress ({describe_exception(exc)})"
@@ -310,6 +421,31 @@ def split_chunk(path: str, chunk: Chunk, offset: int) -> list[Any]:
         raise refuse(
             path, offset, f"chunk records are malformed ({describe_exception(exc)})"
         ) from None
+
+
+def _decompress(compression: str, data: bytes, size: int) -> bytes:
+    """The chunk's ``data`` decompressed; ``size`` (the chunk header's) is never allocated.
+
+    A frame that stores its content size must agree with ``size`` before
+    anything is decompressed (one damaged size field, in the record or in the
+    frame, cannot make the decompressor allocate gigabytes); a frame without
+    one grows its output as it decompresses, bounded by what the data holds.
+    """
+    if compression == "zstd":
+        stored = zstandard.frame_content_size(data)
+        if stored >= 0 and stored != size:
+            raise LengthError(f"its zstd frame holds {stored} bytes, the chunk header says {size}")
+        if stored >= 0:
+            return zstandard.decompress(data)
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    try:
+        stored = int(lz4.frame.get_frame_info(data)["content_size"])
+        if stored and stored != size:
+            raise LengthError(f"its lz4 frame holds {stored} bytes, the chunk header says {size}")
+        out: bytes = lz4.frame.decompress(data)
+    except RuntimeError as exc:  # lz4.frame's only error type for a bad frame
+        raise _Lz4Error(str(exc)) from None
+    return out
 
 
 def _split_records(data: bytes) -> list[Any] | None:
@@ -365,8 +501,10 @@ def records_in_file_order(path: str, stream: IO[bytes]) -> Iterator[tuple[int, b
     (so a caller that must not deliver unchecked data reads to the end
     first). Damage raises `RecordingError` naming the offset.
     """
+    size = stream.seek(0, 2)
     stream.seek(0)
-    reader = StreamReader(stream, validate_crcs=True, skip_magic=False, emit_chunks=True)
+    bounded: Any = Bounded(stream, size)
+    reader = StreamReader(bounded, validate_crcs=True, skip_magic=False, emit_chunks=True)
     where = 0
     records = reader.records
     while True:
@@ -393,9 +531,11 @@ def unchunked_message_groups(
     only a caller that has read to the end knows the groups were intact.
     Damage is refused as ``unchunked data section: ...`` at the offset read up to.
     """
+    size = stream.seek(0, 2)
     stream.seek(0)
     group: list[McapMessage] = []
-    reader = StreamReader(stream, validate_crcs=True)
+    bounded: Any = Bounded(stream, size)
+    reader = StreamReader(bounded, validate_crcs=True)
     try:
         for record in reader.records:
             if type(record) is McapMessage:
@@ -409,6 +549,63 @@ def unchunked_message_groups(
         ) from None
     if group:
         yield stream.tell(), group
+
+
+def check_data_section(
+    path: str,
+    stream: IO[bytes],
+    end: int,
+    chunks: dict[int, int],
+    indexed: set[int],
+) -> None:
+    """Walk the data section's records by their lengths, from the Header to ``end`` (C-REP-6).
+
+    A simclock recording's data section is a chain of records that ends with
+    a DataEnd record exactly at ``end`` (the summary's start, or the
+    footer). Each record's length is checked against the bytes left before
+    ``end`` before the walk moves on, without reading the record's body:
+    only heads are read (and a MessageIndex's array length, which must fill
+    its record). ``chunks`` maps each Chunk's offset to its length as the
+    chunk indexes say, ``indexed`` holds the other offsets the summary names
+    (metadata records, message indexes): each must be where a record starts.
+    A length that was damaged breaks the chain and is refused at its offset.
+    """
+    pos = len(MAGIC)
+    starts: set[int] = set()
+    opcode = length = -1
+    while pos < end:
+        stream.seek(pos)
+        head = stream.read(_RECORD_HEAD.size + 6)
+        if len(head) < _RECORD_HEAD.size:
+            raise refuse(path, pos, "the data section ends inside a record's opcode and length")
+        opcode, length = _RECORD_HEAD.unpack_from(head)
+        after = pos + _RECORD_HEAD.size + length
+        if after > end:
+            raise refuse(
+                path, pos + 1, f"record length {length} runs past the end of the data section "
+                f"(offset {end}); damaged",
+            )  # fmt: skip
+        if opcode == Opcode.CHUNK and chunks.get(pos) != after - pos:
+            raise refuse(
+                path, pos + 1, f"Chunk record length {length} differs from the chunk index's "
+                f"{chunks.get(pos)}; damaged",
+            )  # fmt: skip
+        if opcode == Opcode.MESSAGE_INDEX:
+            (array,) = struct.unpack_from("<I", head.ljust(15, b"\0"), 11)
+            if length < 6 or array != length - 6 or array % 16:
+                raise refuse(
+                    path, pos + 11, f"MessageIndex array length {array} does not fill its record "
+                    f"of {length} bytes; damaged",
+                )  # fmt: skip
+        starts.add(pos)
+        pos = after
+    if (opcode, length) != (Opcode.DATA_END, 4):
+        raise refuse(path, end, "the data section does not end with a DataEnd record; damaged")
+    missing = sorted((set(chunks) | indexed) - starts)
+    if missing:
+        raise refuse(
+            path, missing[0], "the summary indexes a record here but none starts here; damaged"
+        )
 
 
 # -- the pieces of a file cut short (simclock recover) ------------------------------------

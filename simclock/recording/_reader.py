@@ -50,6 +50,7 @@ from simclock.recording._own import BUS_KINDS, OTHER_KINDS, CheckedGroup, OwnSou
 from simclock.recording._raw import (
     MAGIC,
     RecordingError,
+    check_data_section,
     check_footer,
     read_record,
     read_summary,
@@ -242,8 +243,10 @@ class RecordingReader(Closing):
             raise refuse(path, len(MAGIC), "the first record is not a Header")
         summary = read_summary(path, stream, footer.summary_start)
         data_end = footer.summary_start or footer.offset
-        records = self._metadata_records(stream, summary)
         own = header.profile == PROFILE
+        if own:  # simclock writes no trailing bytes in a record: a longer one is damaged
+            read_record(path, stream, len(MAGIC), "Header", exact=True)
+        records = self._metadata_records(stream, summary, exact=own)
         self._profile = header.profile
         self._library = header.library
         named = [offset for offset, record in records if record.name == METADATA_NAME]
@@ -289,7 +292,7 @@ class RecordingReader(Closing):
         return SimclockRecord(offset, meta, record.metadata)
 
     def _metadata_records(
-        self, stream: IO[bytes], summary: Summary | None
+        self, stream: IO[bytes], summary: Summary | None, *, exact: bool
     ) -> list[tuple[int, Metadata]]:
         """``(offset, record)`` of every Metadata record, through the index when there is one."""
         out: list[tuple[int, Metadata]] = []
@@ -297,7 +300,7 @@ class RecordingReader(Closing):
         # read at open for it (simclock recordings always index theirs).
         if summary is not None:
             for index in summary.metadata_indexes:
-                record = read_record(self.path, stream, index.offset, "Metadata")
+                record = read_record(self.path, stream, index.offset, "Metadata", exact=exact)
                 if not isinstance(record, Metadata) or record.name != index.name:
                     raise refuse(
                         self.path, index.offset, f"the metadata index names {index.name!r} "
@@ -355,6 +358,12 @@ class RecordingReader(Closing):
                     path, footer_at, f"channel {cid} ({channel.topic!r}) has unknown kind {kind!r}"
                 )
             kinds[cid] = kind
+        if summary.chunk_indexes:
+            chunks = {c.chunk_start_offset: c.chunk_length for c in summary.chunk_indexes}
+            indexed = {m.offset for m in summary.metadata_indexes}
+            for c in summary.chunk_indexes:
+                indexed.update(c.message_index_offsets.values())
+            check_data_section(path, stream, data_end, chunks, indexed)
         self._meta = meta
         own = OwnSource(
             path, stream, summary, meta, kinds, self._topics, data_end, offset, record.metadata
