@@ -378,3 +378,92 @@ def test_info_and_replay_of_a_foreign_file(
         {"kind": "json", "payload": [], "sequence": 2, "stamp_ns": 250, "topic": "/a"},
     ]
     assert _run(capsys, "diff", str(path), str(path)) == (0, "identical: same trace\n", "")
+
+
+def _metadata_run(path: Path, *, seed: int, metadata: dict[str, str]) -> str:
+    bus = Bus()
+    with Recorder(path, bus, seed=seed, metadata=metadata) as rec:
+        bus.publish("/a", {"x": 1}, stamp_ns=0)
+        bus.publish("/a", {"x": seed}, stamp_ns=4)
+    return rec.fingerprint()
+
+
+def test_diff_says_how_the_metadata_differ_before_the_first_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    fa = _metadata_run(a, seed=7, metadata={"mode": "deterministic_ci", "who": "me"})
+    fb = _metadata_run(b, seed=8, metadata={"mode": "unbounded", "site": "lab"})
+    assert _run(capsys, "diff", str(a), str(b), "--no-progress") == (
+        1,
+        "recordings' metadata differ:\n"
+        "  seed:          A 7 | B 8\n"
+        "  metadata mode: A deterministic_ci | B unbounded\n"
+        "  metadata site: A (absent) | B lab\n"
+        "  metadata who:  A me | B (absent)\n"
+        "recordings differ at message #1 (0-based, in total order):\n"
+        "  time:      A 4 ns | B 4 ns\n"
+        "  sequence:  A 1 | B 1\n"
+        "  topic:     A /a | B /a\n"
+        '  payload A: {"x":7}\n'
+        '  payload B: {"x":8}\n'
+        f"  fingerprints: A {fa} | B {fb}\n",
+        "",
+    )
+
+
+def test_diff_of_identical_traces_with_different_metadata_exits_0_saying_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.mcap", tmp_path / "b.mcap"
+    fp = _metadata_run(a, seed=1, metadata={"mode": "realtime"})
+    _metadata_run(b, seed=1, metadata={"mode": "unbounded"})
+    assert _run(capsys, "diff", str(a), str(b), "--no-progress") == (
+        0,
+        "recordings' metadata differ:\n"
+        "  metadata mode: A realtime | B unbounded\n"
+        f"identical: fingerprint {fp} (2 messages)\n",
+        "",
+    )
+
+
+def test_diff_names_differing_versions_and_a_foreign_files_missing_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A version key of the ``simclock`` record (resealed with another numpy), and a foreign
+    copy of the same messages, which has no seed and no simclock record."""
+    from mcap.writer import Writer
+
+    a, b, c = tmp_path / "a.mcap", tmp_path / "b.mcap", tmp_path / "c.mcap"
+    fp = _metadata_run(a, seed=2, metadata={})
+    numpy = resealed(lambda n, m: {**m, "numpy": "0.0.1"} if n == "simclock" else m, None)
+    rewrite(a, b, lambda data: data, metadata=numpy)
+    from simclock import RecordingReader
+
+    with RecordingReader(a) as reader:
+        have = reader.info.metadata["numpy"]
+    assert _run(capsys, "diff", str(a), str(b), "--no-progress") == (
+        0,
+        "recordings' metadata differ:\n"
+        f"  version numpy: A {have} | B 0.0.1\n"
+        f"identical: fingerprint {fp} (2 messages)\n",
+        "",
+    )
+    with c.open("wb") as f:
+        writer = Writer(f)
+        writer.start(library="another writer")
+        schema = writer.register_schema("x", "jsonschema", b"{}")
+        channel = writer.register_channel("/a", "json", schema)
+        writer.add_message(channel, 0, b'{"x":1}', 0)
+        writer.add_message(channel, 4, b'{"x":2}', 4)
+        writer.finish()  # type: ignore[no-untyped-call]
+    code, out, err = _run(capsys, "diff", str(a), str(c), "--no-progress")
+    assert (code, err) == (0, "")
+    with RecordingReader(a) as reader:
+        library = reader.info.library
+    assert out == (
+        "recordings' metadata differ:\n"
+        "  seed:       A 2 | B (none)\n"
+        f"  written by: A {library} | B another writer\n"
+        f"identical: fingerprint {fp} (2 messages)\n"
+    )

@@ -42,7 +42,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from simclock.cli._common import Progress, add_command
 from simclock.cli._live import add_live_argument, close_live, open_live
@@ -392,6 +392,64 @@ def scenario_changes(text_a: str, text_b: str) -> list[str]:
     ]
 
 
+# The keys of the ``simclock`` metadata record that say how a run was made (not what it
+# gave: fingerprint, counts and times show in the messages), in the order diff names them.
+_RUN_KEYS: Final = (
+    ("seed", "seed"),
+    ("contract_version", "contract"),
+    ("simclock", "version simclock"),
+    ("python", "version python"),
+    ("numpy", "version numpy"),
+    ("mcap", "version mcap"),
+    ("mcap_ros2_support", "version mcap_ros2_support"),
+    ("clock_period_ns", "clock period"),
+    ("record_draws", "draws"),
+)
+# User metadata keys that _provenance reports (the scenario's and model's digests).
+_PROVENANCE_KEYS: Final = frozenset({SCENARIO_TEXT_KEY, SCENARIO_SHA256_KEY, MODEL_SHA256_KEY})
+
+
+def _metadata_changes(a: RecordingInfo, b: RecordingInfo) -> list[str]:
+    """How the two recordings' metadata differ: ``  <what>: A <a> | B <b>`` per difference.
+
+    The seed, the contract and library versions and recording options of the
+    ``simclock`` record, then every user metadata key but the scenario's (the
+    lines of `_provenance`), sorted: ``mode``, ``scenario``, ``step_ns`` and
+    ``devices`` for a ``simclock run``, and a ``Recorder``'s own keys. A side
+    without the key shows ``(absent)``. A foreign file has no seed
+    (``(none)``) and no ``simclock`` record: the writers' libraries are
+    compared instead. Empty when nothing differs.
+    """
+    rows: list[tuple[str, str, str]] = []
+    if a.seed != b.seed:
+        seeds = ["(none)" if seed is None else str(seed) for seed in (a.seed, b.seed)]
+        rows.append(("seed", seeds[0], seeds[1]))
+    if a.metadata and b.metadata:
+        for key, label in _RUN_KEYS[1:]:
+            va, vb = a.metadata.get(key), b.metadata.get(key)
+            if va != vb:
+                rows.append((label, _shown(va), _shown(vb)))
+    elif a.library != b.library:  # a foreign file has no simclock record: who wrote each
+        rows.append(("written by", _shown(a.library), _shown(b.library)))
+    ua, ub = a.user_metadata, b.user_metadata
+    for key in sorted((ua.keys() | ub.keys()) - _PROVENANCE_KEYS):
+        if ua.get(key) != ub.get(key):
+            rows.append((f"metadata {key}", _shown(ua.get(key)), _shown(ub.get(key))))
+    if not rows:
+        return []
+    width = max(len(label) for label, _a, _b in rows) + 1
+    lines = ["recordings' metadata differ:"]
+    lines.extend(f"  {label + ':':<{width}} A {va} | B {vb}" for label, va, vb in rows)
+    return lines
+
+
+def _shown(value: object) -> str:
+    """A metadata value as diff shows it: ``(absent)`` for no key, ``""`` for an empty one."""
+    if value is None:
+        return "(absent)"
+    return str(value) if str(value) else '""'
+
+
 def _provenance(ua: Mapping[str, str], ub: Mapping[str, str]) -> list[str]:
     """What ``diff`` says about the runs' scenarios and models, before comparing messages.
 
@@ -418,12 +476,16 @@ def _provenance(ua: Mapping[str, str], ub: Mapping[str, str]) -> list[str]:
 def handler_diff(args: argparse.Namespace) -> int:
     """``simclock diff A B``: exit 0 when equal, 1 with the first divergence.
 
-    First, when the runs stored their scenarios (``simclock run --out``):
-    whether they come from different scenarios (with each differing key of
-    the canonical scenario) or different MJCF models.
+    First how the recordings' metadata differ (`_metadata_changes`: seed,
+    versions, mode and the other user metadata); then, when the runs stored
+    their scenarios (``simclock run --out``), whether they come from
+    different scenarios (with each differing key of the canonical scenario)
+    or different MJCF models; then the messages. Metadata alone never makes
+    the exit status 1: two runs in different modes are identical traces.
     """
     with RecordingReader(args.a) as ra, RecordingReader(args.b) as rb:
-        provenance = _provenance(ra.info.user_metadata, rb.info.user_metadata)
+        provenance = _metadata_changes(ra.info, rb.info)
+        provenance += _provenance(ra.info.user_metadata, rb.info.user_metadata)
         fa, fb = ra.info.fingerprint, rb.info.fingerprint
         # Equal stored fingerprints are not trusted alone: the files are read (and
         # checked against them), so an edited message is found, not called identical.
