@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -34,12 +35,17 @@ from websockets.typing import Subprotocol
 import simclock
 from simclock.core._bus import EVENTS_TOPIC, Bus
 from simclock.recording._format import encode_clock
-from simclock.recording._live import LiveView, parse_address
+from simclock.recording._live import SUBPROTOCOL, LiveView, parse_address
 from simclock.sim._scenario import run_scenario
 from simclock.sim._scenario_file import load_scenario
 
 # foxglove-sdk serves "foxglove.sdk.v1"; the app offers it with the older "foxglove.websocket.v1".
 PROTOCOLS = [Subprotocol("foxglove.sdk.v1"), Subprotocol("foxglove.websocket.v1")]
+# What --live prints on stderr: the URL and the one subprotocol a client must offer.
+LIVE_LINE = re.compile(
+    r"^live: (ws://127\.0\.0\.1:\d+) \(WebSocket subprotocol ([\w.]+); Foxglove app: Open "
+    r"connection, Foxglove WebSocket\)\n$"
+)
 DEADLINE_S = 20.0
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,8 +147,8 @@ class Client:
 
 
 @contextmanager
-def client(url: str) -> Iterator[Client]:
-    with connect(url, subprotocols=PROTOCOLS, open_timeout=DEADLINE_S, proxy=None) as ws:
+def client(url: str, protocols: list[Subprotocol] = PROTOCOLS) -> Iterator[Client]:
+    with connect(url, subprotocols=protocols, open_timeout=DEADLINE_S, proxy=None) as ws:
         yield Client(ws)
 
 
@@ -202,11 +208,13 @@ def test_C_MCAP_1_C_MCAP_3_live_run_sends_the_recordings_records_at_their_stamps
     assert view.skipped == 0
 
 
-def _live_line(proc: subprocess.Popen[str]) -> str:
+def _live_line(proc: subprocess.Popen[str]) -> tuple[str, Subprotocol]:
+    """The URL and the subprotocol the command printed."""
     assert proc.stderr is not None
     line = proc.stderr.readline()
-    assert line.startswith("live: ws://127.0.0.1:"), line
-    return line.split()[1]
+    found = LIVE_LINE.match(line)
+    assert found is not None, line
+    return found.group(1), Subprotocol(found.group(2))
 
 
 def _cli(*words: str) -> subprocess.Popen[str]:
@@ -223,8 +231,9 @@ def _cli(*words: str) -> subprocess.Popen[str]:
 def _watch(proc: subprocess.Popen[str]) -> tuple[Client, str, str]:
     """Connect to the command's live view, subscribe to what it advertises, read to its end."""
     try:
-        url = _live_line(proc)
-        with client(url) as c:
+        url, protocol = _live_line(proc)
+        with client(url, [protocol]) as c:  # only what the command printed
+            assert c.ws.subprotocol == protocol == SUBPROTOCOL
             c.wait_channels({"/clock"})
             c.read_until(lambda c: len(c.channels) >= 4)
             c.subscribe_all()
@@ -442,6 +451,7 @@ def test_cli_allows_a_non_loopback_host_only_when_written_and_warns(
 
     class Fake:
         url = "ws://fake"
+        subprotocol = "foxglove.sdk.v1"
 
         def __init__(self, host: str, port: int, **kwargs: Any) -> None:
             made.append((host, port, kwargs["allow_remote"]))
@@ -458,5 +468,29 @@ def test_cli_allows_a_non_loopback_host_only_when_written_and_warns(
         "reaches that address sees the run (no authentication)\n"
     )
     assert err == (warning if warned else "") + (
-        "live: ws://fake (Foxglove app: Open connection, Foxglove WebSocket)\n"
+        "live: ws://fake (WebSocket subprotocol foxglove.sdk.v1; Foxglove app: Open connection, "
+        "Foxglove WebSocket)\n"
     )
+
+
+def test_the_documented_subprotocol_is_the_one_the_server_accepts() -> None:
+    """A client offering what docs/recording.md and --live name connects; one offering only the
+    older ``foxglove.websocket.v1`` is refused in the handshake (HTTP 400)."""
+    from websockets.exceptions import InvalidStatus
+
+    page = (ROOT / "docs" / "recording.md").read_text(encoding="utf-8")
+    assert f"`{SUBPROTOCOL}`" in page
+    assert f"WebSocket subprotocol {SUBPROTOCOL}; Foxglove app" in page
+    view = LiveView(port=0)
+    try:
+        with client(view.url, [Subprotocol(SUBPROTOCOL)]) as c:
+            assert c.ws.subprotocol == SUBPROTOCOL
+            assert c.info["op"] == "serverInfo"
+        with (
+            pytest.raises(InvalidStatus) as refused,
+            client(view.url, [Subprotocol("foxglove.websocket.v1")]),
+        ):
+            pass
+        assert refused.value.response.status_code == 400
+    finally:
+        view.close()

@@ -4,8 +4,9 @@ The option takes ``HOST:PORT``, ``:PORT``, ``PORT`` or ``HOST``; alone it
 is ``127.0.0.1:8765``, the Foxglove app's default. Only a host the user
 writes can be other than loopback, and the command says on stderr that the
 view is then open to whoever reaches that address (the protocol has no
-authentication). The view's address, and at the end what it could not show,
-are printed on stderr: stdout stays the command's own output.
+authentication). The view's address and the WebSocket subprotocol a client must
+offer (``foxglove.sdk.v1``), and at the end what it could not show, are printed on
+stderr: stdout stays the command's own output.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Any
 
 from simclock.cli._common import CommandError
 from simclock.core._errors import SimclockValueError
-from simclock.recording._live import DEFAULT_PORT, LiveView, is_loopback, parse_address
+from simclock.recording._live import (
+    DEFAULT_PORT,
+    SUBPROTOCOL,
+    LiveView,
+    is_loopback,
+    parse_address,
+)
 
 __all__ = ["add_live_argument", "close_live", "open_live"]
 
@@ -30,7 +37,8 @@ def add_live_argument(parser: argparse.ArgumentParser, what: str) -> None:
         metavar="HOST:PORT",
         help=(
             f"show {what} live in the Foxglove app: a Foxglove WebSocket server on "
-            f"HOST:PORT (default 127.0.0.1:{DEFAULT_PORT}; port 0: any free port)"
+            f"HOST:PORT (default 127.0.0.1:{DEFAULT_PORT}; port 0: any free port), "
+            f"WebSocket subprotocol {SUBPROTOCOL}"
         ),
     )
 
@@ -53,7 +61,8 @@ def open_live(args: argparse.Namespace, *, clock_period_ns: int | None, start_ns
             file=sys.stderr,
         )
     print(
-        f"live: {view.url} (Foxglove app: Open connection, Foxglove WebSocket)",
+        f"live: {view.url} (WebSocket subprotocol {view.subprotocol}; Foxglove app: Open "
+        "connection, Foxglove WebSocket)",
         file=sys.stderr,
         flush=True,
     )

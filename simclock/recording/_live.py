@@ -57,11 +57,26 @@ from simclock.recording._format import (
     encode_clock,
 )
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "LiveView", "is_loopback", "parse_address"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "SUBPROTOCOL",
+    "LiveView",
+    "is_loopback",
+    "parse_address",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 """The Foxglove app's default port for a Foxglove WebSocket connection."""
+
+SUBPROTOCOL = "foxglove.sdk.v1"
+"""The WebSocket subprotocol the server speaks (foxglove-sdk's server, the ``live`` extra).
+
+A client must offer it in its handshake (``Sec-WebSocket-Protocol``); one that
+offers only the older ``foxglove.websocket.v1`` is answered ``HTTP 400``. The
+Foxglove app offers both.
+"""
 
 _SCHEMAS = {
     "json": ("simclock/Message", MESSAGE_SCHEMA),
@@ -198,6 +213,11 @@ class LiveView(Closing):
     def port(self) -> int:
         """The port the server listens on (the system's choice for port 0)."""
         return int(self._server.port)
+
+    @property
+    def subprotocol(self) -> str:
+        """The WebSocket subprotocol a client must offer: `SUBPROTOCOL`."""
+        return SUBPROTOCOL
 
     @property
     def url(self) -> str:
