@@ -20,10 +20,17 @@ from typing import Any
 from urllib.parse import urldefrag
 
 import pytest
-from backends.matrix import CLAUSES_DOC, MATRIX, clause_table, render_committed
+from backends.matrix import (
+    CLAUSES_DOC,
+    MATRIX,
+    SPEC_CLAUSES,
+    clause_table,
+    render_committed,
+    spec_clause_texts,
+)
 
 from simclock_conformance import BackendReport, BackendValueError, Outcome
-from simclock_conformance.report._html import load_report, render_matrix
+from simclock_conformance.report._html import load_report, render_matrix, spec_clauses
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,7 +175,8 @@ def test_C_CONF_1_matrix_rendering_is_deterministic() -> None:
         (
             [GOOD],
             {"clause_url": "docs.html"},
-            r"^clause_url 'docs.html' has no \{id\}; e.g. 'clauses.html#\{id\}'$",
+            r"^clause_url 'docs.html' has no \{id\}; e.g. "
+            r"'https://docs.example.org/clauses/#\{id\}'$",
         ),
         (
             [{"backend": "x", "clauses": []}],
@@ -245,6 +253,7 @@ def test_the_committed_pages_are_generated() -> None:
     """docs/clauses.md and docs/conformance-matrix.html are what their generators give."""
     assert CLAUSES_DOC.read_text(encoding="utf-8") == clause_table()
     assert MATRIX.read_text(encoding="utf-8") == render_committed()
+    assert SPEC_CLAUSES.read_text(encoding="utf-8") == spec_clause_texts()
 
 
 def _chromium() -> str:
@@ -299,3 +308,106 @@ def test_C_CONF_1_matrix_page_loads_in_a_browser_and_every_link_resolves(tmp_pat
             missing.append(href)
     assert missing == []
     assert len(dom.links) > 30
+
+
+def test_C_CONF_1_a_page_stands_alone_with_every_clause_text_embedded(tmp_path: Path) -> None:
+    """Rendered outside the docs site, every link of the page resolves in the page itself:
+    a clause id to its title and contract text, a cell to its tests."""
+    page = _parse(render_matrix([GOOD, BAD]))
+    assert [row[0] for row in page.rows] == [
+        ("clause", "C-TIE-1", "#clause-C-TIE-1"),
+        ("clause", "C-X-PEEK", "#clause-C-X-PEEK"),
+        ("clause", "C-ADV-1", "#clause-C-ADV-1"),
+    ]
+    assert all(link.startswith("#") for link in page.links), page.links
+    assert {link[1:] for link in page.links} <= page.ids
+    text = render_matrix([GOOD, BAD])
+    block = text[text.index('id="clause-C-TIE-1"') :].split("</section>")[0]
+    spec = (ROOT / "docs" / "SPEC.md").read_text(encoding="utf-8")
+    assert "C-TIE-1 equal `at_ns` fire in push order (FIFO)" in spec
+    assert "<h3>C-TIE-1 (§1)</h3>" in block
+    assert "<p>equal at_ns fire in push order (FIFO)</p>" in block
+    assert "<blockquote>equal <code>at_ns</code> fire in push order (FIFO)" in block
+    assert spec_clauses()["C-TIE-1"].startswith("equal `at_ns` fire in push order (FIFO)")
+    # With a base URL, clause ids link to the published page (texts still below).
+    linked = _parse(render_matrix([GOOD], clause_url="https://docs.example.org/c/#{id}"))
+    assert linked.rows[0][0] == ("clause", "C-TIE-1", "https://docs.example.org/c/#C-TIE-1")
+
+
+def _headers(text: str) -> list[str]:
+    head = text[text.index("<thead>") : text.index("</thead>")]
+    return [h.split("<span")[0] for h in head.split("<th title=")[1:]]
+
+
+def test_C_CONF_1_columns_of_the_same_backend_are_labelled_apart(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "c.json").write_text(json.dumps(BAD), encoding="utf-8")
+    proc = _cli("a.json", "b.json", "c.json", "-o", "m.html", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "wrote m.html: 3 backends\n", "")
+    assert _headers((tmp_path / "m.html").read_text(encoding="utf-8")) == [
+        '"good clock (profile ci)">good clock (a.json)',
+        '"good clock (profile ci)">good clock (b.json)',
+        '"bad &lt;clock&gt; (profile ci)">bad &lt;clock&gt;',
+    ]
+    # The same file twice: the column number tells them apart.
+    assert _headers(render_matrix([GOOD, GOOD])) == [
+        '"good clock (profile ci)">good clock #1',
+        '"good clock (profile ci)">good clock #2',
+    ]
+    proc = _cli(
+        "a.json", "b.json", "--label", "main", "--label", "branch", "-o", "l.html", cwd=tmp_path
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    page = (tmp_path / "l.html").read_text(encoding="utf-8")
+    assert _headers(page) == [
+        '"good clock (profile ci)">main',
+        '"good clock (profile ci)">branch',
+    ]
+    assert page.count('<span class="backend">good clock</span>') == 2
+
+
+@pytest.mark.parametrize(
+    ("labels", "why"),
+    [
+        (["one"], "1 label for 2 reports; give one --label per report, in the same order"),
+        (["x", "x"], "label 'x' is given twice; labels must tell the columns apart"),
+        (["x", " "], "label 2 is empty; give each column a name"),
+    ],
+)
+def test_C_CONF_1_report_command_refuses_labels_that_do_not_name_each_column(
+    tmp_path: Path, labels: list[str], why: str
+) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    words = [w for label in labels for w in ("--label", label)]
+    proc = _cli("a.json", "a.json", *words, "-o", "m.html", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"python -m simclock_conformance report: error: {why}\n"
+    assert not (tmp_path / "m.html").exists()
+
+
+def test_C_CONF_1_a_page_made_by_the_report_command_stands_alone_in_a_browser(
+    tmp_path: Path,
+) -> None:
+    """``report a.json b.json -o m.html`` in a directory of its own, loaded in headless
+    Chromium: every link resolves inside the page, and every clause text is on it."""
+    browser = _chromium()
+    (tmp_path / "a.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(BAD), encoding="utf-8")
+    proc = _cli("a.json", "b.json", "-o", "m.html", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp_path / "m.html"
+    shown = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = _parse(shown.stdout)
+    assert len(dom.rows) == 3
+    assert dom.links and all(link.startswith("#") for link in dom.links)
+    assert {link[1:] for link in dom.links} <= dom.ids
+    assert {"clause-C-TIE-1", "clause-C-X-PEEK", "clause-C-ADV-1"} <= dom.ids
+    assert "fire in push order (FIFO), never by callback, name or identity." in shown.stdout

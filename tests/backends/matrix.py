@@ -46,6 +46,7 @@ __all__ = [
     "in_process_only",
     "main",
     "render_committed",
+    "spec_clause_texts",
     "trim",
 ]
 
@@ -56,6 +57,8 @@ MATRIX = DOCS / "conformance-matrix.html"
 REPORTS = DOCS / "reports"
 CLAUSE_URL = "clauses.html#{id}"
 """Where the matrix links a clause id: the clause table, beside it in the built site."""
+SPEC_CLAUSES = ROOT / "conformance" / "simclock_conformance" / "report" / "spec_clauses.json"
+"""Each clause's text from the contract, embedded in a matrix page (package data)."""
 
 PYTHON_BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "heap": ("simclock_conformance:heap_factory", "simclock HeapSimClock", ()),
@@ -316,10 +319,35 @@ def _run_driver(name: str) -> dict[str, Any]:
     return report
 
 
+_CLAUSE_BULLET = re.compile(r"^- ((?:C|SM)-[A-Z]+(?:-[A-Z0-9]+)?) (.*)$")
+
+
+def spec_clause_texts() -> str:
+    """The text of ``spec_clauses.json``: ``{id: text}`` of every clause bullet of SPEC.md.
+
+    A clause is a bullet ``- C-ID text``; its text runs on over the indented
+    lines below it, joined with single spaces.
+    """
+    texts: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (DOCS / "SPEC.md").read_text(encoding="utf-8").splitlines():
+        match = _CLAUSE_BULLET.match(line)
+        if match:
+            current = texts.setdefault(match.group(1), [])
+            current.append(match.group(2).strip())
+        elif current is not None and line.startswith("  ") and line.strip():
+            current.append(line.strip())
+        else:
+            current = None
+    data = {clause: " ".join(parts) for clause, parts in texts.items()}
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write ``docs/clauses.md``; unless ``--clauses``, run every backend and render the page."""
+    """Write ``docs/clauses.md`` and the clause texts; unless ``--clauses``, run the backends."""
     args = sys.argv[1:] if argv is None else argv
     CLAUSES_DOC.write_text(clause_table(), encoding="utf-8")
+    SPEC_CLAUSES.write_text(spec_clause_texts(), encoding="utf-8")
     if "--clauses" in args:
         return 0
     REPORTS.mkdir(exist_ok=True)
