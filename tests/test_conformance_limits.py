@@ -116,7 +116,12 @@ def test_C_CONF_2_a_hang_in_the_backends_library_names_the_library_and_keeps_eac
 def test_C_CONF_2_a_timeout_never_shrinks_the_next_tests_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    options = {"simclock_profile": "ci", "simclock_timeout": None, "simclock_backend": "b:f"}
+    options = {
+        "simclock_profile": "ci",
+        "simclock_timeout": None,
+        "simclock_hang_budget": None,
+        "simclock_backend": "b:f",
+    }
     config = SimpleNamespace(getoption=options.__getitem__)
     collector = _plugin.ResultCollector(config)  # type: ignore[arg-type]
     items = [
@@ -139,3 +144,78 @@ def test_C_CONF_2_a_timeout_never_shrinks_the_next_tests_limit(
     assert done.value.value.user_properties[0][1]["timeout"] is True
     collector._limit(items[1])  # type: ignore[arg-type]
     assert limits == [(30.0, "C-ADV-2"), (30.0, "C-ADV-3")]
+
+
+def test_C_CONF_2_a_backend_hanging_everywhere_gets_its_verdict_within_the_hang_budget(
+    tmp_path: Path,
+) -> None:
+    """The whole suite on a backend whose ``advance`` never returns, 1 s per test and a
+    hang budget of 2 s: two tests time out (the clause and the backend's line named), and
+    every later test is cut short by the budget, each saying so, instead of costing its
+    own limit."""
+    line = _line_of(TESTS / "backends" / "hang.py", "# hang: stdlib")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(ROOT), env.get("PYTHONPATH", "")])
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "backends.hang:in_stdlib", "--timeout",
+         "1", "--hang-budget", "2", "-q", "--json", str(out)],
+        capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    assert report["verdict"] == "NOT CONFORMING"
+    tests = [t for row in report["clauses"] for t in row["tests"]]
+    timed_out = [t for t in tests if t["outcome"] == "failed"]
+    assert [t["name"] for t in timed_out] == [
+        "test_C_TIME_1_now_is_int_and_starts_at_zero",
+        "test_C_TIME_3_non_time_ints_are_refused",
+    ]
+    for test in timed_out:
+        clause = "-".join(test["name"].split("_")[1:4])
+        assert test["message"] == (
+            f"{clause}: timed out after 1 s of CPU time (C-CONF-2 time limit per test); "
+            f"the backend was running tests/backends/hang.py:{line} in advance"
+        )
+    cut = (
+        "not run: the run's hang budget of 2 s (C-CONF-2) was spent by 2 tests that timed "
+        "out (test_C_TIME_1_now_is_int_and_starts_at_zero, "
+        "test_C_TIME_3_non_time_ints_are_refused); rerun with --hang-budget 0 to run every test"
+    )
+    rest = [t for t in tests if t["outcome"] != "failed"]
+    assert len(rest) > 50
+    assert {(t["outcome"], t["message"]) for t in rest} == {("skipped", cut)}
+    assert (
+        f"hang budget spent: 2 tests timed out (2 s of limits, budget 2 s, C-CONF-2); "
+        f"{len(rest)} later tests not run (--hang-budget 0 runs every test)"
+    ) in proc.stdout.splitlines()
+
+
+def test_C_CONF_2_the_default_hang_budget_is_two_limits_and_is_documented() -> None:
+    from simclock_conformance.kit._options import default_hang_budget, default_timeout
+
+    assert (default_hang_budget("ci"), default_timeout("ci")) == (60.0, 30.0)
+    assert (default_hang_budget("thorough"), default_timeout("thorough")) == (600.0, 300.0)
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "--help"],
+        capture_output=True, text=True, check=True, timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    help_text = " ".join(proc.stdout.split())
+    assert "--hang-budget SECONDS the run's budget for hangs" in help_text
+    assert "(default 60 for ci, 600 for thorough; 0: run every test)" in help_text
+    page = " ".join((ROOT / "docs" / "backends.md").read_text(encoding="utf-8").split())
+    assert "`--hang-budget`" in page and "60 s" in page
+
+
+def test_C_CONF_2_a_negative_hang_budget_is_a_usage_error() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "simclock_conformance", "simclock_conformance:heap_factory",
+         "--hang-budget", "-1"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "python -m simclock_conformance: error: "
+        "hang_budget must be a number of seconds >= 0, got -1.0\n"
+    )

@@ -12,6 +12,10 @@ Options:
   ``--simclock-backend`` (e.g. for in-repo subclasses of ``ClockConformance``).
 - ``--simclock-timeout SECONDS``: the time limit of each suite test
   (C-CONF-2; default 30 s for ``ci``, 300 s for ``thorough``; 0 turns it off).
+- ``--simclock-hang-budget SECONDS``: the run's hang budget (C-CONF-2; default
+  60 s for ``ci``, 600 s for ``thorough``; 0 turns it off): once the limits of
+  the tests that timed out add up to it, the later tests are skipped, each
+  saying so, so a backend that hangs everywhere has its verdict in about a minute.
 
 Beside other plugins: every plugin installed in the environment is loaded
 into this pytest too (``python -m simclock_conformance`` loads none of them).
@@ -45,7 +49,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from simclock_conformance.kit._options import MAX_TIMEOUT_S, PROFILES, default_timeout
+from simclock_conformance.kit._options import (
+    MAX_TIMEOUT_S,
+    PROFILES,
+    default_hang_budget,
+    default_timeout,
+)
 
 if TYPE_CHECKING:
     from simclock_conformance.report._outcome import Outcome
@@ -100,6 +109,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="time limit of each conformance test (default 30 for ci, 300 for thorough; 0: none)",
     )
+    group.addoption(
+        "--simclock-hang-budget",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="once the limits of the tests that timed out add up to SECONDS, skip the later "
+        "tests (default 60 for ci, 600 for thorough; 0: none)",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,6 +140,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from simclock_conformance.kit._args import check_timeout
 
     check_timeout(timeout, pytest.UsageError, pytest.UsageError)
+    budget = config.getoption("simclock_hang_budget")
+    check_timeout(budget, pytest.UsageError, pytest.UsageError, "hang budget")
     if spec or json_path:
         # Imported here: this module is loaded into every pytest run.
         from simclock_conformance.kit._check import check_factory
@@ -258,6 +277,13 @@ class ResultCollector:
         profile = str(config.getoption("simclock_profile") or "ci")
         option = config.getoption("simclock_timeout")
         self.timeout = default_timeout(profile) if option is None else float(option)
+        budget = config.getoption("simclock_hang_budget")
+        self.hang_budget = default_hang_budget(profile) if budget is None else float(budget)
+        self.hung_s = 0.0
+        """The limits of the tests that timed out so far, added up (C-CONF-2)."""
+        self.hung_tests: list[str] = []
+        self.cut_tests = 0
+        """Tests skipped because the hang budget was spent."""
 
     def _report_for(self, group: str) -> BackendReport:
         if group not in self.reports:
@@ -313,17 +339,51 @@ class ResultCollector:
         clause = _clause_of_item(item) if item.nodeid in self.groups else None
         return watchdog(self.timeout if clause else 0.0, clause or "")
 
+    def _charge_hang(self, item: pytest.Item) -> None:
+        """Add the limit of a test phase that timed out to the run's hangs (C-CONF-2)."""
+        from simclock_conformance.kit._watchdog import RAISED
+
+        if RAISED and item.nodeid in self.groups:
+            self.hung_s += RAISED[0].limit_s
+            name = item.nodeid.rsplit("::", 1)[-1]
+            if name not in self.hung_tests:
+                self.hung_tests.append(name)
+
+    def _check_budget(self, item: pytest.Item) -> None:
+        """Skip a suite test once the run's hang budget is spent (C-CONF-2)."""
+        if item.nodeid not in self.groups or not _clause_of_item(item):
+            return
+        if self.hang_budget > 0 and self.hung_s >= self.hang_budget:
+            shown = ", ".join(self.hung_tests[:3]) + (", ..." if len(self.hung_tests) > 3 else "")
+            self.cut_tests += 1
+            pytest.skip(
+                f"not run: the run's hang budget of {self.hang_budget:g} s (C-CONF-2) was "
+                f"spent by {len(self.hung_tests)} test{'s' if len(self.hung_tests) != 1 else ''} "
+                f"that timed out ({shown}); rerun with --hang-budget 0 to run every test"
+            )
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Fixtures make clocks through the factory: they run under the time limit too."""
-        with self._limit(item):
-            return (yield)
+        """Fixtures make clocks through the factory: they run under the time limit too.
+
+        Once the run's hang budget is spent, the test is skipped here, before its
+        fixtures make a clock.
+        """
+        self._check_budget(item)
+        try:
+            with self._limit(item):
+                return (yield)
+        finally:
+            self._charge_hang(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         """Run the test under its time limit (C-CONF-2)."""
-        with self._limit(item):
-            return (yield)
+        try:
+            with self._limit(item):
+                return (yield)
+        finally:
+            self._charge_hang(item)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
@@ -375,6 +435,15 @@ class ResultCollector:
             terminalreporter.write_line("")
             for line in rep.table().splitlines():
                 terminalreporter.write_line(line)
+        if self.cut_tests:
+            hung = len(self.hung_tests)
+            terminalreporter.write_line("")
+            terminalreporter.write_line(
+                f"hang budget spent: {hung} test{'s' if hung != 1 else ''} timed out "
+                f"({self.hung_s:g} s of limits, budget {self.hang_budget:g} s, C-CONF-2); "
+                f"{self.cut_tests} later test{'s' if self.cut_tests != 1 else ''} not run "
+                "(--hang-budget 0 runs every test)"
+            )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write ``--simclock-json`` (one report, or a list when several backends ran)."""

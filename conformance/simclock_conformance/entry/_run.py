@@ -76,6 +76,7 @@ def _pytest_args(
     quiet: bool,
     timeout: float | None,
     shrink: bool = True,
+    hang_budget: float | None = None,
 ) -> list[str]:
     args = [
         *_plugin.suite_paths(),
@@ -120,6 +121,8 @@ def _pytest_args(
         args.append("-x")
     if timeout is not None:
         args += ["--simclock-timeout", repr(float(timeout))]
+    if hang_budget is not None:
+        args += ["--simclock-hang-budget", repr(float(hang_budget))]
     return args
 
 
@@ -133,12 +136,16 @@ def run(
     quiet: bool = False,
     timeout: float | None = None,
     shrink: bool = True,
+    hang_budget: float | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run the suite on ``spec``; return ``(exit code, JSON report)``.
 
     The exit code follows the verdict (C-CONF-1): 0 CONFORMING, 1 NOT
     CONFORMING, 3 PARTIAL, 4 INCOMPLETE. ``timeout`` is the limit per test
-    in seconds (C-CONF-2; default per profile, 0 for none). ``shrink=False``
+    in seconds (C-CONF-2; default per profile, 0 for none); ``hang_budget``
+    the run's: once the limits of the tests that timed out add up to it, the
+    later tests are skipped (default 60 s for ``ci``, 600 s for ``thorough``;
+    0 for none). ``shrink=False``
     reports each failure with its first failing example instead of its
     minimal one: the same verdict, sooner for a broken backend. Raises
     :class:`~simclock_conformance.BackendError` for a usage error (an unknown clause
@@ -175,6 +182,7 @@ def run(
     check_bool(quiet, "quiet", BackendTypeError)
     check_bool(shrink, "shrink", BackendTypeError)
     check_timeout(timeout, BackendTypeError, BackendValueError)
+    check_timeout(hang_budget, BackendTypeError, BackendValueError, "hang_budget")
     if json_path is not None:
         if not isinstance(json_path, str | os.PathLike):
             raise BackendTypeError(
@@ -188,10 +196,10 @@ def run(
         problems = SetupProblems()
         try:
             with isolated_environ(), problems.watching_stderr():
-                code = pytest.main(
-                    _pytest_args(spec, profile, path, selected, exitfirst, quiet, timeout, shrink),
-                    plugins=[_plugin, problems],
+                args = _pytest_args(
+                    spec, profile, path, selected, exitfirst, quiet, timeout, shrink, hang_budget
                 )
+                code = pytest.main(args, plugins=[_plugin, problems])
         except BrokenPipeError:  # stdout closed by its reader: the CLI ends quietly (141)
             raise
         except Exception as exc:  # a plugin that does not load: pytest lets it through
@@ -248,7 +256,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="time limit of each test (default 30 for ci, 300 for thorough; 0: none)",
+        help="time limit of each test, in CPU seconds (a backend that blocks without "
+        "computing: ten times as long in wall-clock time, at least a minute more); a test "
+        "that hits it fails its clause, naming where the backend was running (default 30 "
+        "for ci, 300 for thorough; 0: none)",
+    )
+    parser.add_argument(
+        "--hang-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the run's budget for hangs: once the limits of the tests that timed out add "
+        "up to SECONDS, the later tests are skipped, each saying so, so a backend that hangs "
+        "everywhere has its verdict in about that time (default 60 for ci, 600 for "
+        "thorough; 0: run every test)",
     )
     parser.add_argument(
         "--no-shrink",
@@ -269,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             quiet=args.quiet,
             timeout=args.timeout,
             shrink=not args.no_shrink,
+            hang_budget=args.hang_budget,
         )
     except BackendError as exc:
         print(f"python -m simclock_conformance: error: {exc}", file=sys.stderr)

@@ -91,7 +91,12 @@ def check_profile(
     return profile
 
 
-def check_timeout(value: object, type_error: type[Exception], value_error: type[Exception]) -> None:
+def check_timeout(
+    value: object,
+    type_error: type[Exception],
+    value_error: type[Exception],
+    name: str = "timeout",
+) -> None:
     """Refuse a ``timeout`` that is not ``None`` or a number of seconds in [0, 10**6].
 
     ``bool`` is refused (``True`` is not one second); NaN, negative numbers
@@ -103,13 +108,13 @@ def check_timeout(value: object, type_error: type[Exception], value_error: type[
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise type_error(
-            f"timeout must be a number of seconds (int or float) or None, got {typed(value)}"
+            f"{name} must be a number of seconds (int or float) or None, got {typed(value)}"
         )
     if not value >= 0:  # NaN too
-        raise value_error(f"timeout must be a number of seconds >= 0, got {quote(value)}")
+        raise value_error(f"{name} must be a number of seconds >= 0, got {quote(value)}")
     if value > MAX_TIMEOUT_S:
         raise value_error(
-            f"timeout must be at most {MAX_TIMEOUT_S} seconds (0: no limit), got {quote(value)}"
+            f"{name} must be at most {MAX_TIMEOUT_S} seconds (0: no limit), got {quote(value)}"
         )
 
 

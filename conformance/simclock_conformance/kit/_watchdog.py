@@ -45,7 +45,13 @@ _FOREIGN = ("/_pytest/", "/pluggy/", "/hypothesis/", "/contextlib.py", "/threadi
 
 
 class ConformanceTimeout(BaseException):
-    """A suite test exceeded its time limit (C-CONF-2)."""
+    """A suite test exceeded its time limit (C-CONF-2).
+
+    ``limit_s`` is the limit that expired (the CPU time, or the wall-clock
+    backstop): what the test cost the run's hang budget.
+    """
+
+    limit_s: float = 0.0
 
 
 RAISED: list[ConformanceTimeout] = []
@@ -133,6 +139,7 @@ def watchdog(seconds: float, clause: str) -> Iterator[None]:
             f"{clause}: timed out after {spent} (C-CONF-2 time limit per test)"
             + (f"; the backend was running {where}" if where else "")
         )
+        timeout.limit_s = seconds if signum == signal.SIGPROF else wall
         RAISED.append(timeout)
         raise timeout
 
