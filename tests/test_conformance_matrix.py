@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -28,6 +27,7 @@ from backends.matrix import (
     render_committed,
     spec_clause_texts,
 )
+from headless_browser import chromium
 
 from simclock_conformance import BackendReport, BackendValueError, Outcome
 from simclock_conformance.report._html import load_report, render_matrix, spec_clauses
@@ -256,21 +256,13 @@ def test_the_committed_pages_are_generated() -> None:
     assert SPEC_CLAUSES.read_text(encoding="utf-8") == spec_clause_texts()
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no headless browser: install Debian's chromium to load the matrix page")
-
-
 def _ids(path: Path) -> set[str]:
     return _parse(path.read_text(encoding="utf-8")).ids
 
 
 def test_C_CONF_1_matrix_page_loads_in_a_browser_and_every_link_resolves(tmp_path: Path) -> None:
     """Build the docs site, load the matrix in headless Chromium, resolve every link."""
-    browser = _chromium()
+    browser = chromium()
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     build = subprocess.run(
@@ -391,7 +383,7 @@ def test_C_CONF_1_a_page_made_by_the_report_command_stands_alone_in_a_browser(
 ) -> None:
     """``report a.json b.json -o m.html`` in a directory of its own, loaded in headless
     Chromium: every link resolves inside the page, and every clause text is on it."""
-    browser = _chromium()
+    browser = chromium()
     (tmp_path / "a.json").write_text(json.dumps(GOOD), encoding="utf-8")
     (tmp_path / "b.json").write_text(json.dumps(BAD), encoding="utf-8")
     proc = _cli("a.json", "b.json", "-o", "m.html", cwd=tmp_path)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import html
 import os
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from headless_browser import chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -180,11 +180,7 @@ def test_search_index_is_inlined_for_pages_opened_from_disk(site: Path) -> None:
 
 
 def test_search_works_from_disk_without_network_in_chromium(site: Path) -> None:
-    browser = next(
-        (b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
-    )
-    if browser is None:
-        pytest.skip("chromium not installed (apt-get install chromium)")
+    browser = chromium()
     proc = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=15000",
          # Every host name fails to resolve: anything loaded from the network would fail.
