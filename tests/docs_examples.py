@@ -267,3 +267,122 @@ def prepare_workdir(workdir: Path) -> dict[str, str]:
     """A fresh directory as a clone would have it (``examples/``); returns the session env."""
     shutil.copytree(ROOT / "examples", workdir / "examples")
     return shell_environment(workdir)
+
+
+# -- commands the pages show but the runner cannot execute here ---------------------------
+#
+# Install lines (``pip install``) change the environment and fetch dependencies: they are
+# checked here against pyproject's extras and the forms pip accepts for a project no index
+# has (a clone's path, a wheel's file, a ``file://`` URL), and executed with ``pip install
+# --dry-run`` in a fresh environment by tests/test_install.py. The other commands of blocks
+# marked ``skip`` and of ``text`` blocks are checked against the parser of the command
+# they call (``simclock``'s, ``python -m simclock_conformance``'s, the Makefile's targets).
+
+CLONE_PLACEHOLDERS = ("/path/to/simclock", "/home/me/simclock")
+"""How the pages write the path of the user's clone."""
+
+_SPAN = re.compile(r"`(pip install [^`]+)`")
+_CONSOLE_INSTALL = re.compile(r"^\$ (pip install .*?)(?:\s+#.*)?$", re.M)
+_MESSAGE_INSTALL = re.compile(r"install it with: (pip install .+)$", re.M)
+
+
+def install_commands() -> list[tuple[str, str]]:
+    """``(where, command)`` of every ``pip install`` the pages show, in page order."""
+    found: list[tuple[str, str]] = []
+    for page in documents():
+        text = page.read_text(encoding="utf-8")
+        hits: list[tuple[int, str]] = []
+        for pattern in (_SPAN, _CONSOLE_INSTALL, _MESSAGE_INSTALL):
+            hits.extend((m.start(), " ".join(m.group(1).split())) for m in pattern.finditer(text))
+        for start, command in sorted(hits):
+            found.append((f"{page.name}:{text.count(chr(10), 0, start) + 1}", command))
+    return found
+
+
+def extras() -> set[str]:
+    """The extras pyproject declares."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return set(project["optional-dependencies"])
+
+
+def install_problem(command: str) -> str | None:
+    """Why ``command`` cannot work as written for simclock, or None.
+
+    No package index has simclock: each requirement must be a clone's path (``PATH`` or
+    ``"PATH[extra,...]"``), a wheel file (``.../simclock-*.whl``, with extras too) or
+    ``"simclock[extra] @ file://..."``; every extra named must be one pyproject declares.
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    words = shlex.split(command)
+    if words[:2] != ["pip", "install"] or len(words) < 3:
+        return "not a pip install of a requirement"
+    known = extras()
+    for word in words[2:]:
+        if word.startswith("-"):
+            return f"option {word!r}: the pages install with plain requirements"
+        if " @ " in word:
+            try:
+                requirement = Requirement(word)
+            except InvalidRequirement as exc:
+                return f"{word!r} is not a requirement pip reads: {exc}"
+            if requirement.name != "simclock" or not str(requirement.url).startswith("file://"):
+                return f"{word!r}: only simclock from a file:// URL installs without an index"
+            named = set(requirement.extras)
+        else:
+            path, _, rest = word.partition("[")
+            named = set(filter(None, rest.rstrip("]").split(","))) if rest else set()
+            if rest and not rest.endswith("]"):
+                return f"{word!r}: unclosed extras"
+            if not path.startswith(("/", "./", "../")):
+                return f"{word!r} needs a package index, and no index has simclock"
+            clone = next((c for c in CLONE_PLACEHOLDERS if path.startswith(c)), None)
+            if clone is None:
+                return f"{word!r}: write the clone as one of {CLONE_PLACEHOLDERS}"
+            inside = path[len(clone) :]
+            if inside not in ("", "/") and not re.fullmatch(
+                r"/dist/simclock-(\*|[0-9][\w.]*-py3-none-any)\.whl", inside
+            ):
+                return f"{word!r}: neither the clone nor a wheel in its dist/"
+        unknown = sorted(named - known)
+        if unknown:
+            return f"{word!r} names extras pyproject does not declare: {unknown}"
+    return None
+
+
+def _skip_marked(text: str, start: int) -> bool:
+    before = text[:start].rstrip().splitlines()
+    return bool(before) and before[-1].startswith("<!-- skip:")
+
+
+def unexecuted_commands() -> list[tuple[str, str]]:
+    """``(where, command)`` of each command line of a ``skip`` console block or a text block.
+
+    Console blocks give their ``$ `` lines; text blocks the lines that start with a
+    command of the project (``simclock``, ``python -m ...``, ``make``). Comments after
+    ``#`` and lines showing output (``...: error: ...``) are left out.
+    """
+    starts = ("simclock ", "python ", "make ", "PYTHONPATH=", ".venv/bin/")
+    found: list[tuple[str, str]] = []
+    for page in documents():
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(r"^```(\w+)[^\n]*\n(.*?)^```", text, re.S | re.M):
+            language, body = match.group(1), match.group(2)
+            if language in SHELL_LANGUAGES and not _skip_marked(text, match.start()):
+                continue  # executed by test_every_example_of_the_page_runs
+            if language not in SHELL_LANGUAGES and language != "text":
+                continue
+            line_no = text.count("\n", 0, match.start()) + 2
+            for offset, shown in enumerate(body.splitlines()):
+                if language in SHELL_LANGUAGES:
+                    if not shown.startswith("$ "):
+                        continue
+                    line = shown[2:]
+                elif not shown.startswith(starts) or ": error:" in shown:
+                    continue
+                else:
+                    line = shown
+                command = re.sub(r"\s+#.*$", "", line).strip()
+                if command:
+                    found.append((f"{page.name}:{line_no + offset}", command))
+    return found

@@ -6,8 +6,14 @@ in order, as a reader would run them.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import shlex
 import unittest
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docs_examples import (
@@ -15,11 +21,15 @@ from docs_examples import (
     ROOT,
     RUN_LANGUAGES,
     documents,
+    extras,
     fence_languages,
+    install_commands,
+    install_problem,
     make_sybil,
     output_matches,
     parse_session,
     prepare_workdir,
+    unexecuted_commands,
 )
 from sybil.example import NotEvaluated
 
@@ -91,3 +101,169 @@ def test_shell_session_parsing() -> None:
 )
 def test_output_comparison(expected: list[str], actual: str, matches: bool) -> None:
     assert output_matches(expected, actual) is matches
+
+
+# -- commands that cannot run here: checked against pyproject and the parsers ------------
+
+
+def test_every_install_line_names_a_clone_wheel_or_file_url_and_real_extras() -> None:
+    """No package index has simclock: ``pip install "simclock[live]"`` fails for a user.
+    tests/test_install.py runs each of these lines with ``pip install --dry-run``."""
+    found = install_commands()
+    assert len(found) >= 10
+    problems = [f"{where}: {command}: {why}" for where, command in found
+                if (why := install_problem(command)) is not None]  # fmt: skip
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ('pip install "simclock[live]"', "'simclock[live]' needs a package index, and no index "
+         "has simclock"),
+        ("pip install simclock", "'simclock' needs a package index, and no index has simclock"),
+        ('pip install "/path/to/simclock[gui]"', "'/path/to/simclock[gui]' names extras "
+         "pyproject does not declare: ['gui']"),
+        ('pip install "simclock[live] @ https://example.org/s.whl"', "'simclock[live] @ "
+         "https://example.org/s.whl': only simclock from a file:// URL installs without an "
+         "index"),
+        ("pip install /opt/simclock", "'/opt/simclock': write the clone as one of "
+         "('/path/to/simclock', '/home/me/simclock')"),
+    ],
+)  # fmt: skip
+def test_install_lines_that_cannot_work_are_named(command: str, why: str) -> None:
+    assert install_problem(command) == why
+
+
+def test_readme_lists_every_extra() -> None:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    sentence = text[text.index("The base install has the clock") :].split(":", 1)[0]
+    assert set(re.findall(r"`(\w+)`", sentence)) == extras()
+
+
+class _ParsedError(Exception):
+    """Raised by the stand-ins of the runners: the command line parsed."""
+
+
+def _stop(*_args: object, **_kwargs: object) -> Any:
+    raise _ParsedError
+
+
+def _parses(main: Callable[[list[str]], object], argv: list[str]) -> str | None:
+    """None when ``main(argv)`` gets past its parser (or exits 0 for --help); else stderr."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            main(argv)
+    except _ParsedError:
+        return None
+    except SystemExit as exc:
+        return None if exc.code in (0, None) else err.getvalue().strip() or f"exit {exc.code}"
+    return None
+
+
+def command_problem(command: str, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Why ``command`` (a line of a page) would not run as written, or None."""
+    from simclock_conformance.entry import _run, _wire_run
+    from simclock_conformance.protocol import _wire_core
+
+    for part in command.split(" && "):
+        words = shlex.split(part.rstrip("\\ ").strip("()"))
+        paths = [str(ROOT)]
+        while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            if name == "PYTHONPATH":
+                paths = [str(ROOT / value)]
+        if words and words[0].startswith(".venv/bin/"):
+            words[0] = words[0].removeprefix(".venv/bin/")
+        if words[:1] == ["cd"] and not (ROOT / words[1]).is_dir():
+            return f"no directory {words[1]!r} in the repository"
+        if not words or words[0] in (".", "cd", "go", "g++", "cargo", "mvn", "node", "dask"):
+            continue  # the shell, or a toolchain a kit's own tests drive
+        if any(re.fullmatch(r"[A-Z]{2,}", w) for w in words):
+            continue  # a synopsis with placeholders (simclock COMMAND --help)
+        if words[:2] == ["pip", "install"]:
+            why = install_problem(part)
+        elif words[0] == "make":
+            phony = re.search(r"^\.PHONY: (.*)$", (ROOT / "Makefile").read_text(), re.M)
+            assert phony is not None
+            why = None if words[1] in phony.group(1).split() else f"no make target {words[1]!r}"
+        elif words[0] == "simclock" or words[:3] == ["python", "-m", "simclock"]:
+            argv = words[1:] if words[0] == "simclock" else words[3:]
+            why = _parses(_simclock_parse, argv)
+        elif words[:3] == ["python", "-m", "simclock_conformance"]:
+            monkeypatch.setattr(_run, "run", _stop)
+            monkeypatch.setattr(_wire_run, "run_driver", _stop)
+            monkeypatch.setattr(_wire_core, "Session", _stop)
+            argv = words[3:]
+            spec = next((w for w in argv if re.fullmatch(r"[\w.]+:\w+", w)), None)
+            module = spec.partition(":")[0] if spec else None
+            if module and not _importable(module, paths):
+                why = f"{module} is not importable from {paths}"
+            else:
+                why = _parses(_run.main, argv)
+        elif words[:2] == ["python", "-m"]:
+            why = None if _importable(words[2], paths) else f"no module {words[2]!r}"
+        elif words[0] == "python":
+            why = None if (ROOT / words[1]).is_file() else f"no file {words[1]!r}"
+        else:
+            why = f"{words[0]!r} is no command this check knows"
+        if why is not None:
+            return why
+    return None
+
+
+def _simclock_parse(words: list[str]) -> None:
+    """What ``simclock``'s ``main`` does before it runs the command: parse ``words``."""
+    import importlib
+
+    from simclock.cli import _main
+
+    command = _main._command_of(words)
+    if command in _main.COMMANDS:
+        rewrite = getattr(importlib.import_module(_main.COMMANDS[command][0]), "rewrite_argv", None)
+        if rewrite is not None:
+            at = words.index(command) + 1
+            words = [*words[:at], *rewrite(words[at:])]
+    parser = _main.build_parser(command)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    raise _ParsedError
+
+
+def _importable(module: str, paths: list[str]) -> bool:
+    import importlib.util
+
+    top = module.split(".", maxsplit=1)[0]
+    for path in paths:
+        base = Path(path) / Path(*module.split("."))
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return importlib.util.find_spec(top) is not None
+
+
+def test_every_command_the_runner_skips_parses_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands of ``skip`` blocks and ``text`` blocks: each against its command's parser."""
+    found = unexecuted_commands()
+    assert len(found) > 20
+    problems = [f"{where}: {command}: {why}" for where, command in found
+                if (why := command_problem(command, monkeypatch)) is not None]  # fmt: skip
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("simclock run examples/pendulum.toml --lve", "simclock run: error: unrecognized "
+         "arguments: --lve"),
+        ("make tests", "no make target 'tests'"),
+        ("python -m simclock_conformance --driver --json -- ./d", "python -m "
+         "simclock_conformance: error: argument --json: expected one argument"),
+        ("PYTHONPATH=tests python -m nowhere.table", "no module 'nowhere.table'"),
+    ],
+)  # fmt: skip
+def test_commands_that_would_not_run_are_named(
+    command: str, why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (command_problem(command, monkeypatch) or "").splitlines()[-1:] == [why]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from docs_examples import CLONE_PLACEHOLDERS, install_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -62,9 +64,13 @@ class Installed:
     bin: Path
     project: Path
     dist: Path
+    src: Path
 
-    def run(self, *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    def run(
+        self, *argv: str, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env = {**base, **(env or {})}
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         return subprocess.run(
             argv,
@@ -76,10 +82,42 @@ class Installed:
             check=False,
         )
 
+    def dry_run(self, command: str) -> None:
+        """Run ``command`` (``pip install ...`` as a page or a message shows it) as written,
+        with ``--dry-run``, in this environment: the clone's and the wheel's placeholders
+        replaced by this build's source tree and wheel. Fails with pip's words."""
+        (wheel,) = self.dist.glob("*.whl")
+        words = shlex.split(command)
+        assert words[:2] == ["pip", "install"], command
+        args = []
+        for word in words[2:]:
+            real = word
+            for placeholder in CLONE_PLACEHOLDERS:
+                real = re.sub(
+                    rf"{re.escape(placeholder)}/dist/simclock-[^\[]*\.whl", str(wheel), real
+                )
+                real = real.replace(f"file://{placeholder}", self.src.as_uri())
+                real = real.replace(placeholder, str(self.src))
+            args.append(real)
+        env = {"SIMCLOCK_PURE": "1"}
+        done = self.run(
+            str(self.bin / "python"), "-m", "pip", "install", "--dry-run", "-q", *args,
+            timeout=900, env=env,
+        )  # fmt: skip
+        if done.returncode != 0 and _offline(done.stderr):
+            pytest.skip(f"pip cannot reach the package index: {done.stderr.strip()[-300:]}")
+        assert done.returncode == 0, f"{command} (run as {args}):\n{done.stderr[-3000:]}"
+
     def pip(self, *args: str) -> None:
         done = self.run(str(self.bin / "python"), "-m", "pip", "install", "-q", *args)
         if done.returncode != 0:
             pytest.skip(f"pip could not install {args}: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def _offline(stderr: str) -> bool:
+    """Whether pip failed for want of the package index (no network, no cache)."""
+    words = ("NewConnectionError", "Temporary failure in name resolution", "Network is unreachable")
+    return any(w in stderr for w in words)
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +155,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     for file_name, text in USER_FILES.items():
         (project / file_name).parent.mkdir(parents=True, exist_ok=True)
         (project / file_name).write_text(text, encoding="utf-8")
-    result = Installed(environment / "bin", project, dist)
+    result = Installed(environment / "bin", project, dist, src)
     (wheel,) = dist.glob("*.whl")
     result.pip(str(wheel))
     yield result
@@ -188,20 +226,27 @@ def test_a_job_whose_extra_is_missing_says_which_to_install(installed: Installed
     assert done.returncode == 2
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
+    # The command names the wheel this environment installed simclock from (no index has it).
+    (wheel,) = installed.dist.glob("*.whl")
+    command = f'pip install "simclock[sweep] @ {wheel.as_uri()}"'
     assert line.endswith(
         "simclock sweep needs the 'sweep' extra, which is not installed (missing: dask, "
-        "distributed, pyarrow, cloudpickle); install it with: pip install 'simclock[sweep]'"
+        f"distributed, pyarrow, cloudpickle); install it with: {command}"
     ), line
+    installed.dry_run(command)
 
 
 def test_the_suite_without_its_extra_says_which_to_install(installed: Installed) -> None:
     done = installed.run(str(installed.bin / "python"), "-m", "simclock_conformance", "x:y")
     assert (done.returncode, done.stdout) == (2, "")
+    (wheel,) = installed.dist.glob("*.whl")
+    command = f'pip install "simclock[conformance] @ {wheel.as_uri()}"'
     assert done.stderr == (
         "python -m simclock_conformance: error: the conformance suite needs the 'conformance' "
-        "extra, which is not installed (missing: pytest, hypothesis); install it with: "
-        "pip install 'simclock[conformance]'\n"
+        f"extra, which is not installed (missing: pytest, hypothesis); install it with: "
+        f"{command}\n"
     )
+    installed.dry_run(command)
 
 
 def test_users_pytest_runs_with_simclock_and_its_plugin_installed(installed: Installed) -> None:
@@ -231,3 +276,22 @@ def test_users_pytest_runs_with_simclock_and_its_plugin_installed(installed: Ins
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed" in done.stdout and "PARTIAL" in done.stdout
+
+
+def test_every_install_line_of_the_pages_runs_as_written(installed: Installed) -> None:
+    """Each ``pip install`` of README.md and docs/*.md (docs_examples.install_commands), with
+    ``--dry-run`` in a fresh environment: the clone is this build's source tree, the wheel
+    this build's wheel. Lines that name the same source are run together (pip resolves
+    the extras of one project at once)."""
+    from docs_examples import install_problem
+
+    found = install_commands()
+    by_source: dict[str, list[str]] = {}
+    for _where, command in found:
+        assert install_problem(command) is None, command
+        for word in shlex.split(command)[2:]:
+            key = "wheel" if (".whl" in word) else "clone"
+            by_source.setdefault(key, []).append(word)
+    assert set(by_source) == {"wheel", "clone"}
+    for words in by_source.values():
+        installed.dry_run("pip install " + " ".join(shlex.quote(w) for w in sorted(set(words))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -124,11 +125,13 @@ def test_mujoco_is_imported_lazily_and_missing_package_says_how_to_install(
     code = "import sys, simclock; print('mujoco' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "False\n"
+    from simclock.core._extras import install_command
+
     monkeypatch.setitem(sys.modules, "mujoco", None)  # makes `import mujoco` raise ImportError
     with pytest.raises(
         RuntimeError,
         match=r"^the MuJoCo backend needs the 'mujoco' package \(.*\); "
-        r"install it with: pip install 'simclock\[mujoco\]'$",
+        rf"install it with: {re.escape(install_command('mujoco'))}$",
     ):
         MujocoClock(_model(), 0)
 

@@ -175,8 +175,11 @@ class LiveView(Closing):
         try:
             import foxglove
         except ImportError:
+            from simclock.core._extras import install_command
+
             raise SimclockRuntimeError(
-                "the live view needs the foxglove-sdk package: pip install 'simclock[live]'"
+                "the live view needs the foxglove-sdk package (the 'live' extra); install it "
+                f"with: {install_command('live')}"
             ) from None
         self._foxglove: Any = foxglove
         # Invariant: every channel and the server belong to this context, never the global one.

@@ -14,7 +14,7 @@ read as the clock. It is a float sum of ``timestep`` and drifts: 10 000 steps of
 
 ``mujoco`` is imported lazily, on first use, so ``import simclock`` works
 without the extra; a missing package is a ``SimclockRuntimeError`` saying
-``pip install 'simclock[mujoco]'``.
+the ``mujoco`` extra.
 """
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ def import_mujoco() -> ModuleType:
     try:
         mujoco: ModuleType = importlib.import_module("mujoco")
     except ImportError as exc:
+        from simclock.core._extras import install_command
+
         raise SimclockRuntimeError(
             f"the MuJoCo backend needs the 'mujoco' package ({exc}); "
-            "install it with: pip install 'simclock[mujoco]'"
+            f"install it with: {install_command('mujoco')}"
         ) from None
     return mujoco
 
