@@ -386,3 +386,26 @@ def unexecuted_commands() -> list[tuple[str, str]]:
                 if command:
                     found.append((f"{page.name}:{line_no + offset}", command))
     return found
+
+
+_INLINE = re.compile(r"`((?:simclock|python -m simclock\w*|make|PYTHONPATH=\S+ python) [^`]+)`")
+
+
+def inline_commands() -> list[tuple[str, str]]:
+    """``(where, command)`` of each inline code span of the pages that is a project command.
+
+    Spans with a placeholder (a word in capitals, ``[...]``, ``...``, ``<...>``), a pipe
+    or shown output are synopses, not commands, and are left out.
+    """
+    found: list[tuple[str, str]] = []
+    for page in documents():
+        text = page.read_text(encoding="utf-8")
+        for match in _INLINE.finditer(text):
+            command = " ".join(match.group(1).split())
+            if any(mark in command for mark in ("[", "...", "|", "<", ": error")):
+                continue
+            if re.search(r"(?<![\w-])[A-Z]+(?![\w-])", command):
+                continue
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((f"{page.name}:{line}", command))
+    return found

@@ -23,6 +23,7 @@ from docs_examples import (
     documents,
     extras,
     fence_languages,
+    inline_commands,
     install_commands,
     install_problem,
     make_sybil,
@@ -249,6 +250,28 @@ def test_every_command_the_runner_skips_parses_as_written(monkeypatch: pytest.Mo
     assert len(found) > 20
     problems = [f"{where}: {command}: {why}" for where, command in found
                 if (why := command_problem(command, monkeypatch)) is not None]  # fmt: skip
+    assert problems == []
+
+
+def test_every_command_written_inline_parses_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inline commands (``simclock export ros2 run.mcap -o run_bag``): each against its parser.
+
+    A span that names a command without its required arguments, or ends with an option
+    it names (``simclock run --out``), is a reference, not a command line: only those
+    errors are let through.
+    """
+    found = inline_commands()
+    assert len(found) > 50
+    problems = []
+    for where, command in found:
+        why = command_problem(command, monkeypatch)
+        last = command.split()[-1]
+        reference = why is not None and (
+            "the following arguments are required" in why
+            or (last.startswith("--") and f"argument {last}: expected one argument" in why)
+        )
+        if why is not None and not reference:
+            problems.append(f"{where}: {command}: {why.splitlines()[-1]}")
     assert problems == []
 
 
