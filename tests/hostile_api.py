@@ -1674,6 +1674,7 @@ def _cases() -> list[Case]:
                 "quiet": False,
                 "timeout": None,
                 "shrink": True,
+                "hang_budget": None,
             },
             valid_call=False,  # a valid spec is a full suite run (minutes)
         ),

@@ -979,8 +979,8 @@ def test_cli_examples_of_the_issue_are_one_line_and_exit_2(
     out = str(tmp_path / "t.png")
     expected = {
         ("timeline", "short"): rf"^simclock timeline: error: '{files['short']}' is not a readable "
-        r"MCAP recording \(error: unpack requires a buffer of 8 bytes\); record one with simclock "
-        r"run SCENARIO --out run\.mcap$",
+        r"MCAP recording \(LengthError: a field of 8 bytes at offset 0 runs past the end of the "
+        r"file \(3 bytes left\)\); record one with simclock run SCENARIO --out run\.mcap$",
         ("timeline", "damaged"): rf"^simclock timeline: error: '{files['damaged']}' is not a "
         r"(readable|simclock) MCAP recording \(.+\); record one with simclock run SCENARIO "
         r"--out run\.mcap$",

@@ -157,6 +157,8 @@ def test_C_X_FP_diff_reports_a_changed_scenario_even_when_the_traces_match(
     run_scenario(b, out=tmp_path / "b.mcap")
     assert _run(capsys, "diff", str(tmp_path / "a.mcap"), str(tmp_path / "b.mcap")) == (
         0,
+        "recordings' metadata differ:\n"
+        "  metadata scenario: A g | B renamed\n"
         f"scenarios differ: A sha256 {a.text_sha256} | B sha256 {b.text_sha256}\n"
         '  name: "g" -> "renamed"\n'
         f"identical: fingerprint {run.fingerprint} ({run.messages} messages)\n",
@@ -221,10 +223,17 @@ def test_C_X_FP_recordings_without_the_scenario_keys_info_and_diff_as_before(
     scenario = load_scenario(_grid(tmp_path, "g.toml"))
     run_scenario(scenario, out=tmp_path / "c.mcap")
     code, out, _ = _run(capsys, "diff", str(a), str(tmp_path / "c.mcap"))
-    assert (code, out.splitlines()[0]) == (
-        1,
-        "scenario: only B stores its scenario (A does not); not compared",
-    )
+    lines = out.splitlines()
+    assert code == 1
+    # The metadata lines first (the seeds differ), then the scenario line, then messages.
+    at = lines.index("scenario: only B stores its scenario (A does not); not compared")
+    assert lines[:at] == [
+        "recordings' metadata differ:",
+        "  clock period:     A (no /clock) | B 1000000",
+        "  draws:            A false | B true",
+        '  metadata devices: A {} | B {"a": "/sensors/a"}',
+    ]
+    assert lines[at + 1] == "recordings differ at message #0 (0-based, in total order):"
     assert _run(capsys, "replay", str(a)) == (0, "0 0 /a 1\n", "")
 
 

@@ -428,6 +428,8 @@ def _metadata_changes(a: RecordingInfo, b: RecordingInfo) -> list[str]:
         for key, label in _RUN_KEYS[1:]:
             va, vb = a.metadata.get(key), b.metadata.get(key)
             if va != vb:
+                if key == "clock_period_ns":  # "" records no /clock channel
+                    va, vb = (v if v != "" else "(no /clock)" for v in (va, vb))
                 rows.append((label, _shown(va), _shown(vb)))
     elif a.library != b.library:  # a foreign file has no simclock record: who wrote each
         rows.append(("written by", _shown(a.library), _shown(b.library)))

@@ -137,8 +137,8 @@ class Bounded:
             size = max(left, 0)
         elif size > left:
             raise LengthError(
-                f"a length field at offset {self._base + pos} asks for {size} bytes but "
-                f"{max(left, 0)} remain before the end of {self._what}"
+                f"a field of {size} bytes at offset {self._base + pos} runs past the end of "
+                f"{self._what} ({max(left, 0)} bytes left)"
             )
         return self._stream.read(size)
 
