@@ -207,6 +207,7 @@ class MavlinkTimeSource:
         self._unmatched = 0
         self._foreign = 0
         self._bad_data = 0
+        self._answered = 0
         self._link_errors = 0
         self._unreported = 0
         self._silent = False
@@ -299,9 +300,12 @@ class MavlinkTimeSource:
 
     @property
     def counters(self) -> dict[str, int]:
-        """Link counters not in the state: ``bad_data``, ``link_errors``, ``unreported``."""
+        """Link counters not in the state: ``answered`` (the peer's requests), ``bad_data``,
+        ``link_errors`` (exceptions from the link, survived), ``unreported`` (bus publications
+        that failed)."""
         with self._flock:
             return {
+                "answered": self._answered,
                 "bad_data": self._bad_data,
                 "link_errors": self._link_errors,
                 "unreported": self._unreported,
@@ -472,6 +476,8 @@ class MavlinkTimeSource:
                 return  # no estimate yet: nothing to answer with
             tc1 = self.now_ns()
         self._send_timesync(tc1, ts1, src[0], src[1])
+        with self._flock:
+            self._answered += 1
 
     def _check_silence(self, now: int) -> None:
         with self._flock:
