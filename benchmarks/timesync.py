@@ -154,6 +154,7 @@ def _figures(
     cut = (restart_at - started) / 1e9 if restart_at is not None else float("inf")
     last = rows[-1][0] / 1e9 if rows else 0.0
     out["first_5s"] = stats(0, min(5, cut), 1)
+    out["first_5s_peer"] = stats(0, min(5, cut), 2)
     out["first_second"] = stats(0, min(1, cut), 1)
     out["after_5s"] = stats(5, min(cut, last + 1), 1)
     out["after_5s_peer"] = stats(5, min(cut, last + 1), 2)
@@ -184,7 +185,8 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     rows = []
-    for key in ("first_second", "first_5s", "after_5s", "after_5s_peer", "after_restart_peer"):
+    keys = ("first_second", "first_5s", "first_5s_peer", "after_5s", "after_5s_peer")
+    for key in (*keys, "after_restart_peer"):
         s = figures.get(key)
         if s:
             rows.append(

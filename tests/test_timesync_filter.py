@@ -194,7 +194,7 @@ def errors(f: TimesyncFilter, samples: list[tuple[int, int, int]], **kw: int) ->
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_C_SYS_5_estimate_within_1ms_from_the_first_half_second(seed: int) -> None:
+def test_C_SYS_5_estimate_within_half_a_ms_from_the_first_half_second(seed: int) -> None:
     f = TimesyncFilter()
     samples = exchanges(seed, 0, 40 * S)
     errs = errors(f, samples)
@@ -202,9 +202,11 @@ def test_C_SYS_5_estimate_within_1ms_from_the_first_half_second(seed: int) -> No
     early = errs[10 * per_sample : 100 * per_sample]  # 0.5 s .. 5 s
     late = errs[100 * per_sample :]
     # The filter is deterministic: these are this data's figures with a margin, not luck.
-    assert max(abs(e) for e in early) < 1 * MS
+    # (seeds 1-3: early max 0.25-0.39 ms, later p99 0.06-0.11 ms, max 0.06-0.15 ms)
+    assert max(abs(e) for e in early) < 0.5 * MS
     late_abs = sorted(abs(e) for e in late)
-    assert late_abs[int(0.99 * len(late_abs))] < 0.4 * MS
+    assert late_abs[int(0.99 * len(late_abs))] < 0.15 * MS
+    assert late_abs[-1] < 0.2 * MS
     assert f.converged
     assert abs(f.state(0).skew_ppb - DRIFT_PPB) < 10_000  # 50 ppm found within 10 ppm
 
