@@ -116,7 +116,7 @@ class MavlinkTimeSource:
     restart. ``state()`` is a [`TimesyncState`][simclock.TimesyncState].
 
     The peer's requests are answered (targets set to the requester) with
-    ``now_ns()`` (``answer="timeline"``, from the first estimate on), with the
+    ``now_ns()`` (``answer="timeline"``, once the constructor has returned), with the
     host's monotonic clock (``"host"``, from the start: for a peer that, like
     MAVSDK, answers only once it has synchronised to us), or not at all
     (``"none"``). ``heartbeat_ns`` sends a ``HEARTBEAT`` (onboard controller)
@@ -211,6 +211,11 @@ class MavlinkTimeSource:
         self._link_errors = 0
         self._unreported = 0
         self._silent = False
+        # Until the constructor returns, nobody reads the timeline: events wait here,
+        # requests are answered only with answer="host", and the timeline is then
+        # anchored on the converged estimate (no slewing off the first samples).
+        self._anchored = False
+        self._early: list[dict[str, Any]] = []
         self._last_ts1 = 0
         self._stop = threading.Event()
         try:
@@ -261,6 +266,12 @@ class MavlinkTimeSource:
                 f"{self._foreign} foreign replies, {self._bad_data} bad bytes); check that "
                 "the connection reaches the autopilot and that it answers TIMESYNC"
             )
+        with self._flock:
+            self._filter._anchor()
+            self._anchored = True
+            early, self._early = self._early, []
+        for event in early:
+            self._publish(event)
 
     # -- readings ---------------------------------------------------------------
 
@@ -462,8 +473,12 @@ class MavlinkTimeSource:
                 events.append({"event": "resumed"})
             events.append({"event": "sample", "verdict": str(verdict)})
             state = self._state_locked(at).to_json()
+            for event in events:
+                event["state"] = state
+            if not self._anchored:
+                self._early.extend(events)
+                return
         for event in events:
-            event["state"] = state
             self._publish(event)
 
     def _answer_request(self, ts1: int, src: tuple[int, int]) -> None:
@@ -472,8 +487,8 @@ class MavlinkTimeSource:
         if self._answer == "host":
             tc1 = self._host()
         else:
-            if self._filter.model is None:
-                return  # no estimate yet: nothing to answer with
+            if not self._anchored:
+                return  # the timeline starts when the constructor returns
             tc1 = self.now_ns()
         self._send_timesync(tc1, ts1, src[0], src[1])
         with self._flock:
@@ -482,7 +497,7 @@ class MavlinkTimeSource:
     def _check_silence(self, now: int) -> None:
         with self._flock:
             last = self._filter.state(now).last_sample_ns
-            if self._silent or last is None or now - last < self._silence:
+            if not self._anchored or self._silent or last is None or now - last < self._silence:
                 return
             self._silent = True
             state = self._state_locked(now).to_json()

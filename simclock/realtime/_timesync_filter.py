@@ -347,6 +347,18 @@ class TimesyncFilter:
         self.model = fresh
         self._note(samples[-1])
 
+    def _anchor(self) -> None:
+        """Make the timeline the peer estimate again, dropping epoch and slew: a step.
+
+        For a transport whose timeline nobody has read yet (MavlinkTimeSource
+        before its constructor returns), so that the first seconds are not spent
+        slewing off the first samples' errors; never call it once the timeline
+        has been read (C-SYS-1).
+        """
+        m = self.model
+        if m is not None:
+            self.model = _Model(m.base_host, m.base_peer, m.skew, 0, 0, m.slew_at, m.slew_rate)
+
     def _refit(self, at: int) -> None:
         old = self.model
         assert old is not None
