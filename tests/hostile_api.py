@@ -1078,7 +1078,7 @@ def _cases() -> list[Case]:
                 "reset_after": 3,
                 "window": 512,
                 "window_ns": 60_000_000_000,
-                "converge_samples": 10,
+                "converge_samples": 30,
                 "skew_sigma_ppb": 100_000,
                 "max_skew_ppb": 1_000_000,
                 "quality_floor_ns": 500_000,

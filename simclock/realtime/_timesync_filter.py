@@ -38,7 +38,9 @@ The estimate (what SPEC does not say):
   (within ``max_rtt_ns``) are a jump of the peer's clock: the filter starts
   again from those samples (``RESET``), and the reset is counted. A clock that
   went back is a restart of the peer;
-- ``converged`` once the window holds ``converge_samples`` samples.
+- ``converged`` once the window holds ``converge_samples`` samples (30: in
+  simulation with heavy-tailed delays, the error in the second after
+  convergence is half what it is after 10).
 
 Two readings (C-SYS-5). `peer_ns` is the estimate of the peer's own clock:
 it follows every correction and every reset, so it can go back. `timeline_ns`
@@ -224,7 +226,7 @@ class TimesyncFilter:
     """A peer clock estimated from two-way exchanges; pure and deterministic (C-SYS-5).
 
     ``TimesyncFilter(*, max_rtt_ns=50 ms, max_deviation_ns=100 ms, reset_after=3,
-    window=512, window_ns=60 s, converge_samples=10, skew_sigma_ppb=100_000,
+    window=512, window_ns=60 s, converge_samples=30, skew_sigma_ppb=100_000,
     max_skew_ppb=1_000_000, quality_floor_ns=500 µs, slew_ppb=5_000_000)``.
     Feed it `add_sample`; read `peer_ns`, `timeline_ns` and `state`. Host times
     passed to `add_sample` should not go back; an older ``at_ns`` is taken as
@@ -241,7 +243,7 @@ class TimesyncFilter:
         reset_after: int = 3,
         window: int = 512,
         window_ns: int = 60_000_000_000,
-        converge_samples: int = 10,
+        converge_samples: int = 30,
         skew_sigma_ppb: int = 100_000,
         max_skew_ppb: int = 1_000_000,
         quality_floor_ns: int = 500_000,
