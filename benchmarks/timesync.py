@@ -99,7 +99,37 @@ def run(seconds: float, restart_at_s: float, drift_ppm: float, seed: int) -> dic
         if peer.stdin is not None:
             peer.stdin.close()
         peer.wait(timeout=10)
-    return _figures(rows, events, started, ready, restart_at, state, cost, decreases)
+    figures = _figures(rows, events, started, ready, restart_at, state, cost, decreases)
+    figures["per_second"] = _per_second(rows, events, started)
+    return figures
+
+
+def _per_second(rows: list[tuple[int, int, int]], events: list[Message], started: int) -> list[Any]:
+    """For each second: max |peer error| (ms), median round trip used (ms), skew (ppm)."""
+    errs: dict[int, int] = {}
+    for t, _, err in rows:
+        errs[t // 1_000_000_000] = max(errs.get(t // 1_000_000_000, 0), abs(err))
+    rtts: dict[int, list[int]] = {}
+    skew: dict[int, int] = {}
+    for m in events:
+        state = m.payload["state"]
+        if m.payload.get("verdict") != "ACCEPTED":
+            continue
+        second = (state["at_ns"] - started) // 1_000_000_000
+        rtts.setdefault(second, []).append(state["rtt_ns"])
+        skew[second] = state["skew_ppb"]
+    out = []
+    for second in sorted(errs):
+        r = sorted(rtts.get(second, [0]))
+        out.append(
+            [
+                second,
+                round(errs[second] / MS, 3),
+                round(r[len(r) // 2] / MS, 1),
+                round(skew.get(second, 0) / 1000),
+            ]
+        )
+    return out
 
 
 def _cost(source: simclock.MavlinkTimeSource) -> dict[str, float]:
