@@ -477,6 +477,28 @@ def test_bad_arguments_are_refused_before_anything_opens(
     assert threading.active_count() == threads
 
 
+# -- recording the synchronisation ----------------------------------------------------------
+
+
+def test_C_SYS_5_a_recording_shows_the_synchronisation(link: Link, tmp_path: Path) -> None:
+    source = link.source
+    path = tmp_path / "flight.mcap"
+    with simclock.Recorder(path, source.bus, seed=7):
+        start = source.state().accepted
+        wait_for("ten more samples", lambda: source.state().accepted >= start + 10)
+    with simclock.open_recording(path) as recording:
+        messages = list(recording.messages())
+        info = recording.info
+    assert set(info.topic_counts) == {TIMESYNC_TOPIC}
+    assert len(messages) >= 10
+    stamps = [m.stamp_ns for m in messages]
+    assert stamps == sorted(stamps)  # stamped with now_ns(), the autopilot's time
+    assert all(abs(m.stamp_ns - m.payload["state"]["at_ns"] - OFFSET) < 5 * MS for m in messages)
+    accepted = [m.payload["state"]["accepted"] for m in messages]
+    assert accepted == sorted(accepted) and accepted[-1] >= start + 10
+    assert {m.payload["event"] for m in messages} == {"sample"}
+
+
 # -- periodic threads on the peer's time ---------------------------------------------------
 
 
