@@ -385,12 +385,18 @@ class MavlinkTimeSource:
                         continue
                 else:
                     time.sleep(min(wait, 1_000_000) / 1e9)
+                # Receive stamps are never before the arrival (the hard bound of each
+                # exchange, rtt/2, holds): the first datagram arrived before select
+                # returned; a later one may arrive during the loop, so it is stamped
+                # after it was read.
                 recv = self._host()
+                msg = conn.recv_msg()
                 for _ in range(64):
-                    msg = conn.recv_msg()
                     if msg is None:
                         break
                     self._handle(msg, recv)
+                    msg = conn.recv_msg()
+                    recv = self._host()
             except Exception:
                 # A dead socket, a parser failure: counted, and the loop goes on.
                 with self._flock:
