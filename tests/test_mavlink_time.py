@@ -105,6 +105,7 @@ class ScriptedPeer:
         self.mode = "answer"
         self.held: list[Request] = []
         self.replies: list[Any] = []
+        self.others: list[Any] = []  # every other message received
         self.requests_seen = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -121,6 +122,7 @@ class ScriptedPeer:
                 continue
             while (msg := self.conn.recv_msg()) is not None:
                 if msg.get_type() != "TIMESYNC":
+                    self.others.append(msg)
                     continue
                 if msg.tc1 != 0:
                     self.replies.append(msg)
@@ -282,6 +284,43 @@ def test_C_SYS_5_a_request_of_the_peer_is_answered_with_targets(link: Link) -> N
     payload = payload_of(answer)
     assert len(payload) == 18 and struct.unpack("<qqBB", payload)[2:] == (1, 1)
     assert source.counters["answered"] == 1
+
+
+@pytest.mark.parametrize("answer", ["host", "none"])
+def test_the_answer_option_chooses_the_clock_answered_with(peer: ScriptedPeer, answer: str) -> None:
+    with MavlinkTimeSource(
+        f"udpout:127.0.0.1:{peer.port}",
+        answer=answer,
+        heartbeat_ns=20 * MS,
+        interval_ns=10 * MS,
+        initial_interval_ns=5 * MS,
+    ) as source:
+        before = time.monotonic_ns()
+        peer.reply(0, 555_000)
+        peer.reply(0, 556_000)
+        # Datagrams are handled in order: once a later reply of the peer is a sample,
+        # both requests were handled, and a heartbeat sent after that reaches the peer
+        # after any answer to them.
+        peer.mode = "hold"
+        (request,) = peer.take_held()
+        base = source.state().accepted
+        peer.reply(peer.clock_ns(), request.ts1)
+        wait_for("the later sample", lambda: source.state().accepted > base)
+        after = time.monotonic_ns()
+        heartbeats = len(peer.others)
+        wait_for("a later heartbeat", lambda: len(peer.others) > heartbeats)
+        answers = [m for m in peer.replies if m.ts1 in (555_000, 556_000)]
+        if answer == "none":
+            assert answers == [] and source.counters["answered"] == 0
+        else:
+            # "host": the host's monotonic clock, not the autopilot's time.
+            assert [m.ts1 for m in answers] == [555_000, 556_000]
+            assert all(before <= m.tc1 <= after for m in answers)
+            assert source.counters["answered"] == 2
+    heartbeat = peer.others[-1]
+    assert heartbeat.get_type() == "HEARTBEAT"
+    assert (heartbeat.get_srcSystem(), heartbeat.get_srcComponent()) == (1, 191)
+    assert heartbeat.type == 18  # MAV_TYPE_ONBOARD_CONTROLLER
 
 
 def test_a_request_targeted_at_another_system_is_not_answered(link: Link) -> None:
