@@ -17,6 +17,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "mujoco": ("mujoco",),
     "conformance": ("pytest", "hypothesis"),
+    "mavlink": ("pymavlink",),
 }
 """Each extra -> the import names it provides (pyproject's optional-dependencies)."""
 
