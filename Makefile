@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-pure check docs bench lint typecheck native dist clean
+.PHONY: demo test test-thorough test-pure check docs bench lint typecheck native dist clean
 
 # The compiled core (C-NATIVE-1): rebuilt in place when one of its sources is newer
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
@@ -52,11 +52,20 @@ docs: $(STAMP)
 # The tests run on every core (pytest-xdist; PYTEST_WORKERS=0 for one process), a
 # file per worker at a time so that a module's fixtures are built once.
 PYTEST_WORKERS ?= auto
+# make test: Hypothesis's bounded, derandomised ci profile (60 fixed examples a property).
+# make test-thorough: the deep run, 1000 random examples a property, and every self-check
+# backend through the wire protocol as well (the wire_full mark).
+HYPOTHESIS_PROFILE ?= ci
+export HYPOTHESIS_PROFILE
+PYTEST_MARKS ?= not wire_full
 
 test: check $(NATIVE_MANIFEST)
 	@$(BIN)/python -m simclock.core
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "$(PYTEST_MARKS)"
 	$(MAKE) --no-print-directory test-pure
+
+test-thorough:
+	$(MAKE) --no-print-directory test HYPOTHESIS_PROFILE=thorough PYTEST_MARKS="wire_full or not wire_full"
 
 # The pure-Python build of the core on the same clauses: HeapSimClock's conformance
 # suite, its oracle state machine, and the session's phases on the golden traces
@@ -64,7 +73,8 @@ test: check $(NATIVE_MANIFEST)
 test-pure: $(STAMP)
 	@if $(BIN)/python -c 'import simclock, sys; sys.exit(0 if simclock.COMPILED else 1)'; then \
 		SIMCLOCK_PURE=1 $(BIN)/python -m simclock.core && \
-		SIMCLOCK_PURE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_native.py \
+		SIMCLOCK_PURE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile \
+			tests/test_native.py \
 			tests/test_conformance_heap.py tests/test_sec1_simclock.py \
 			tests/test_fingerprints_golden.py tests/test_devices.py tests/test_session.py \
 			tests/test_sender.py \

@@ -52,10 +52,16 @@ from simclock.core._public import LOWLEVEL_NAMES, ROOT, ROOT_NAMES, fixup_module
 
 if TYPE_CHECKING:
     from simclock.realtime import (
+        TIMESYNC_TOPIC as TIMESYNC_TOPIC,
+    )
+    from simclock.realtime import (
         JitterStats as JitterStats,
     )
     from simclock.realtime import (
         LatenessHistogram as LatenessHistogram,
+    )
+    from simclock.realtime import (
+        MavlinkTimeSource as MavlinkTimeSource,
     )
     from simclock.realtime import (
         MonotonicClock as MonotonicClock,
@@ -74,6 +80,18 @@ if TYPE_CHECKING:
     )
     from simclock.realtime import (
         PeriodicThreadHandle as PeriodicThreadHandle,
+    )
+    from simclock.realtime import (
+        PhcTimeSource as PhcTimeSource,
+    )
+    from simclock.realtime import (
+        TimesyncFilter as TimesyncFilter,
+    )
+    from simclock.realtime import (
+        TimesyncState as TimesyncState,
+    )
+    from simclock.realtime import (
+        TimesyncVerdict as TimesyncVerdict,
     )
     from simclock.realtime import (
         run_paced as run_paced,
@@ -209,6 +227,7 @@ __all__ = [
     "COMPILED",
     "CONTRACT_VERSION",
     "EVENTS_TOPIC",
+    "TIMESYNC_TOPIC",
     "BagError",
     "Bus",
     "Callback",
@@ -228,6 +247,7 @@ __all__ = [
     "KindParams",
     "KindRun",
     "LatenessHistogram",
+    "MavlinkTimeSource",
     "Message",
     "MonotonicClock",
     "MujocoClock",
@@ -237,6 +257,7 @@ __all__ = [
     "PacingReport",
     "PeriodicStats",
     "PeriodicThreadHandle",
+    "PhcTimeSource",
     "PhysicsConfig",
     "Policy",
     "RandomSource",
@@ -265,6 +286,9 @@ __all__ = [
     "Subscriber",
     "SweepAuditError",
     "SystemClock",
+    "TimesyncFilter",
+    "TimesyncState",
+    "TimesyncVerdict",
     "__version__",
     "build_session",
     "callback_name",

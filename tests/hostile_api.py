@@ -733,6 +733,16 @@ def clauses_state(_ctx: Ctx) -> object:
 # Cases -------------------------------------------------------------------------------
 
 
+def timesync_ctx() -> Ctx:
+    f = simclock.TimesyncFilter()
+    f.add_sample(1_000_000, 5_000_000_000, 3_000_000)
+    return Ctx(obj=f)
+
+
+def timesync_state(ctx: Ctx) -> object:
+    return (ctx.obj.state(0), ctx.obj.model, ctx.obj.resets)
+
+
 def _m(
     owner: str,
     member: str,
@@ -1056,6 +1066,82 @@ def _cases() -> list[Case]:
             plain_ctx,
             plain_state,
             lambda c: {"seed": 1, "source": FakeSource(), "bus": None},
+        ),
+        _f(
+            "TimesyncFilter",
+            simclock.TimesyncFilter,
+            plain_ctx,
+            plain_state,
+            lambda c: {
+                "max_rtt_ns": 50_000_000,
+                "max_deviation_ns": 100_000_000,
+                "reset_after": 3,
+                "window": 512,
+                "window_ns": 60_000_000_000,
+                "converge_samples": 30,
+                "skew_sigma_ppb": 100_000,
+                "max_skew_ppb": 1_000_000,
+                "quality_floor_ns": 500_000,
+                "slew_ppb": 5_000_000,
+            },
+        ),
+        _m(
+            "TimesyncFilter",
+            "add_sample",
+            timesync_ctx,
+            timesync_state,
+            lambda c: {
+                "send_ns": 10_000_000,
+                "peer_ns": 5_009_000_000,
+                "recv_ns": 12_000_000,
+                "at_ns": None,
+            },
+        ),
+        *(
+            _m("TimesyncFilter", method, timesync_ctx, timesync_state, lambda c: {"host_ns": 7})
+            for method in ("peer_ns", "timeline_ns", "state")
+        ),
+        _f(
+            "TimesyncVerdict",
+            simclock.TimesyncVerdict,
+            plain_ctx,
+            plain_state,
+            lambda c: {"value": "RESET"},
+        ),
+        _f(
+            "MavlinkTimeSource",
+            simclock.MavlinkTimeSource,
+            plain_ctx,
+            plain_state,
+            # Port 9 (discard) on loopback: nothing answers, so even a valid call ends in
+            # the documented RuntimeError after wait_ns; hostile values are refused first.
+            lambda c: {
+                "connection": "udpout:127.0.0.1:9",
+                "baud": 115200,
+                "source_system": 1,
+                "source_component": 191,
+                "target_system": 0,
+                "target_component": 0,
+                "interval_ns": 1_000_000,
+                "initial_interval_ns": 1_000_000,
+                "wait_ns": 1_000_000,
+                "silence_ns": 1_000_000_000,
+                "answer": "timeline",
+                "heartbeat_ns": None,
+                "bus": None,
+                "filter": None,
+            },
+            runtime=True,
+            valid_call=False,  # a valid call needs an autopilot (tests/test_mavlink_time.py)
+        ),
+        _f(
+            "PhcTimeSource",
+            simclock.PhcTimeSource,
+            plain_ctx,
+            plain_state,
+            lambda c: {"path": "/dev/null"},
+            runtime=True,
+            valid_call=False,  # a valid call needs a PTP clock (tests/test_phc.py)
         ),
         _f("LatenessHistogram", LatenessHistogram, plain_ctx, plain_state, lambda c: {}),
         _m("LatenessHistogram", "add", histogram_ctx, histogram_state, lambda c: {"value_ns": 3}),
@@ -1801,6 +1887,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.COMPILED": "constant bool (which build of the core loaded, C-NATIVE-1)",
     "simclock.CONTRACT_VERSION": "constant str",
     "simclock.EVENTS_TOPIC": "constant str",
+    "simclock.TIMESYNC_TOPIC": "constant str",
     "simclock.__version__": "constant str",
     "simclock.records.MILLIVOLTS_MAX": "constant int",
     "simclock.records.MILLIVOLTS_MIN": "constant int",
@@ -1835,6 +1922,7 @@ NOT_CALLED: dict[str, str] = {
     # result records the library builds and returns; frozen, so never changed later
     "simclock.PeriodicStats": "frozen result record",
     "simclock.JitterStats": "frozen result record",
+    "simclock.TimesyncState": "frozen result record (TimesyncFilter.state is driven)",
     "simclock.PacingReport": "frozen result record",
     "simclock.RecordingInfo": "frozen result record",
     "simclock.RecoveryReport": "frozen result record",
@@ -1918,8 +2006,26 @@ METHODS_NOT_DRIVEN: dict[str, str] = {
         "ReferenceClock.step_ns",
         "ReferenceClock.pending_count",
         "ReferenceClock.next_event_ns",
+        "TimesyncState.to_json",
+        "MavlinkTimeSource.now_ns",
+        "MavlinkTimeSource.peer_now_ns",
+        "MavlinkTimeSource.state",
+        "MavlinkTimeSource.close",
+        "PhcTimeSource.now_ns",
+        "PhcTimeSource.close",
+        "MavlinkTimeSource.__call__",  # now_ns, as a MonotonicClock source
+        "PhcTimeSource.__call__",  # now_ns, as a MonotonicClock source
     )
 }
+METHODS_NOT_DRIVEN.update(
+    {
+        # Instances need a live autopilot or a PTP device; ``seed`` goes straight to
+        # MonotonicClock, whose seed is driven above (tests/test_mavlink_time.py and
+        # tests/test_phc.py call both).
+        "MavlinkTimeSource.clock": "needs a live peer; seed checked by MonotonicClock (driven)",
+        "PhcTimeSource.clock": "needs a PTP device; seed checked by MonotonicClock (driven)",
+    }
+)
 
 MODULES: dict[str, Any] = {
     "simclock": simclock,

@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mujoco": ("mujoco",),
     "conformance": ("pytest", "hypothesis"),
     "live": ("foxglove",),
+    "mavlink": ("pymavlink",),
 }
 """Each extra -> the import names it provides (pyproject's optional-dependencies)."""
 

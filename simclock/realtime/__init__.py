@@ -1,6 +1,7 @@
-"""Real time: the host's monotonic clock, periodic threads and paced runs (SPEC §9-§10)."""
+"""Real time: the host's and a vehicle's clocks, periodic threads, paced runs (SPEC §4, §9-§10)."""
 
 from simclock.realtime._jitter import JitterStats, LatenessHistogram
+from simclock.realtime._mavlink import TIMESYNC_TOPIC, MavlinkTimeSource
 from simclock.realtime._monotonic import MonotonicClock
 from simclock.realtime._pacing import (
     PacingControl,
@@ -9,17 +10,25 @@ from simclock.realtime._pacing import (
     PacingReport,
     run_paced,
 )
+from simclock.realtime._phc import PhcTimeSource
 from simclock.realtime._realtime import PeriodicThreadHandle, schedule_periodic_thread
+from simclock.realtime._timesync_filter import TimesyncFilter, TimesyncState, TimesyncVerdict
 
 __all__ = [
+    "TIMESYNC_TOPIC",
     "JitterStats",
     "LatenessHistogram",
+    "MavlinkTimeSource",
     "MonotonicClock",
     "PacingControl",
     "PacingMode",
     "PacingReference",
     "PacingReport",
     "PeriodicThreadHandle",
+    "PhcTimeSource",
+    "TimesyncFilter",
+    "TimesyncState",
+    "TimesyncVerdict",
     "run_paced",
     "schedule_periodic_thread",
 ]
