@@ -73,10 +73,6 @@ class _TooManyFirings(BaseException):
     """Raised by a callback past :data:`MAX_FIRED` firings in one advance: it stops the advance."""
 
 
-class WireCallbackError(Exception):
-    """What a ``raise`` action raises (C-ERR-1): an ordinary error the clock isolates."""
-
-
 @dataclass
 class _Clock:
     """One clock of the engine: the clock, its entries, children counters, streams."""
@@ -90,6 +86,8 @@ class _Clock:
     streams: dict[str, Callable[[int], list[int]]] = field(default_factory=dict)
     fired: list[Json] = field(default_factory=list)
     halted: tuple[str, int] | None = None
+    reported: int = 0
+    """How many of the clock's failure events earlier advance replies carried."""
     live: set[str] = field(default_factory=set)
     """Entries scheduled and neither cancelled nor fired once: ``stored`` without a size method."""
 
@@ -252,21 +250,30 @@ class Engine:
 
     def _op_advance(self, st: _Clock, name: str, request: Json) -> Json:
         dt = _time_arg(request.get("dt_ns"))
-        st.fired = []
         st.halted = None
-        before = len(st.failures())
+        # The firings and failures since the last advance reply: a callback the clock ran
+        # outside advance (inside schedule, or on a thread of its own) is reported in the
+        # next one, never lost.
+        fired, st.fired = st.fired, []
+        before = st.reported
 
         def failures() -> list[Json]:
+            listed = st.failures()
+            st.reported = len(listed)
             return [
-                {"entry": cb, "at_ns": str(at), "message": msg}
-                for cb, at, msg in st.failures()[before:]
+                {"entry": cb, "at_ns": str(at), "message": msg} for cb, at, msg in listed[before:]
             ]
+
+        def taken() -> list[Json]:
+            fired.extend(st.fired)
+            st.fired = []
+            return fired
 
         try:
             st.clock.advance(dt)
         except _TooManyFirings:
-            count = len(st.fired)
-            st.fired = []
+            count = len(taken())
+            st.reported = len(st.failures())
             return {
                 "ok": False,
                 "error": "internal",
@@ -282,11 +289,11 @@ class Engine:
                 "error": "halted",
                 "entry": entry,
                 "at_ns": str(at),
-                "fired": st.fired,
+                "fired": taken(),
                 "failures": failures(),
             }
         except Exception as exc:
-            if not st.fired and not failures():
+            if not fired and not st.fired and len(st.failures()) == before:
                 raise  # a refused call: the plain error reply
             if _error_name(exc) == "internal" and self.internal is None:
                 self.internal = exc
@@ -294,10 +301,10 @@ class Engine:
                 "ok": False,
                 "error": _error_name(exc),
                 "message": exception_text(exc),
-                "fired": st.fired,
+                "fired": taken(),
                 "failures": failures(),
             }
-        return {"ok": True, "fired": st.fired, "failures": failures()}
+        return {"ok": True, "fired": taken(), "failures": failures()}
 
     def _op_observe(self, st: _Clock, name: str, request: Json) -> Json:
         return {"ok": True}
@@ -383,12 +390,12 @@ class Engine:
                     except RuntimeError:
                         record["nested"] = "RuntimeError"
                     except Exception as exc:
-                        record["nested"] = type(exc).__name__
+                        record["nested"] = _error_name(exc)
                         raise
                     else:
                         record["nested"] = "accepted"
                 elif do == "raise":
-                    raise WireCallbackError(str(action.get("message", "")))
+                    raise RuntimeError(str(action.get("message", "")))
                 elif do == "halt":
                     st.halted = (entry, now)
                     raise _Halt(entry)

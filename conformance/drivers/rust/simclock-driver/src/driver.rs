@@ -1,15 +1,14 @@
 //! The request loop (C-WIRE-1, C-WIRE-3): one JSON request per line in, one reply out.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
 use crate::bits::{self, Seed};
-use crate::clock::{Book, Callback, Fired};
+use crate::clock::{lock, Book, Callback, Fired, SharedBook};
 use crate::wire::{self, Refusal, Request};
 use crate::{AdvanceError, Clock, EntryStats, Fault, Peek, Rate, Stats, Streams};
 
@@ -29,7 +28,7 @@ type RateFn<C> = fn(
 
 struct Slot<C: Clock> {
     clock: C,
-    book: Rc<RefCell<Book<C::Handle>>>,
+    book: SharedBook<C::Handle>,
 }
 
 /// A driver for clocks of type `C`: built with [`Driver::new`], told which optional parts
@@ -243,7 +242,7 @@ impl<C: Clock> Driver<C> {
                 let at = wire::uint(req, "at_ns")?;
                 let cb = callback(slot, &entry, req)?;
                 let handle = slot.clock.schedule(at.into(), cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_periodic" => {
                 let entry = new_entry(slot, req)?;
@@ -251,7 +250,7 @@ impl<C: Clock> Driver<C> {
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
                 let handle = slot.clock.schedule_periodic(period, phase, cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_rate" => {
                 let schedule_rate = rate.ok_or_else(|| unsupported(&self.backend, "rate entries"))?;
@@ -260,7 +259,7 @@ impl<C: Clock> Driver<C> {
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
                 let handle = schedule_rate(&mut slot.clock, num, den, phase, cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "cancel" => {
                 let handle = known_entry(slot, req)?;
@@ -283,9 +282,9 @@ impl<C: Clock> Driver<C> {
                 let path = labels(req)?;
                 let n = wire::uint(req, "n")?;
                 if n > MAX_DRAW {
-                    return Err(Refusal::from(crate::ClockError::value(format!(
+                    return Err(Refusal::value_error(format!(
                         "n = {n} is more than {MAX_DRAW} values in one draw; draw in smaller batches"
-                    ))));
+                    )));
                 }
                 let values: Vec<Value> =
                     draw(&mut slot.clock, &path, n as usize).iter().map(|v| v.to_string().into()).collect();
@@ -322,7 +321,7 @@ impl<C: Clock> Driver<C> {
                 create_at(&seed, wire::uint_value(v, "start_ns")?)
             }
         };
-        let mut slot = Slot { clock, book: Rc::new(RefCell::new(Book::new())) };
+        let mut slot = Slot { clock, book: Arc::new(Mutex::new(Book::new())) };
         let mut reply = Map::new();
         reply.insert("ok".into(), Value::Bool(true));
         observe(&mut slot, self.peek, &mut reply);
@@ -341,22 +340,22 @@ fn unsupported(backend: &str, what: &str) -> Refusal {
 
 /// The observation (C-WIRE-3): `now_ns`, `next_event_ns` (feature `peek`), `stored`.
 fn observe<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, reply: &mut Map<String, Value>) {
+    reply.insert("now_ns".into(), slot.clock.now().to_string().into());
     if let Some(next_event) = peek {
         let next = next_event(&mut slot.clock).map_or(Value::Null, |t| t.to_string().into());
         reply.insert("next_event_ns".into(), next);
     }
-    reply.insert("now_ns".into(), slot.clock.now().to_string().into());
     reply.insert("stored".into(), slot.clock.stored().to_string().into());
 }
 
 /// A new entry id: non-empty, without `.`, never used by this clock (C-WIRE-3).
-fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Rc<str>, Refusal> {
+fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Arc<str>, Refusal> {
     let id = wire::string(req, "entry")?;
     let shown: String = id.chars().take(60).collect();
     if id.is_empty() || id.contains('.') {
         return Err(Refusal::bad_request(format!("entry id {shown:?} must be non-empty without '.'")));
     }
-    if slot.book.borrow().handles.contains_key(id) {
+    if lock(&slot.book).handles.contains_key(id) {
         return Err(Refusal::bad_request(format!("entry id {shown:?} is already used by this clock")));
     }
     Ok(id.into())
@@ -364,14 +363,14 @@ fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Rc<str>, Refusal
 
 fn known_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<C::Handle, Refusal> {
     let id = wire::string(req, "entry")?;
-    slot.book.borrow().handles.get(id).cloned().ok_or_else(|| {
+    lock(&slot.book).handles.get(id).cloned().ok_or_else(|| {
         Refusal::bad_request(format!("unknown entry {:?}", id.chars().take(60).collect::<String>()))
     })
 }
 
 fn callback<C: Clock>(
     slot: &Slot<C>,
-    entry: &Rc<str>,
+    entry: &Arc<str>,
     req: &Request,
 ) -> Result<Callback<C::Handle>, Refusal> {
     let actions = wire::actions(req.get("on_fire"), 0)?;
@@ -385,10 +384,10 @@ fn rate_hz(req: &Request) -> Result<(u64, u64), Refusal> {
             wire::uint_value(&parts[0], "rate_hz numerator")?,
             wire::uint_value(&parts[1], "rate_hz denominator")?,
         )),
-        Some(other) => Err(Refusal::from(crate::ClockError::type_error(format!(
+        Some(other) => Err(Refusal::type_error(format!(
             "rate_hz must be a list [NUM, DEN] of two decimal strings, got {}",
             wire::show(Some(other))
-        )))),
+        ))),
     }
 }
 
@@ -399,19 +398,19 @@ fn labels(req: &Request) -> Result<String, Refusal> {
         None => return Err(Refusal::bad_request("missing field labels")),
         Some(Value::Array(list)) => list,
         Some(other) => {
-            return Err(Refusal::from(crate::ClockError::type_error(format!(
+            return Err(Refusal::type_error(format!(
                 "labels must be a list of strings, got {}",
                 wire::show(Some(other))
-            ))))
+            )))
         }
     };
     let mut path = String::from("/");
     for label in list {
         let Value::String(label) = label else {
-            return Err(Refusal::from(crate::ClockError::type_error(format!(
+            return Err(Refusal::type_error(format!(
                 "label must be a string, got {}",
                 wire::show(Some(label))
-            ))));
+            )));
         };
         path = bits::join_label(&path, label)?;
     }
@@ -420,40 +419,47 @@ fn labels(req: &Request) -> Result<String, Refusal> {
 
 fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request) -> Result<Value, Refusal> {
     let dt = wire::uint(req, "dt_ns")?;
-    {
-        let mut book = slot.book.borrow_mut();
-        book.fired.clear();
-        book.failures.clear();
-        book.halted = None;
-    }
+    // Firings and failures since the last advance reply: a callback the clock ran outside
+    // advance (inside schedule, or on a thread of its own) is reported here, not lost.
+    lock(&slot.book).halted = None;
     let result = slot.clock.advance(dt);
     let mut reply = Map::new();
+    reply.insert("ok".into(), Value::Bool(result.is_ok()));
     match result {
-        Ok(()) => {
-            reply.insert("ok".into(), Value::Bool(true));
-        }
-        Err(AdvanceError::Refused(e)) => return Err(e.into()),
+        Ok(()) => {}
         Err(AdvanceError::Fault(Fault::Halt)) => {
             // C-ERR-2: the advance stopped at the halting callback.
-            let halted = slot.book.borrow().halted.clone();
+            let halted = lock(&slot.book).halted.clone();
             let (entry, at) = halted.map_or((Value::Null, Value::Null), |(e, at)| {
                 (Value::String(e.to_string()), at.to_string().into())
             });
-            reply.insert("ok".into(), Value::Bool(false));
             reply.insert("error".into(), "halted".into());
-            reply.insert("message".into(), format!("entry {entry} halted the advance").into());
             reply.insert("entry".into(), entry);
             reply.insert("at_ns".into(), at);
         }
-        Err(AdvanceError::Fault(Fault::Raise(message))) => {
-            // The clock let an ordinary callback error out of advance (not C-ERR-1).
-            reply.insert("ok".into(), Value::Bool(false));
-            reply.insert("error".into(), "RuntimeError".into());
-            reply.insert("message".into(), format!("advance passed on a callback's error: {message}").into());
+        Err(AdvanceError::Refused(e)) => {
+            let book = lock(&slot.book);
+            if book.fired.is_empty() && book.failures.is_empty() {
+                return Err(e.into()); // a refused call: the plain error reply
+            }
+            let refusal = Refusal::from(e);
+            reply.insert("error".into(), refusal.error.into());
+            reply.insert("message".into(), refusal.message.into());
+        }
+        Err(AdvanceError::Fault(Fault::Raise(e))) => {
+            // The clock let an ordinary callback error out of advance (not C-ERR-1): it is
+            // the reply's error, not one of the failures the clock isolated.
+            let mut book = lock(&slot.book);
+            if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
+                book.failures.remove(i);
+            }
+            let refusal = Refusal::from(e);
+            reply.insert("error".into(), refusal.error.into());
+            reply.insert("message".into(), refusal.message.into());
         }
     }
     {
-        let mut book = slot.book.borrow_mut();
+        let mut book = lock(&slot.book);
         let fired: Vec<Value> = book.fired.drain(..).map(fired_json).collect();
         let failures: Vec<Value> = book
             .failures
@@ -469,8 +475,8 @@ fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request)
 
 fn fired_json(f: Fired) -> Value {
     let mut rec = json!({"entry": &*f.entry, "now_ns": f.now_ns.to_string()});
-    if let Some(kind) = f.nested {
-        rec["nested"] = kind.as_str().into();
+    for (key, value) in f.marks {
+        rec[key] = value.into();
     }
     rec
 }
