@@ -101,6 +101,11 @@ func (d *Driver) Handle(line []byte) (out []byte) {
 		st, r, err = d.dispatch(req)
 	}
 	if err != nil {
+		if st != nil {
+			st.mu.Lock()
+			st.escapedLocked(err) // a callback's error the clock let out of schedule, say
+			st.mu.Unlock()
+		}
 		r = errorReply(replyKind(err), describe(err))
 		r = d.observeSafely(st, r) // C-WIRE-3: a refusal carries the observation too
 	}
@@ -243,6 +248,18 @@ func (h halt) String() string { return "the halt action of entry " + h.entry + "
 
 // tooManyFirings stops an advance that fired MaxFired callbacks.
 type tooManyFirings struct{}
+
+// escapedLocked drops the failure record of err, an error the clock let out of one of its
+// calls: if a callback returned it, it is no failure the clock isolated. st.mu is held.
+func (st *clockState) escapedLocked(err error) {
+	for i := len(st.errs) - 1; i >= 0; i-- {
+		if errors.Is(err, st.errs[i]) {
+			st.failures = append(st.failures[:i:i], st.failures[i+1:]...)
+			st.errs = append(st.errs[:i:i], st.errs[i+1:]...)
+			return
+		}
+	}
+}
 
 func (st *clockState) settle() {
 	if s, ok := st.clock.(Settler); ok {
@@ -440,17 +457,10 @@ func (st *clockState) advance(req request) (r *reply, err error) {
 	}()
 	st.settle()
 	st.mu.Lock()
-	fired, failures, halted := st.fired, st.failures, st.halted
 	if err != nil && stopped == nil {
-		// An error the clock let out of Advance is not one it isolated: its failure record
-		// goes (the reply's own error reports it).
-		for i := len(st.errs) - 1; i >= 0; i-- {
-			if errors.Is(err, st.errs[i]) {
-				failures = append(failures[:i:i], failures[i+1:]...)
-				break
-			}
-		}
+		st.escapedLocked(err) // the reply's own error reports it
 	}
+	fired, failures, halted := st.fired, st.failures, st.halted
 	st.fired, st.failures, st.errs, st.halted = nil, nil, nil, nil
 	st.mu.Unlock()
 	if fired == nil {
@@ -551,6 +561,9 @@ func (st *clockState) perform1(id string, e *entry, now Time, record *reply, act
 			}
 			st.mu.Lock()
 			record.set("nested", nested)
+			if err != nil {
+				st.escapedLocked(err)
+			}
 			st.mu.Unlock()
 			if err != nil && nested != string(RuntimeError) {
 				return err // any other kind fails the callback (docs/kits.md)

@@ -6,7 +6,7 @@
 // builds the replies. Times, order, isolation of errors, refusals, tombstones and random
 // streams are the clock's: the engine calls it and reports what it did.
 
-import { Halt, errorKind } from "./errors.mjs";
+import { Halt, RuntimeError, errorKind } from "./errors.mjs";
 import { Refusal, U64_MAX, checkActions, dec, show, wireUint } from "./wire.mjs";
 
 export const PROTOCOL = "1";
@@ -22,12 +22,8 @@ const CLOCK_OPS = new Set([
   "advance", "observe", "stats", "step_ns", "draw",
 ]);
 
-/** What a `raise` action throws (C-ERR-1): an ordinary error the clock isolates. */
-export class CallbackError extends Error {
-  get name() {
-    return "CallbackError";
-  }
-}
+/** What a `raise` action throws (C-ERR-1): an ordinary error, a RuntimeError, which the clock isolates. */
+export class CallbackError extends RuntimeError {}
 
 /** Thrown by a callback past MAX_FIRED firings in one advance; like Halt, not to be isolated. */
 export class TooManyFirings extends Halt {
@@ -141,7 +137,10 @@ export class Engine {
       reply = this.#perform(st, id, op, request);
     } catch (err) {
       if (err instanceof Refusal) reply = { ok: false, error: err.kind, message: err.message };
-      else if (err instanceof ClockError) reply = refusalOf(err.cause);
+      else if (err instanceof ClockError) {
+        if (st !== null) this.#escaped(st, err.cause);
+        reply = refusalOf(err.cause);
+      }
       else reply = { ok: false, error: "internal", message: `the driver failed: ${err && err.stack ? err.stack : err}` };
     }
     if (st !== null) {
@@ -177,6 +176,15 @@ export class Engine {
   }
 
   // -- the clock's calls: whatever they throw is the clock's refusal -----------------------
+
+  /** An error the clock let out of one of its calls: if a callback threw it, it is no failure the clock isolated. */
+  #escaped(st, err) {
+    const i = st.errors.lastIndexOf(err);
+    if (i >= 0) {
+      st.failures.splice(i, 1);
+      st.errors.splice(i, 1);
+    }
+  }
 
   #call(fn) {
     try {
@@ -216,6 +224,8 @@ export class Engine {
       children: new Map(), // entry id -> the next child number (C-WIRE-4)
       fired: [],
       failures: [],
+      errors: [],
+      count: 0,
       halted: null,
     };
     this.clocks.set(id, st);
@@ -320,17 +330,25 @@ export class Engine {
     }
   }
 
+  // What fired since the last advance reply: a callback the clock ran outside advance
+  // (inside schedule) is reported here, never lost.
   #advance(st, dt) {
-    st.fired = [];
-    st.failures = [];
     st.halted = null;
     st.tooMany = null;
+    const fired = st.fired;
+    const failures = st.failures;
+    const errors = st.errors;
+    const taken = () => {
+      st.fired = [];
+      st.failures = [];
+      st.errors = [];
+    };
+    st.count = 0;
     try {
       st.clock.advance(dt);
     } catch (err) {
-      const fired = st.fired;
       if (err instanceof TooManyFirings) {
-        st.fired = [];
+        taken();
         return {
           ok: false,
           error: "internal",
@@ -339,21 +357,18 @@ export class Engine {
       }
       if (err instanceof Halt && st.halted !== null) {
         // C-ERR-2: the advance stopped at the halting callback.
-        const { entry, at_ns, record } = st.halted;
-        return {
-          ok: false,
-          error: "halted",
-          message: `entry ${entry} halted the advance`,
-          entry,
-          at_ns,
-          fired,
-          failures: st.failures.filter((f) => f !== record),
-        };
+        const { entry, at_ns } = st.halted;
+        taken();
+        return { ok: false, error: "halted", entry, at_ns, fired, failures };
       }
-      if (fired.length === 0 && st.failures.length === 0) throw new ClockError(err); // a refused call
-      return { ...refusalOf(err), fired, failures: st.failures };
+      if (fired.length === 0 && failures.length === 0) throw new ClockError(err); // a refused call
+      // An error the clock let out: the reply's error, not one of the failures it isolated.
+      this.#escaped(st, err);
+      taken();
+      return { ...refusalOf(err), fired, failures };
     }
-    return { ok: true, fired: st.fired, failures: st.failures };
+    taken();
+    return { ok: true, fired, failures };
   }
 
   /**
@@ -364,7 +379,7 @@ export class Engine {
   #callback(st, entry, actions) {
     const c = st.clock;
     return () => {
-      if (st.fired.length >= MAX_FIRED) {
+      if (++st.count > MAX_FIRED) {
         // One error for the whole advance: a clock that swallows it may call back millions
         // of times before its advance ends, and a stack trace each time would cost seconds.
         st.tooMany ??= new TooManyFirings(`more than ${MAX_FIRED} firings in one advance`, entry, null);
@@ -377,9 +392,13 @@ export class Engine {
         for (const action of actions) this.#act(st, entry, now, record, action);
       } catch (err) {
         if (err instanceof TooManyFirings) throw err;
-        const failure = { entry, at_ns: dec(now), message: err instanceof Error ? err.message : String(err) };
-        st.failures.push(failure);
-        if (err instanceof Halt && st.halted === null) st.halted = { entry, at_ns: dec(now), record: failure };
+        if (err instanceof Halt) {
+          // Not an ordinary failure: a halt the clock swallows is in `fired` only (docs/kits.md).
+          if (st.halted === null) st.halted = { entry, at_ns: dec(now) };
+          throw err;
+        }
+        st.failures.push({ entry, at_ns: dec(now), message: err instanceof Error ? err.message : String(err) });
+        st.errors.push(err);
         throw err;
       }
     };
@@ -397,11 +416,11 @@ export class Engine {
         try {
           handle = c.schedule(at, this.#callback(st, child, action.on_fire ?? []));
         } catch (err) {
-          if (err instanceof RangeError) {
-            record.refused = "ValueError"; // a refused child takes no number (C-WIRE-4)
+          if (errorKind(err) === "ValueError") {
+            record.refused = "ValueError"; // the callback goes on; the child takes no number (C-WIRE-4)
             return;
           }
-          throw err;
+          throw err; // another kind fails the callback
         }
         st.children.set(entry, n + 1);
         st.handles.set(child, handle);
@@ -415,6 +434,7 @@ export class Engine {
           c.advance(BigInt(action.dt_ns));
         } catch (err) {
           if (err instanceof Halt) throw err;
+          this.#escaped(st, err);
           record.nested = err instanceof Error ? errorKind(err) : "internal";
           if (record.nested !== "RuntimeError") throw err;
           return; // C-ADV-4: refused; the callback goes on

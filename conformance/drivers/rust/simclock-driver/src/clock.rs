@@ -410,7 +410,15 @@ impl<H: Clone + 'static> Firing<H> {
                 self.mark("nested", "accepted");
                 return;
             }
-            Err(AdvanceError::Refused(e)) | Err(AdvanceError::Fault(Fault::Raise(e))) => e,
+            Err(AdvanceError::Refused(e)) => e,
+            Err(AdvanceError::Fault(Fault::Raise(e))) => {
+                // A callback's error the clock let out of the nested advance: no failure it isolated.
+                let mut book = lock(&self.cb.book);
+                if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
+                    book.failures.remove(i);
+                }
+                e
+            }
             Err(AdvanceError::Fault(Fault::Halt)) => {
                 self.fault = Some(Fault::Halt);
                 return;
