@@ -56,7 +56,9 @@ func (c *clock) Schedule(t driver.Time, f driver.Callback) (driver.Handle, error
 	case at == c.now && c.depth == 0: // careless: fires inside schedule
 		c.depth++
 		defer func() { c.depth-- }()
-		_ = f()
+		if err := f(); err != nil {
+			return nil, err // a callback's error leaves schedule
+		}
 		return &entry{}, nil
 	}
 	return c.push(&entry{at: at, f: f}), nil

@@ -70,9 +70,12 @@ impl Clock for Careless {
         }
         if at == now && self.depth == 0 {
             self.depth += 1; // careless: fires inside schedule
-            let _ = cb.call(self);
+            let result = cb.call(self);
             self.depth -= 1;
-            return Ok(0);
+            return match result {
+                Err(Fault::Raise(e)) => Err(e), // a callback's error leaves schedule
+                _ => Ok(0),
+            };
         }
         Ok(self.push(at, None, 0, cb))
     }

@@ -241,7 +241,7 @@ impl<C: Clock> Driver<C> {
                 let entry = new_entry(slot, req)?;
                 let at = wire::uint(req, "at_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = slot.clock.schedule(at.into(), cb)?;
+                let handle = slot.clock.schedule(at.into(), cb).map_err(|e| escaped(&slot.book, e))?;
                 lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_periodic" => {
@@ -249,7 +249,8 @@ impl<C: Clock> Driver<C> {
                 let period = wire::uint(req, "period_ns")?;
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = slot.clock.schedule_periodic(period, phase, cb)?;
+                let handle =
+                    slot.clock.schedule_periodic(period, phase, cb).map_err(|e| escaped(&slot.book, e))?;
                 lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_rate" => {
@@ -258,7 +259,8 @@ impl<C: Clock> Driver<C> {
                 let (num, den) = rate_hz(req)?;
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = schedule_rate(&mut slot.clock, num, den, phase, cb)?;
+                let handle = schedule_rate(&mut slot.clock, num, den, phase, cb)
+                    .map_err(|e| escaped(&slot.book, e))?;
                 lock(&slot.book).handles.insert(entry, handle);
             }
             "cancel" => {
@@ -328,6 +330,16 @@ impl<C: Clock> Driver<C> {
         self.clocks.insert(id.to_owned(), slot);
         Ok(Value::Object(reply))
     }
+}
+
+/// A clock's error: if a callback failed with it (a clock that runs callbacks inside
+/// `schedule` and lets their error out), it is no failure the clock isolated.
+fn escaped<H>(book: &SharedBook<H>, e: crate::ClockError) -> crate::ClockError {
+    let mut book = lock(book);
+    if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
+        book.failures.remove(i);
+    }
+    e
 }
 
 fn refusal(r: Refusal) -> Value {
@@ -449,11 +461,7 @@ fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request)
         Err(AdvanceError::Fault(Fault::Raise(e))) => {
             // The clock let an ordinary callback error out of advance (not C-ERR-1): it is
             // the reply's error, not one of the failures the clock isolated.
-            let mut book = lock(&slot.book);
-            if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
-                book.failures.remove(i);
-            }
-            let refusal = Refusal::from(e);
+            let refusal = Refusal::from(escaped(&slot.book, e));
             reply.insert("error".into(), refusal.error.into());
             reply.insert("message".into(), refusal.message.into());
         }
