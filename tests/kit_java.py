@@ -30,6 +30,7 @@ from wire_drivers import _cache_dir
 __all__ = [
     "JAVA_DIR",
     "JUnitResult",
+    "careless_driver",
     "heap_driver",
     "java_build",
     "junit_results",
@@ -130,6 +131,11 @@ def heap_driver() -> list[str]:
 def minimal_driver() -> list[str]:
     """The command line of the README's minimal clock on the kit."""
     return _command("simclock-driver-example", "dev.simclock.example.MinimalClock")
+
+
+def careless_driver() -> list[str]:
+    """The command line of the shared transcript's careless clock on the kit."""
+    return _command("simclock-driver-example", "dev.simclock.example.CarelessClock")
 
 
 def reactor_driver() -> list[str]:
