@@ -235,7 +235,7 @@ type clockState struct {
 	entries  map[string]*entry
 	fired    []*reply
 	failures []*reply
-	errs     []error // the error of each failure, to know the one the clock let out of Advance
+	errs     []error    // the error of each failure, to know the one the clock let out of Advance
 	halted   *[2]string // entry and at_ns of the halting callback
 	streams  map[string]Source
 }
