@@ -341,3 +341,28 @@ def test_C_WIRE_6_a_scratch_project_outside_the_checkout_gets_CONFORMING(kit: st
     assert done.returncode == 0 and verdicts, done.stdout[-3000:] + done.stderr[-2000:]
     assert verdicts[-1].endswith(": CONFORMING (wire profile 1)"), verdicts[-1]
     assert " 0 failed, 0 incomplete" in verdicts[-1], verdicts[-1]
+
+
+# What each kit's documented build and test commands write into the checkout, when they
+# write there at all (the READMEs send builds outside it): git must ignore all of it.
+DOCUMENTED_OUTPUTS = [
+    "rust/target/release/examples/heap_clock",  # cargo build / cargo test without CARGO_TARGET_DIR
+    "java/simclock-driver/target/simclock-driver.jar",  # mvn -Dsimclock.cache=target
+    "java/example/target/lib/jackson-core.jar",
+    "js/node_modules/@sinonjs/fake-timers/package.json",  # npm ci for the peers
+    "js/simclock-driver-0.1.0.tgz",  # npm pack without --pack-destination
+    "cpp/build/CMakeCache.txt",  # cmake -B build
+]
+
+
+def test_the_kits_documented_build_outputs_leave_git_status_clean() -> None:
+    paths = [str(DRIVERS / p) for p in DOCUMENTED_OUTPUTS]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    ignored = {Path(line).relative_to(DRIVERS).as_posix() for line in done.stdout.splitlines()}
+    assert sorted(set(DOCUMENTED_OUTPUTS) - ignored) == []
