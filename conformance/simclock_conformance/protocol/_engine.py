@@ -30,6 +30,17 @@ engine's memory until its deadline, or forever without one.
 
 Order of a reply: ``ok`` first, then the op's fields, then the observation
 (``now_ns``, ``next_event_ns`` with feature ``peek``, ``stored``).
+
+This engine is the reference every driver kit reports like ("What a kit reports" in
+``docs/kits.md``; ``conformance/transcripts/careless.*`` checks them byte for byte): a
+child the clock refuses with ``ValueError`` is marked ``refused`` and the callback goes
+on, another error fails it; a nested advance is marked ``nested`` (``"accepted"`` or the
+wire kind of its error) and only a ``RuntimeError`` lets the callback go on; a ``raise``
+action is a ``RuntimeError``; ``failures`` are what the clock reported isolating, so an
+error it lets out of a call is not one of them; an error class outside ``TypeError``,
+``ValueError`` and ``RuntimeError`` is ``internal``, described ``Name: text``; an
+advance reports the firings since the last advance reply (callbacks run inside
+``schedule`` or on the clock's own threads included).
 """
 
 from __future__ import annotations
