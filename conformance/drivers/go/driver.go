@@ -107,6 +107,9 @@ func (d *Driver) Handle(line []byte) (out []byte) {
 			st.mu.Unlock()
 		}
 		r = errorReply(replyKind(err), describe(err))
+		if op, _ := req["op"].(string); st != nil && carriers[op] {
+			st.carry(r)
+		}
 		r = d.observeSafely(st, r) // C-WIRE-3: a refusal carries the observation too
 	}
 	return d.encode(r)
@@ -341,7 +344,25 @@ func (st *clockState) perform(d *Driver, op string, req request) (*reply, error)
 	case "draw":
 		return st.draw(d, req)
 	}
-	return st.observe(okReply()), nil
+	return st.observe(st.carry(okReply())), nil // schedule*, cancel
+}
+
+// carriers are the ops whose reply carries the firings not yet reported, if there are any.
+var carriers = map[string]bool{"schedule": true, "schedule_periodic": true, "schedule_rate": true, "cancel": true}
+
+// carry puts the firings and failures not yet reported into r (a schedule* or cancel
+// reply), if there are any: a callback the clock ran inside that call, or on a goroutine
+// of its own since the last reply, shows where the suite sees it (docs/kits.md).
+func (st *clockState) carry(r *reply) *reply {
+	st.settle()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.fired) == 0 && len(st.failures) == 0 {
+		return r
+	}
+	r.set("fired", st.fired).set("failures", append([]*reply{}, st.failures...))
+	st.fired, st.failures, st.errs = nil, nil, nil
+	return r
 }
 
 func (st *clockState) known(req request) (*entry, error) {
@@ -443,8 +464,7 @@ func (st *clockState) schedule(d *Driver, op string, req request) error {
 }
 
 // advance runs the clock's Advance and answers what fired (C-WIRE-3), or the halt
-// that stopped it (C-WIRE-4). Firings recorded since the last advance reply are in it,
-// so a callback a clock ran outside Advance is reported, not lost.
+// that stopped it (C-WIRE-4): every firing not yet reported (see carry).
 func (st *clockState) advance(req request) (r *reply, err error) {
 	dt, err := req.uint("dt_ns")
 	if err != nil {

@@ -38,9 +38,10 @@ on, another error fails it; a nested advance is marked ``nested`` (``"accepted"`
 wire kind of its error) and only a ``RuntimeError`` lets the callback go on; a ``raise``
 action is a ``RuntimeError``; ``failures`` are what the clock reported isolating, so an
 error it lets out of a call is not one of them; an error class outside ``TypeError``,
-``ValueError`` and ``RuntimeError`` is ``internal``, described ``Name: text``; an
-advance reports the firings since the last advance reply (callbacks run inside
-``schedule`` or on the clock's own threads included).
+``ValueError`` and ``RuntimeError`` is ``internal``, described ``Name: text``; the
+reply to an advance, and to a ``schedule*`` or ``cancel`` when there are any, carries
+the firings since the last reply that carried them (a callback the clock ran inside
+``schedule`` shows in that reply, out of place, as the suite must see it).
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ PROTOCOL = "1"
 MAX_NS = 2**64 - 1
 MAX_FIRED = MAX_REPLY_BYTES // len('{"entry":"a","now_ns":"0"},')
 """The most firings one advance records; a reply holding more exceeds the reply-line limit."""
+
+
+_CARRIERS = frozenset({"schedule", "schedule_periodic", "schedule_rate", "cancel"})
+"""The ops whose reply carries the firings since the last reply that carried them, if any."""
 
 
 class _Halt(BaseException):
@@ -164,6 +169,8 @@ class Engine:
             if method is None:
                 raise _RefusalError("bad_request", f"unknown op {op!r}")
             reply: Json = method(st, name, request)
+            if op in _CARRIERS:
+                self._carry(st, reply)
             return self._observe(st, reply)
         except _RefusalError as refusal:
             reply = {"ok": False, "error": refusal.error, "message": refusal.message}
@@ -172,12 +179,28 @@ class Engine:
             if reply["error"] == "internal" and self.internal is None:
                 self.internal = exc
         if st is not None:
+            if op in _CARRIERS:
+                self._carry(st, reply)
             try:
                 self._observe(st, reply)
             except Exception as exc:
                 reply = {"ok": False, "error": "internal", "message": exception_text(exc)}
                 self.internal = self.internal or exc
         return reply
+
+    @staticmethod
+    def _carry(st: _Clock, reply: Json) -> None:
+        """Put the firings and failures not yet reported into ``reply`` (a ``schedule*`` or
+        ``cancel`` reply), if there are any: a callback the clock ran inside that call (or
+        on a thread of its own since the last reply) shows where the suite sees it."""
+        listed = st.failures()
+        if not st.fired and len(listed) == st.reported:
+            return
+        reply["fired"], st.fired = st.fired, []
+        reply["failures"] = [
+            {"entry": cb, "at_ns": str(at), "message": msg} for cb, at, msg in listed[st.reported :]
+        ]
+        st.reported = len(listed)
 
     # -- ops -----------------------------------------------------------------
 
@@ -262,9 +285,8 @@ class Engine:
     def _op_advance(self, st: _Clock, name: str, request: Json) -> Json:
         dt = _time_arg(request.get("dt_ns"))
         st.halted = None
-        # The firings and failures since the last advance reply: a callback the clock ran
-        # outside advance (inside schedule, or on a thread of its own) is reported in the
-        # next one, never lost.
+        # The firings and failures since the last reply that carried them: a callback the
+        # clock ran on a thread of its own between requests is reported here, never lost.
         fired, st.fired = st.fired, []
         before = st.reported
 

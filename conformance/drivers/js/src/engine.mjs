@@ -17,6 +17,8 @@ export const MAX_FIRED = Math.floor((1 << 20) / '{"entry":"a","now_ns":"0"},'.le
 
 const MAX_DRAW = 1 << 20;
 const MAX_SEED_DIGITS = 4000;
+/** The ops whose reply carries the firings not yet reported, if there are any. */
+const CARRIERS = new Set(["schedule", "schedule_periodic", "schedule_rate", "cancel"]);
 const CLOCK_OPS = new Set([
   "create", "drop", "schedule", "schedule_periodic", "schedule_rate", "cancel",
   "advance", "observe", "stats", "step_ns", "draw",
@@ -144,6 +146,7 @@ export class Engine {
       else reply = { ok: false, error: "internal", message: `the driver failed: ${err && err.stack ? err.stack : err}` };
     }
     if (st !== null) {
+      if (CARRIERS.has(request.op)) this.#carry(st, reply);
       try {
         this.#observe(st, reply);
       } catch (err) {
@@ -176,6 +179,20 @@ export class Engine {
   }
 
   // -- the clock's calls: whatever they throw is the clock's refusal -----------------------
+
+  /**
+   * Put the firings and failures not yet reported into `reply` (a schedule* or cancel
+   * reply), if there are any: a callback the clock ran inside that call shows where the
+   * suite sees it (docs/kits.md, "What a kit reports").
+   */
+  #carry(st, reply) {
+    if (st.fired.length === 0 && st.failures.length === 0) return;
+    reply.fired = st.fired;
+    reply.failures = st.failures;
+    st.fired = [];
+    st.failures = [];
+    st.errors = [];
+  }
 
   /** An error the clock let out of one of its calls: if a callback threw it, it is no failure the clock isolated. */
   #escaped(st, err) {
@@ -330,8 +347,7 @@ export class Engine {
     }
   }
 
-  // What fired since the last advance reply: a callback the clock ran outside advance
-  // (inside schedule) is reported here, never lost.
+  // Every firing not yet reported (see #carry).
   #advance(st, dt) {
     st.halted = null;
     st.tooMany = null;

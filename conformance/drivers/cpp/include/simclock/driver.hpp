@@ -278,8 +278,9 @@ class Driver {
         }
         if (req.kind != json::Value::Object) return error("bad_request", "the request must be a JSON object");
         Session* s = nullptr;
+        std::string op;
         try {
-            std::string op = detail::wire_string(req, "op");
+            op = detail::wire_string(req, "op");
             if (op == "hello") return hello(req);
             if (op == "quit") {
                 done_ = true;
@@ -312,6 +313,7 @@ class Driver {
             else if (op == "stats") stats(*s, req, o);
             else if (op == "step_ns") o.str("step_ns", dec(step(*s)));
             else if (op == "draw") draw(*s, req, o);
+            if (carrier(op)) carry(*s, o);
             observe(*s, o);
             return o.done();
         } catch (const std::exception& e) {
@@ -319,6 +321,7 @@ class Driver {
             o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", detail::describe(e));
             if (s) {
                 escaped(*s, std::current_exception());  // a callback's error let out of schedule, say
+                if (carrier(op)) carry(*s, o);
                 observe(*s, o);  // C-WIRE-3: a refusal carries the observation too
             }
             return o.done();
@@ -360,6 +363,34 @@ class Driver {
         std::vector<Record> fired;                                // since the last advance reply
         std::vector<Failure> failures;
     };
+
+    static bool carrier(const std::string& op) {
+        return op == "schedule" || op == "schedule_periodic" || op == "schedule_rate" || op == "cancel";
+    }
+
+    // The firings and failures not yet reported, as the reply's `fired` and `failures`.
+    // Invariant: s.lock is held.
+    static void report(Session& s, json::Object& o) {
+        std::vector<std::string> fired, failures;
+        for (const Record& r : s.fired) {
+            json::Object f;
+            f.str("entry", r.entry).str("now_ns", dec(r.now));
+            for (const auto& m : r.marks) f.str(m.first.c_str(), m.second);
+            fired.push_back(f.done());
+        }
+        for (const Failure& f : s.failures)
+            failures.push_back(json::Object().str("entry", f.entry).str("at_ns", dec(f.at)).str("message", f.message).done());
+        o.raw("fired", json::array(fired)).raw("failures", json::array(failures));
+        s.fired.clear();
+        s.failures.clear();
+    }
+
+    // Put the firings and failures not yet reported into a schedule* or cancel reply, if
+    // there are any: a callback the clock ran inside that call shows where the suite sees it.
+    static void carry(Session& s, json::Object& o) {
+        std::lock_guard<std::mutex> guard(s.lock);
+        if (!s.fired.empty() || !s.failures.empty()) report(s, o);
+    }
 
     // An error the clock let out of one of its calls: if a callback threw it, it is no
     // failure the clock isolated.
@@ -569,10 +600,9 @@ class Driver {
 
     std::string advance(Session& s, const json::Value& req) {
         ns_t dt = detail::wire_uint(req, "dt_ns", MAX);
-        // What fired since the last advance reply: a callback the clock ran outside
-        // advance (inside schedule, or on a thread of its own) is reported here.
+        // Every firing not yet reported (see carry).
         json::Object o;
-        bool report = true;
+        bool reported = true;
         try {
             s.clock->advance(dt);
             o.boolean("ok", true);
@@ -585,24 +615,11 @@ class Driver {
             o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", detail::describe(e));
             escaped(s, std::current_exception());
             std::lock_guard<std::mutex> guard(s.lock);
-            report = !s.fired.empty() || !s.failures.empty();
+            reported = !s.fired.empty() || !s.failures.empty();
         }
-        {
-        std::lock_guard<std::mutex> guard(s.lock);
-        if (report) {
-            std::vector<std::string> fired, failures;
-            for (const Record& r : s.fired) {
-                json::Object f;
-                f.str("entry", r.entry).str("now_ns", dec(r.now));
-                for (const auto& m : r.marks) f.str(m.first.c_str(), m.second);
-                fired.push_back(f.done());
-            }
-            for (const Failure& f : s.failures)
-                failures.push_back(json::Object().str("entry", f.entry).str("at_ns", dec(f.at)).str("message", f.message).done());
-            o.raw("fired", json::array(fired)).raw("failures", json::array(failures));
-        }
-        s.fired.clear();
-        s.failures.clear();
+        if (reported) {
+            std::lock_guard<std::mutex> guard(s.lock);
+            report(s, o);
         }
         observe(s, o);
         return o.done();

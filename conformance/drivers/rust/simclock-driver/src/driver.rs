@@ -185,7 +185,12 @@ impl<C: Clock> Driver<C> {
                 // C-WIRE-3: a refusal of a clock request carries the observation too.
                 if let Some(id) = observed {
                     if let Some(slot) = self.clocks.get_mut(&id) {
-                        observe(slot, self.peek, reply.as_object_mut().expect("an object"));
+                        let map = reply.as_object_mut().expect("an object");
+                        if matches!(req.get("op").and_then(Value::as_str), Some(op) if CARRIERS.contains(&op))
+                        {
+                            carry(&slot.book, map);
+                        }
+                        observe(slot, self.peek, map);
                     }
                 }
                 reply
@@ -294,6 +299,9 @@ impl<C: Clock> Driver<C> {
             }
             _ => {} // observe
         }
+        if CARRIERS.contains(&op) {
+            carry(&slot.book, &mut reply);
+        }
         observe(slot, peek, &mut reply);
         Ok(Value::Object(reply))
     }
@@ -330,6 +338,27 @@ impl<C: Clock> Driver<C> {
         self.clocks.insert(id.to_owned(), slot);
         Ok(Value::Object(reply))
     }
+}
+
+/// The ops whose reply carries the firings not yet reported, if there are any.
+const CARRIERS: [&str; 4] = ["schedule", "schedule_periodic", "schedule_rate", "cancel"];
+
+/// Put the firings and failures not yet reported into `reply` (a `schedule*` or `cancel`
+/// reply), if there are any: a callback the clock ran inside that call, or on a thread of
+/// its own since the last reply, shows where the suite sees it (docs/kits.md).
+fn carry<H>(book: &SharedBook<H>, reply: &mut Map<String, Value>) {
+    let mut book = lock(book);
+    if book.fired.is_empty() && book.failures.is_empty() {
+        return;
+    }
+    let fired: Vec<Value> = book.fired.drain(..).map(fired_json).collect();
+    let failures: Vec<Value> = book.failures.drain(..).map(failure_json).collect();
+    reply.insert("fired".into(), Value::Array(fired));
+    reply.insert("failures".into(), Value::Array(failures));
+}
+
+fn failure_json(f: crate::clock::Failure) -> Value {
+    json!({"entry": &*f.entry, "at_ns": f.at_ns.to_string(), "message": f.message})
 }
 
 /// A clock's error: if a callback failed with it (a clock that runs callbacks inside
@@ -431,8 +460,7 @@ fn labels(req: &Request) -> Result<String, Refusal> {
 
 fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request) -> Result<Value, Refusal> {
     let dt = wire::uint(req, "dt_ns")?;
-    // Firings and failures since the last advance reply: a callback the clock ran outside
-    // advance (inside schedule, or on a thread of its own) is reported here, not lost.
+    // Every firing and failure not yet reported (see `carry`).
     lock(&slot.book).halted = None;
     let result = slot.clock.advance(dt);
     let mut reply = Map::new();
@@ -469,11 +497,7 @@ fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request)
     {
         let mut book = lock(&slot.book);
         let fired: Vec<Value> = book.fired.drain(..).map(fired_json).collect();
-        let failures: Vec<Value> = book
-            .failures
-            .drain(..)
-            .map(|f| json!({"entry": &*f.entry, "at_ns": f.at_ns.to_string(), "message": f.message}))
-            .collect();
+        let failures: Vec<Value> = book.failures.drain(..).map(failure_json).collect();
         reply.insert("fired".into(), Value::Array(fired));
         reply.insert("failures".into(), Value::Array(failures));
     }

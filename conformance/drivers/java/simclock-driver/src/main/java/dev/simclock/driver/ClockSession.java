@@ -189,7 +189,7 @@ final class ClockSession<H> {
         }
     }
 
-    /** Hand over the records of the callbacks that ran since the last advance reply, and start new lists. */
+    /** Hand over the records of the callbacks not yet reported, and start new lists. */
     synchronized ArrayNode[] takeRecords() {
         ArrayNode[] out = {fired, failures};
         fired = JSON.arrayNode();

@@ -146,6 +146,7 @@ public final class Driver {
                 ObjectNode r = json.createObjectNode().put("ok", false).put("error", "halted").put("entry", halt.entry)
                         .put("at_ns", Long.toUnsignedString(halt.atNs));
                 if (clock != null) {
+                    carry(clock, req.path("op").asText(), r);
                     clock.observe(r);
                 }
                 return r;
@@ -155,7 +156,8 @@ public final class Driver {
             }
             ObjectNode r = error(Refusal.kindOf(e), Refusal.describe(e));
             if (clock != null) {
-                clock.escaped(e); // a callback's error the clock let out of the call (the firing is reported later)
+                clock.escaped(e); // a callback's error the clock let out of the call: not an isolated failure
+                carry(clock, req.path("op").asText(), r);
                 clock.observe(r); // C-WIRE-3: a refusal carries the observation too
             }
             return r;
@@ -300,14 +302,28 @@ public final class Driver {
             case "draw" -> draw(c, req, r);
             default -> throw Refusal.own("bad_request", "unknown op \"" + op + "\"");
         }
+        carry(c, op, r);
         c.observe(r);
         return r;
     }
 
+    private static final List<String> CARRIERS = List.of("schedule", "schedule_periodic", "schedule_rate", "cancel");
+
     /**
-     * The clock's advance and what fired since the last advance reply: a callback the clock ran outside advance
-     * (inside schedule, or on a thread of its own) is reported here, never lost.
+     * Put the firings and failures not yet reported into {@code r} (a schedule* or cancel reply), if there are any: a
+     * callback the clock ran inside that call, or on a thread of its own since the last reply, shows where the suite
+     * sees it (docs/kits.md, "What a kit reports").
      */
+    private static void carry(ClockSession<?> c, String op, ObjectNode r) {
+        if (!CARRIERS.contains(op) || (c.fired.size() == 0 && c.failures.size() == 0)) {
+            return;
+        }
+        ArrayNode[] records = c.takeRecords();
+        r.set("fired", records[0]);
+        r.set("failures", records[1]);
+    }
+
+    /** The clock's advance and every firing not yet reported (see {@link #carry}). */
     private ObjectNode advance(ClockSession<?> c, JsonNode req) {
         long dt = Wire.u64(req, "dt_ns", Wire.U64_MAX);
         ObjectNode r;
