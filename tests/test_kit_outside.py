@@ -59,13 +59,17 @@ def _tool(name: str, why: str) -> str:
     return path
 
 
-def _key(*parts: object, folders: tuple[Path, ...]) -> str:
+def _key(*parts: object, sources: tuple[Path, ...]) -> str:
+    """A hash of ``parts`` (tool versions) and the files a scratch build uses.
+
+    ``sources`` are files, or folders taken whole: the kit's code, its build files and the
+    example copied, not its READMEs or tests, so editing those rebuilds nothing.
+    """
     digest = hashlib.sha256("\0".join(map(str, parts)).encode())
-    for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if path.is_file() and not {"target", "node_modules", "build"} & set(rel.parts):
-                digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    for source in sources:
+        files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+        for path in files:
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -150,7 +154,9 @@ def _go() -> list[str]:
         _run([go, "build", "-o", str(work / "myclock"), "."], work, env)
         return [str(work / "myclock")]
 
-    return _built("go", _key(_version(go, "version"), folders=(GO_DIR,)), build)
+    kit = tuple(p for p in GO_DIR.glob("*.go") if not p.name.endswith("_test.go"))
+    sources = (*kit, GO_DIR / "go.mod", GO_DIR / "examples" / "minimal" / "main.go")
+    return _built("go", _key(_version(go, "version"), sources=sources), build)
 
 
 def _rust() -> list[str]:
@@ -174,7 +180,15 @@ def _rust() -> list[str]:
         shutil.copy2(target / "release" / "myclock", work / "myclock")
         return [str(work / "myclock")]
 
-    return _built("rust", _key(_version(cargo, "--version"), folders=(RUST_DIR,)), build)
+    crate = RUST_DIR / "simclock-driver"
+    sources: tuple[Path, ...] = (
+        crate / "src",
+        crate / "Cargo.toml",
+        RUST_DIR / "Cargo.toml",
+        RUST_DIR / "Cargo.lock",
+    )
+    sources += (crate / "examples" / "minimal_clock.rs",)
+    return _built("rust", _key(_version(cargo, "--version"), sources=sources), build)
 
 
 _APP_POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -240,7 +254,10 @@ def _java() -> list[str]:
         )
         return [java, *_JVM_FLAGS, "-cp", classpath, "dev.simclock.example.MinimalClock"]
 
-    key = _key(_version(mvn, "-v"), _version(java, "-version"), folders=(JAVA_DIR,))
+    example = JAVA_DIR / "example" / "src" / "main" / "java" / "dev" / "simclock" / "example"
+    sources: tuple[Path, ...] = (JAVA_DIR / "pom.xml", JAVA_DIR / "simclock-driver" / "pom.xml")
+    sources += (JAVA_DIR / "simclock-driver" / "src" / "main", example / "MinimalClock.java")
+    key = _key(_version(mvn, "-v"), _version(java, "-version"), sources=sources)
     return _built("java", key, build)
 
 
@@ -258,7 +275,8 @@ def _js() -> list[str]:
         shutil.copy2(JS_DIR / "examples" / "minimal_clock.mjs", app / "clock.mjs")
         return [node, str(app / "clock.mjs")]
 
-    return _built("js", _key(_version(node, "--version"), folders=(JS_DIR / "src",)), build)
+    sources = (JS_DIR / "src", JS_DIR / "package.json", JS_DIR / "examples" / "minimal_clock.mjs")
+    return _built("js", _key(_version(node, "--version"), sources=sources), build)
 
 
 _CMAKE_APP = """cmake_minimum_required(VERSION 3.16)
@@ -298,7 +316,9 @@ def _cpp(how: str) -> list[str]:
         _run([cmake, "--build", str(app / "build"), "-j", "1"], work)
         return [str(app / "build" / "myclock")]
 
-    return _built(f"cpp-{how}", _key(_version(cmake, "--version"), folders=(CPP_KIT,)), build)
+    sources: tuple[Path, ...] = (CPP_KIT / "include", CPP_KIT / "cmake", CPP_KIT / "CMakeLists.txt")
+    sources += (CPP_KIT / "examples" / "minimal_clock.cpp",)
+    return _built(f"cpp-{how}", _key(_version(cmake, "--version"), sources=sources), build)
 
 
 KITS: dict[str, Callable[[], list[str]]] = {
