@@ -386,3 +386,31 @@ def test_the_kits_documented_build_outputs_leave_git_status_clean() -> None:
     )
     ignored = {Path(line).relative_to(DRIVERS).as_posix() for line in done.stdout.splitlines()}
     assert sorted(set(DOCUMENTED_OUTPUTS) - ignored) == []
+
+
+def test_the_rust_kit_is_a_crate_cargo_package_accepts() -> None:
+    """``cargo package`` builds the ``.crate`` that would be published, from it alone."""
+    cargo = _tool("cargo", "the Rust driver kit needs a Rust toolchain >= 1.74")
+    crate = RUST_DIR / "simclock-driver"
+    sources: tuple[Path, ...] = (crate / "src", crate / "Cargo.toml", crate / "README.md")
+    sources += (
+        crate / "examples",
+        crate / "tests",
+        RUST_DIR / "Cargo.toml",
+        RUST_DIR / "Cargo.lock",
+    )
+
+    def build(work: Path) -> list[str]:
+        env = {**os.environ, "CARGO_TARGET_DIR": str(_cache_dir() / "rust-target")}
+        args = [cargo, "package", "-p", "simclock-driver", "--locked", "--allow-dirty"]
+        _run(args, RUST_DIR, env)  # packs, then builds the packed sources alone
+        packed = _cache_dir() / "rust-target" / "package" / "simclock-driver-0.1.0.crate"
+        shutil.copy2(packed, work / packed.name)
+        return [str(work / packed.name)]
+
+    (packed,) = _built("rust-crate", _key(_version(cargo, "--version"), sources=sources), build)
+    listing = subprocess.run(
+        ["tar", "-tzf", packed], capture_output=True, text=True, check=True
+    ).stdout.split()
+    for name in ("Cargo.toml", "README.md", "src/lib.rs", "src/driver.rs"):
+        assert f"simclock-driver-0.1.0/{name}" in listing, listing
