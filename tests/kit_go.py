@@ -29,6 +29,7 @@ GO_DIR = DRIVERS / "go"
 PROGRAMS: dict[str, tuple[Path, str]] = {
     "heapclock": (GO_DIR, "./examples/heapclock"),
     "minimal": (GO_DIR, "./examples/minimal"),
+    "careless": (GO_DIR, "./examples/careless"),
     "clockwork": (GO_DIR / "peers", "./clockwork"),
     "k8sclock": (GO_DIR / "peers", "./k8sclock"),
 }

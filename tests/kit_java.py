@@ -1,7 +1,8 @@
 """The Java driver kit of ``conformance/drivers/java/`` built once for tests (SPEC §18).
 
-:func:`java_build` runs ``mvn -q -B package`` on the kit, its example heap clock and its
-Reactor peer, with the build directories in the drivers' cache (``_cache_dir`` of
+:func:`java_build` runs ``mvn -q -B -Preactor package`` on the kit, its example clocks and
+its Reactor peer (the ``reactor`` profile: a plain ``mvn package`` builds the kit and the
+examples only), with the build directories in the drivers' cache (``_cache_dir`` of
 ``tests/wire_drivers.py``) under a key hashed from every source file, the POMs, the golden
 stream vectors the JUnit tests read and the ``java``/``mvn`` found, so a second run does
 not rebuild. The build runs the JUnit tests too, without stopping at a failure: their
@@ -30,6 +31,7 @@ from wire_drivers import _cache_dir
 __all__ = [
     "JAVA_DIR",
     "JUnitResult",
+    "careless_driver",
     "heap_driver",
     "java_build",
     "junit_results",
@@ -80,6 +82,7 @@ def java_build() -> Path:
                     "-q",
                     "-B",
                     f"-Dsimclock.cache={work}",
+                    "-Preactor",
                     "-Dmaven.test.failure.ignore=true",
                     "package",
                 ],
@@ -130,6 +133,11 @@ def heap_driver() -> list[str]:
 def minimal_driver() -> list[str]:
     """The command line of the README's minimal clock on the kit."""
     return _command("simclock-driver-example", "dev.simclock.example.MinimalClock")
+
+
+def careless_driver() -> list[str]:
+    """The command line of the shared transcript's careless clock on the kit."""
+    return _command("simclock-driver-example", "dev.simclock.example.CarelessClock")
 
 
 def reactor_driver() -> list[str]:

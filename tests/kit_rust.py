@@ -42,6 +42,7 @@ class RustBinaries:
     def __init__(self, folder: Path) -> None:
         self.heap_clock = str(folder / "heap_clock")
         self.minimal_clock = str(folder / "minimal_clock")
+        self.careless = str(folder / "careless")
         self.tokio_driver = str(folder / "tokio_driver")
 
 
@@ -90,7 +91,10 @@ def rust_binaries() -> RustBinaries:
     """The example heap clock and the tokio peer, built if these sources were not yet."""
     cargo = _cargo()
     folder = _cache_dir() / f"rust-{_sources_key(cargo)}"
-    if all((folder / name).exists() for name in ("heap_clock", "minimal_clock", "tokio_driver")):
+    if all(
+        (folder / name).exists()
+        for name in ("heap_clock", "minimal_clock", "careless", "tokio_driver")
+    ):
         return RustBinaries(folder)
     args = ["build", "--release", "--locked", "--workspace", "--bins", "--examples"]
     done = _run_cargo(cargo, args, "build")
@@ -103,7 +107,7 @@ def rust_binaries() -> RustBinaries:
     release = _cache_dir() / "rust-target" / "release"
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=folder.name + "."))
     try:
-        for example in ("heap_clock", "minimal_clock"):
+        for example in ("heap_clock", "minimal_clock", "careless"):
             shutil.copy2(release / "examples" / example, work / example)
         shutil.copy2(release / "tokio_driver", work / "tokio_driver")
         try:

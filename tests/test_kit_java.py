@@ -21,6 +21,7 @@ JUNIT_CLASSES = {
     "dev.simclock.driver.DriverTest": 7,
     "dev.simclock.driver.StreamsTest": 64,
     "dev.simclock.driver.WireTest": 29,
+    "dev.simclock.example.CarelessClockTest": 1,
     "dev.simclock.example.HeapClockTest": 9,
     "dev.simclock.reactor.VirtualTimeSchedulerTest": 8,
 }

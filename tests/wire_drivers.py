@@ -113,7 +113,7 @@ def _build(variant: str | None, example: str = "heap_clock") -> str:
     binary = _cache_dir() / f"{example}-{variant or 'good'}-{key.hexdigest()[:16]}"
     if binary.exists():
         return str(binary)
-    flags = ["-std=c++17", "-O2", f"-I{CPP_KIT / 'include'}"]
+    flags = ["-std=c++17", "-O2", "-pthread", f"-I{CPP_KIT / 'include'}"]
     if variant is not None:
         flags += [f"-D{variant}", f'-DBROKEN_VARIANT_NAME="{variant}"']
     fd, tmp = tempfile.mkstemp(dir=binary.parent, prefix=binary.name + ".")

@@ -2,7 +2,7 @@ package driver
 
 import (
 	"bufio"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -101,7 +101,15 @@ func (d *Driver) Handle(line []byte) (out []byte) {
 		st, r, err = d.dispatch(req)
 	}
 	if err != nil {
-		r = errorReply(replyKind(err), messageOf(err))
+		if st != nil {
+			st.mu.Lock()
+			st.escapedLocked(err) // a callback's error the clock let out of schedule, say
+			st.mu.Unlock()
+		}
+		r = errorReply(replyKind(err), describe(err))
+		if op, _ := req["op"].(string); st != nil && carriers[op] {
+			st.carry(r)
+		}
 		r = d.observeSafely(st, r) // C-WIRE-3: a refusal carries the observation too
 	}
 	return d.encode(r)
@@ -118,9 +126,9 @@ func replyKind(err error) Kind {
 }
 
 func (d *Driver) encode(r *reply) []byte {
-	b, err := json.Marshal(r)
+	b, err := marshal(r)
 	if err != nil {
-		b, _ = json.Marshal(errorReply(Internal, "the reply could not be encoded: "+err.Error()))
+		b, _ = marshal(errorReply(Internal, "the reply could not be encoded: "+err.Error()))
 	}
 	return b
 }
@@ -150,14 +158,14 @@ func (d *Driver) dispatch(req request) (*clockState, *reply, error) {
 	switch {
 	case op == "hello":
 		if p, _ := req["protocol"].(string); p != "1" {
-			return nil, nil, Errorf(Unsupported, "this driver speaks protocol \"1\" only, got %s", show(req["protocol"]))
+			return nil, nil, kitErrorf(Unsupported, "this driver speaks protocol \"1\" only, got %s", show(req["protocol"]))
 		}
 		return nil, okReply().set("protocol", "1").set("backend", d.backend).set("features", d.Features()), nil
 	case op == "quit":
 		d.quit = true
 		return nil, okReply(), nil
 	case !clockOps[op]:
-		return nil, nil, Errorf(BadRequest, "unknown op %s", show(op))
+		return nil, nil, kitErrorf(BadRequest, "unknown op %s", show(op))
 	}
 	id, err := req.str("clock")
 	if err != nil {
@@ -167,7 +175,7 @@ func (d *Driver) dispatch(req request) (*clockState, *reply, error) {
 	d.current = st
 	if op == "create" {
 		if st != nil {
-			return st, nil, Errorf(BadRequest, "clock %s is in use; drop it first or pick another id", show(id))
+			return st, nil, kitErrorf(BadRequest, "clock %s is in use; drop it first or pick another id", show(id))
 		}
 		st, err := d.create(req)
 		if err != nil {
@@ -177,7 +185,7 @@ func (d *Driver) dispatch(req request) (*clockState, *reply, error) {
 		return st, st.observe(okReply()), nil
 	}
 	if st == nil {
-		return nil, nil, Errorf(BadRequest, "unknown clock %s", show(id))
+		return nil, nil, kitErrorf(BadRequest, "unknown clock %s", show(id))
 	}
 	r, err := st.perform(d, op, req)
 	if err != nil {
@@ -196,7 +204,7 @@ func (d *Driver) create(req request) (*clockState, error) {
 	}
 	_, hasStart := req["start_ns"]
 	if hasStart && !d.has("start_ns") {
-		return nil, Errorf(Unsupported, "start_ns: %s has no start time (feature start_ns)", d.backend)
+		return nil, kitErrorf(Unsupported, "start_ns: %s has no start time (feature start_ns)", d.backend)
 	}
 	start, err := req.uintOr("start_ns", Time{})
 	if err != nil {
@@ -230,6 +238,7 @@ type clockState struct {
 	entries  map[string]*entry
 	fired    []*reply
 	failures []*reply
+	errs     []error    // the error of each failure, to know the one the clock let out of Advance
 	halted   *[2]string // entry and at_ns of the halting callback
 	streams  map[string]Source
 }
@@ -242,6 +251,18 @@ func (h halt) String() string { return "the halt action of entry " + h.entry + "
 
 // tooManyFirings stops an advance that fired MaxFired callbacks.
 type tooManyFirings struct{}
+
+// escapedLocked drops the failure record of err, an error the clock let out of one of its
+// calls: if a callback returned it, it is no failure the clock isolated. st.mu is held.
+func (st *clockState) escapedLocked(err error) {
+	for i := len(st.errs) - 1; i >= 0; i-- {
+		if errors.Is(err, st.errs[i]) {
+			st.failures = append(st.failures[:i:i], st.failures[i+1:]...)
+			st.errs = append(st.errs[:i:i], st.errs[i+1:]...)
+			return
+		}
+	}
+}
 
 func (st *clockState) settle() {
 	if s, ok := st.clock.(Settler); ok {
@@ -301,7 +322,7 @@ func (st *clockState) perform(d *Driver, op string, req request) (*reply, error)
 	case "stats":
 		s, ok := st.clock.(StatsReporter)
 		if !ok {
-			return nil, Errorf(Unsupported, "stats: %s has no entry statistics (feature stats)", d.backend)
+			return nil, kitErrorf(Unsupported, "stats: %s has no entry statistics (feature stats)", d.backend)
 		}
 		e, err := st.known(req)
 		if err != nil {
@@ -323,7 +344,25 @@ func (st *clockState) perform(d *Driver, op string, req request) (*reply, error)
 	case "draw":
 		return st.draw(d, req)
 	}
-	return st.observe(okReply()), nil
+	return st.observe(st.carry(okReply())), nil // schedule*, cancel
+}
+
+// carriers are the ops whose reply carries the firings not yet reported, if there are any.
+var carriers = map[string]bool{"schedule": true, "schedule_periodic": true, "schedule_rate": true, "cancel": true}
+
+// carry puts the firings and failures not yet reported into r (a schedule* or cancel
+// reply), if there are any: a callback the clock ran inside that call, or on a goroutine
+// of its own since the last reply, shows where the suite sees it (docs/kits.md).
+func (st *clockState) carry(r *reply) *reply {
+	st.settle()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.fired) == 0 && len(st.failures) == 0 {
+		return r
+	}
+	r.set("fired", st.fired).set("failures", append([]*reply{}, st.failures...))
+	st.fired, st.failures, st.errs = nil, nil, nil
+	return r
 }
 
 func (st *clockState) known(req request) (*entry, error) {
@@ -335,7 +374,7 @@ func (st *clockState) known(req request) (*entry, error) {
 	defer st.mu.Unlock()
 	e := st.entries[id]
 	if e == nil {
-		return nil, Errorf(BadRequest, "unknown entry %s", show(id))
+		return nil, kitErrorf(BadRequest, "unknown entry %s", show(id))
 	}
 	return e, nil
 }
@@ -347,13 +386,13 @@ func (st *clockState) schedule(d *Driver, op string, req request) error {
 		return err
 	}
 	if id == "" || strings.Contains(id, ".") {
-		return Errorf(BadRequest, "entry id %s must be non-empty without '.'", show(id))
+		return kitErrorf(BadRequest, "entry id %s must be non-empty without '.'", show(id))
 	}
 	st.mu.Lock()
 	_, used := st.entries[id]
 	st.mu.Unlock()
 	if used {
-		return Errorf(BadRequest, "entry id %s is already used by this clock", show(id))
+		return kitErrorf(BadRequest, "entry id %s is already used by this clock", show(id))
 	}
 	var call func(Callback) (Handle, error)
 	switch op {
@@ -376,14 +415,14 @@ func (st *clockState) schedule(d *Driver, op string, req request) error {
 	case "schedule_rate":
 		rs, ok := st.clock.(RateScheduler)
 		if !ok {
-			return Errorf(Unsupported, "schedule_rate: %s has no rate timers (feature rate)", d.backend)
+			return kitErrorf(Unsupported, "schedule_rate: %s has no rate timers (feature rate)", d.backend)
 		}
 		parts, ok := req["rate_hz"].([]any)
 		if !ok || len(parts) != 2 {
 			if _, present := req["rate_hz"]; !present {
-				return Errorf(BadRequest, "missing field rate_hz")
+				return kitErrorf(BadRequest, "missing field rate_hz")
 			}
-			return Errorf(TypeError, "rate_hz must be a list [NUM, DEN] of two decimal strings, got %s", show(req["rate_hz"]))
+			return kitErrorf(TypeError, "rate_hz must be a list [NUM, DEN] of two decimal strings, got %s", show(req["rate_hz"]))
 		}
 		frac := request{"rate_hz numerator": parts[0], "rate_hz denominator": parts[1]}
 		num, err := frac.uint("rate_hz numerator")
@@ -399,7 +438,7 @@ func (st *clockState) schedule(d *Driver, op string, req request) error {
 			return err
 		}
 		if den.IsZero() {
-			return Errorf(ValueError, "rate_hz denominator must be > 0, got 0")
+			return kitErrorf(ValueError, "rate_hz denominator must be > 0, got 0")
 		}
 		n, _ := num.Uint64()
 		m, _ := den.Uint64()
@@ -425,8 +464,7 @@ func (st *clockState) schedule(d *Driver, op string, req request) error {
 }
 
 // advance runs the clock's Advance and answers what fired (C-WIRE-3), or the halt
-// that stopped it (C-WIRE-4). Firings recorded since the last advance reply are in it,
-// so a callback a clock ran outside Advance is reported, not lost.
+// that stopped it (C-WIRE-4): every firing not yet reported (see carry).
 func (st *clockState) advance(req request) (r *reply, err error) {
 	dt, err := req.uint("dt_ns")
 	if err != nil {
@@ -439,8 +477,11 @@ func (st *clockState) advance(req request) (r *reply, err error) {
 	}()
 	st.settle()
 	st.mu.Lock()
+	if err != nil && stopped == nil {
+		st.escapedLocked(err) // the reply's own error reports it
+	}
 	fired, failures, halted := st.fired, st.failures, st.halted
-	st.fired, st.failures, st.halted = nil, nil, nil
+	st.fired, st.failures, st.errs, st.halted = nil, nil, nil, nil
 	st.mu.Unlock()
 	if fired == nil {
 		fired = []*reply{}
@@ -451,11 +492,11 @@ func (st *clockState) advance(req request) (r *reply, err error) {
 	switch p := stopped.(type) {
 	case nil:
 	case halt:
-		r = (&reply{}).set("ok", false).set("error", "halted").set("message", "entry "+p.entry+" halted the advance")
+		r = (&reply{}).set("ok", false).set("error", "halted")
 		r.set("entry", halted[0]).set("at_ns", halted[1])
 		return st.observe(r.set("fired", fired).set("failures", failures)), nil
 	case tooManyFirings:
-		return nil, Errorf(Internal, "the advance fired more than %d callbacks, more than one reply can carry; it was stopped (a periodic stuck at one time fires for ever)", MaxFired)
+		return nil, kitErrorf(Internal, "the advance fired more than %d callbacks, more than one reply can carry; it was stopped (a periodic stuck at one time fires for ever)", MaxFired)
 	default:
 		panic(p) // the clock's own failure: answered internal by Handle
 	}
@@ -463,7 +504,7 @@ func (st *clockState) advance(req request) (r *reply, err error) {
 		if len(fired) == 0 && len(failures) == 0 {
 			return nil, err // a refused call: the plain error reply
 		}
-		r = (&reply{}).set("ok", false).set("error", string(replyKind(err))).set("message", messageOf(err))
+		r = (&reply{}).set("ok", false).set("error", string(replyKind(err))).set("message", describe(err))
 		return st.observe(r.set("fired", fired).set("failures", failures)), nil
 	}
 	return st.observe(okReply().set("fired", fired).set("failures", failures)), nil
@@ -489,6 +530,7 @@ func (st *clockState) callback(id string, e *entry, acts []action) Callback {
 		if err != nil {
 			st.mu.Lock()
 			st.failures = append(st.failures, (&reply{}).set("entry", id).set("at_ns", now.String()).set("message", messageOf(err)))
+			st.errs = append(st.errs, err)
 			st.mu.Unlock()
 		}
 		return err
@@ -535,13 +577,16 @@ func (st *clockState) perform1(id string, e *entry, now Time, record *reply, act
 			err := st.clock.Advance(a.ns)
 			nested := "accepted"
 			if err != nil {
-				nested = string(KindOf(err))
+				nested = string(replyKind(err))
 			}
 			st.mu.Lock()
 			record.set("nested", nested)
+			if err != nil {
+				st.escapedLocked(err)
+			}
 			st.mu.Unlock()
-			if err != nil && KindOf(err) != RuntimeError {
-				return err
+			if err != nil && nested != string(RuntimeError) {
+				return err // any other kind fails the callback (docs/kits.md)
 			}
 		case "raise":
 			return Errorf(RuntimeError, "%s", a.text)
@@ -558,11 +603,11 @@ func (st *clockState) perform1(id string, e *entry, now Time, record *reply, act
 func (st *clockState) draw(d *Driver, req request) (*reply, error) {
 	s, ok := st.clock.(Streamer)
 	if !ok {
-		return nil, Errorf(Unsupported, "draw: %s has no random streams", d.backend)
+		return nil, kitErrorf(Unsupported, "draw: %s has no random streams", d.backend)
 	}
 	raw, present := req["labels"]
 	if !present {
-		return nil, Errorf(BadRequest, "missing field labels")
+		return nil, kitErrorf(BadRequest, "missing field labels")
 	}
 	list, ok := raw.([]any)
 	labels := make([]string, 0, len(list))
@@ -572,7 +617,7 @@ func (st *clockState) draw(d *Driver, req request) (*reply, error) {
 		labels = append(labels, s)
 	}
 	if !ok {
-		return nil, Errorf(TypeError, "labels must be a list of strings, got %s", show(raw))
+		return nil, kitErrorf(TypeError, "labels must be a list of strings, got %s", show(raw))
 	}
 	n, err := req.uint("n")
 	if err != nil {
@@ -580,7 +625,7 @@ func (st *clockState) draw(d *Driver, req request) (*reply, error) {
 	}
 	count, _ := n.Uint64()
 	if count > 1<<20 {
-		return nil, Errorf(ValueError, "n = %d is more than 1048576 values in one draw; draw in smaller batches", count)
+		return nil, kitErrorf(ValueError, "n = %d is more than 1048576 values in one draw; draw in smaller batches", count)
 	}
 	path, perr := StreamPath(labels)
 	src := st.streams[path]

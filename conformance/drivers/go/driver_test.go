@@ -231,7 +231,7 @@ func TestC_WIRE_4_callbacks_are_data(t *testing.T) {
 		> {"op":"schedule","clock":"c","entry":"late","at_ns":"17"}
 		< {"ok":true,"now_ns":"15","stored":"3"}
 		> {"op":"advance","clock":"c","dt_ns":"100"}
-		< {"ok":false,"error":"halted","message":"entry h halted the advance","entry":"h","at_ns":"16","fired":[{"entry":"h","now_ns":"16"}],"failures":[],"now_ns":"16","stored":"2"}
+		< {"ok":false,"error":"halted","entry":"h","at_ns":"16","fired":[{"entry":"h","now_ns":"16"}],"failures":[],"now_ns":"16","stored":"2"}
 		> {"op":"cancel","clock":"c","entry":"p.0"}
 		< {"ok":true,"now_ns":"16","stored":"2"}
 	`)
@@ -331,6 +331,7 @@ func (c stopping) Advance(dt Time) error {
 	return nil
 }
 
+// An error the clock lets out of Advance is the reply's error, not one of its failures (docs/kits.md).
 func TestC_ERR_the_kit_reports_what_the_clock_does_with_errors_and_halts(t *testing.T) {
 	d := newListDriver(t, nil)
 	transcript(t, d, `
@@ -353,6 +354,6 @@ func TestC_ERR_the_kit_reports_what_the_clock_does_with_errors_and_halts(t *test
 		> {"op":"schedule","clock":"e","entry":"after","at_ns":"2"}
 		< {"ok":true,"now_ns":"0","stored":"2"}
 		> {"op":"advance","clock":"e","dt_ns":"5"}
-		< {"ok":false,"error":"RuntimeError","message":"boom","fired":[{"entry":"r","now_ns":"1"}],"failures":[{"entry":"r","at_ns":"1","message":"boom"}],"now_ns":"1","stored":"1"}
+		< {"ok":false,"error":"RuntimeError","message":"RuntimeError: boom","fired":[{"entry":"r","now_ns":"1"}],"failures":[],"now_ns":"1","stored":"1"}
 	`)
 }

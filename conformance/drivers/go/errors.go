@@ -19,10 +19,13 @@ const (
 )
 
 // Error is an error of a Kind. A clock returns one (Errorf) to refuse a call; any other
-// error it returns is reported as RuntimeError, a panic as internal.
+// error it returns is reported as RuntimeError, a panic as internal. An adapter may use a
+// Kind of its own (Errorf(Kind("Deadlock"), ...)): the wire reports it as internal, with
+// the message "Deadlock: ..." (docs/kits.md, "What a kit reports").
 type Error struct {
 	Kind    Kind
 	Message string
+	kit     bool // a refusal of the kit's own (a malformed request): its message has no "Kind: "
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
@@ -30,6 +33,11 @@ func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
 // Errorf is an *Error of kind with a formatted message.
 func Errorf(kind Kind, format string, args ...any) error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// kitErrorf is a refusal of the kit's own, found in the request before the clock is asked.
+func kitErrorf(kind Kind, format string, args ...any) error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), kit: true}
 }
 
 // KindOf is the Kind of err: its *Error's, else RuntimeError.
@@ -48,4 +56,21 @@ func messageOf(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// describe is the message of a clock's error as the wire carries it: "Kind: text", the
+// error's own name first (the adapter's own kind included), as Python names an exception
+// by its class. The driver's own refusals (bad_request, unsupported, internal) are the
+// text alone.
+func describe(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.kit {
+		return e.Message
+	}
+	switch k := KindOf(err); k {
+	case BadRequest, Unsupported, Internal:
+		return messageOf(err)
+	default:
+		return string(k) + ": " + messageOf(err)
+	}
 }

@@ -18,14 +18,14 @@ func decode(line []byte) (request, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, Errorf(BadRequest, "the request is not one JSON object: %v", err)
+		return nil, kitErrorf(BadRequest, "the request is not one JSON object: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, Errorf(BadRequest, "the request is not one JSON object: something follows it")
+		return nil, kitErrorf(BadRequest, "the request is not one JSON object: something follows it")
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, Errorf(BadRequest, "the request must be a JSON object, got %s", show(v))
+		return nil, kitErrorf(BadRequest, "the request must be a JSON object, got %s", show(v))
 	}
 	return obj, nil
 }
@@ -67,11 +67,11 @@ func isDigits(s string) bool {
 func (r request) digits(name string) (string, error) {
 	v, present := r[name]
 	if !present {
-		return "", Errorf(BadRequest, "missing field %s", name)
+		return "", kitErrorf(BadRequest, "missing field %s", name)
 	}
 	s, ok := v.(string)
 	if !ok || !isDigits(s) {
-		return "", Errorf(TypeError, "%s must be a string of decimal digits [0-9]+, got %s; send integers as strings, e.g. \"1000\"", name, show(v))
+		return "", kitErrorf(TypeError, "%s must be a string of decimal digits [0-9]+, got %s; send integers as strings, e.g. \"1000\"", name, show(v))
 	}
 	return s, nil
 }
@@ -95,7 +95,7 @@ func parseUint(name, s string) (Time, error) {
 			if len(q) > 60 {
 				q = q[:60] + "..."
 			}
-			return Time{}, Errorf(ValueError, "%s = %s is larger than 18446744073709551615, the largest value this driver keeps exactly", name, q)
+			return Time{}, kitErrorf(ValueError, "%s = %s is larger than 18446744073709551615, the largest value this driver keeps exactly", name, q)
 		}
 		v = v*10 + d
 	}
@@ -117,7 +117,7 @@ func (r request) bigint(name string) (*big.Int, error) {
 		return nil, err
 	}
 	if len(s) > 4000 {
-		return nil, Errorf(ValueError, "%s has %d digits; this driver keeps at most 4000", name, len(s))
+		return nil, kitErrorf(ValueError, "%s has %d digits; this driver keeps at most 4000", name, len(s))
 	}
 	v, _ := new(big.Int).SetString(s, 10)
 	return v, nil
@@ -127,11 +127,11 @@ func (r request) bigint(name string) (*big.Int, error) {
 func (r request) str(name string) (string, error) {
 	v, present := r[name]
 	if !present {
-		return "", Errorf(BadRequest, "missing field %s", name)
+		return "", kitErrorf(BadRequest, "missing field %s", name)
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", Errorf(BadRequest, "%s must be a string, got %s", name, show(v))
+		return "", kitErrorf(BadRequest, "%s must be a string, got %s", name, show(v))
 	}
 	return s, nil
 }
@@ -151,16 +151,16 @@ func actions(v any, present bool, depth int) ([]action, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, Errorf(BadRequest, "on_fire must be a list of actions, got %s", show(v))
+		return nil, kitErrorf(BadRequest, "on_fire must be a list of actions, got %s", show(v))
 	}
 	if depth > 200 {
-		return nil, Errorf(BadRequest, "on_fire is nested deeper than 200 levels")
+		return nil, kitErrorf(BadRequest, "on_fire is nested deeper than 200 levels")
 	}
 	out := make([]action, 0, len(list))
 	for _, item := range list {
 		obj, ok := item.(map[string]any)
 		if !ok {
-			return nil, Errorf(BadRequest, "an on_fire action must be an object, got %s", show(item))
+			return nil, kitErrorf(BadRequest, "an on_fire action must be an object, got %s", show(item))
 		}
 		r := request(obj)
 		do, err := r.str("do")
@@ -192,7 +192,7 @@ func actions(v any, present bool, depth int) ([]action, error) {
 			}
 		case "halt":
 		default:
-			return nil, Errorf(BadRequest, "unknown action do=%s; expected schedule, cancel, advance, raise or halt", show(do))
+			return nil, kitErrorf(BadRequest, "unknown action do=%s; expected schedule, cancel, advance, raise or halt", show(do))
 		}
 		out = append(out, a)
 	}
@@ -224,10 +224,10 @@ func (o *reply) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
+		kb, _ := marshal(k)
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[i])
+		vb, err := marshal(o.vals[i])
 		if err != nil {
 			return nil, err
 		}
@@ -235,6 +235,18 @@ func (o *reply) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// marshal is v as JSON the way the Python reference writes it: '<', '>' and '&' as they
+// are (encoding/json escapes them for HTML by default), no trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func okReply() *reply { return (&reply{}).set("ok", true) }

@@ -30,6 +30,18 @@ engine's memory until its deadline, or forever without one.
 
 Order of a reply: ``ok`` first, then the op's fields, then the observation
 (``now_ns``, ``next_event_ns`` with feature ``peek``, ``stored``).
+
+This engine is the reference every driver kit reports like ("What a kit reports" in
+``docs/kits.md``; ``conformance/transcripts/careless.*`` checks them byte for byte): a
+child the clock refuses with ``ValueError`` is marked ``refused`` and the callback goes
+on, another error fails it; a nested advance is marked ``nested`` (``"accepted"`` or the
+wire kind of its error) and only a ``RuntimeError`` lets the callback go on; a ``raise``
+action is a ``RuntimeError``; ``failures`` are what the clock reported isolating, so an
+error it lets out of a call is not one of them; an error class outside ``TypeError``,
+``ValueError`` and ``RuntimeError`` is ``internal``, described ``Name: text``; the
+reply to an advance, and to a ``schedule*`` or ``cancel`` when there are any, carries
+the firings since the last reply that carried them (a callback the clock ran inside
+``schedule`` shows in that reply, out of place, as the suite must see it).
 """
 
 from __future__ import annotations
@@ -65,16 +77,16 @@ MAX_FIRED = MAX_REPLY_BYTES // len('{"entry":"a","now_ns":"0"},')
 """The most firings one advance records; a reply holding more exceeds the reply-line limit."""
 
 
+_CARRIERS = frozenset({"schedule", "schedule_periodic", "schedule_rate", "cancel"})
+"""The ops whose reply carries the firings since the last reply that carried them, if any."""
+
+
 class _Halt(BaseException):
     """What a ``halt`` action raises: not an ``Exception``, so it escapes ``advance`` (C-ERR-2)."""
 
 
 class _TooManyFirings(BaseException):
     """Raised by a callback past :data:`MAX_FIRED` firings in one advance: it stops the advance."""
-
-
-class WireCallbackError(Exception):
-    """What a ``raise`` action raises (C-ERR-1): an ordinary error the clock isolates."""
 
 
 @dataclass
@@ -90,6 +102,8 @@ class _Clock:
     streams: dict[str, Callable[[int], list[int]]] = field(default_factory=dict)
     fired: list[Json] = field(default_factory=list)
     halted: tuple[str, int] | None = None
+    reported: int = 0
+    """How many of the clock's failure events earlier advance replies carried."""
     live: set[str] = field(default_factory=set)
     """Entries scheduled and neither cancelled nor fired once: ``stored`` without a size method."""
 
@@ -155,6 +169,8 @@ class Engine:
             if method is None:
                 raise _RefusalError("bad_request", f"unknown op {op!r}")
             reply: Json = method(st, name, request)
+            if op in _CARRIERS:
+                self._carry(st, reply)
             return self._observe(st, reply)
         except _RefusalError as refusal:
             reply = {"ok": False, "error": refusal.error, "message": refusal.message}
@@ -163,12 +179,28 @@ class Engine:
             if reply["error"] == "internal" and self.internal is None:
                 self.internal = exc
         if st is not None:
+            if op in _CARRIERS:
+                self._carry(st, reply)
             try:
                 self._observe(st, reply)
             except Exception as exc:
                 reply = {"ok": False, "error": "internal", "message": exception_text(exc)}
                 self.internal = self.internal or exc
         return reply
+
+    @staticmethod
+    def _carry(st: _Clock, reply: Json) -> None:
+        """Put the firings and failures not yet reported into ``reply`` (a ``schedule*`` or
+        ``cancel`` reply), if there are any: a callback the clock ran inside that call (or
+        on a thread of its own since the last reply) shows where the suite sees it."""
+        listed = st.failures()
+        if not st.fired and len(listed) == st.reported:
+            return
+        reply["fired"], st.fired = st.fired, []
+        reply["failures"] = [
+            {"entry": cb, "at_ns": str(at), "message": msg} for cb, at, msg in listed[st.reported :]
+        ]
+        st.reported = len(listed)
 
     # -- ops -----------------------------------------------------------------
 
@@ -252,21 +284,29 @@ class Engine:
 
     def _op_advance(self, st: _Clock, name: str, request: Json) -> Json:
         dt = _time_arg(request.get("dt_ns"))
-        st.fired = []
         st.halted = None
-        before = len(st.failures())
+        # The firings and failures since the last reply that carried them: a callback the
+        # clock ran on a thread of its own between requests is reported here, never lost.
+        fired, st.fired = st.fired, []
+        before = st.reported
 
         def failures() -> list[Json]:
+            listed = st.failures()
+            st.reported = len(listed)
             return [
-                {"entry": cb, "at_ns": str(at), "message": msg}
-                for cb, at, msg in st.failures()[before:]
+                {"entry": cb, "at_ns": str(at), "message": msg} for cb, at, msg in listed[before:]
             ]
+
+        def taken() -> list[Json]:
+            fired.extend(st.fired)
+            st.fired = []
+            return fired
 
         try:
             st.clock.advance(dt)
         except _TooManyFirings:
-            count = len(st.fired)
-            st.fired = []
+            count = len(taken())
+            st.reported = len(st.failures())
             return {
                 "ok": False,
                 "error": "internal",
@@ -282,11 +322,11 @@ class Engine:
                 "error": "halted",
                 "entry": entry,
                 "at_ns": str(at),
-                "fired": st.fired,
+                "fired": taken(),
                 "failures": failures(),
             }
         except Exception as exc:
-            if not st.fired and not failures():
+            if not fired and not st.fired and len(st.failures()) == before:
                 raise  # a refused call: the plain error reply
             if _error_name(exc) == "internal" and self.internal is None:
                 self.internal = exc
@@ -294,10 +334,10 @@ class Engine:
                 "ok": False,
                 "error": _error_name(exc),
                 "message": exception_text(exc),
-                "fired": st.fired,
+                "fired": taken(),
                 "failures": failures(),
             }
-        return {"ok": True, "fired": st.fired, "failures": failures()}
+        return {"ok": True, "fired": taken(), "failures": failures()}
 
     def _op_observe(self, st: _Clock, name: str, request: Json) -> Json:
         return {"ok": True}
@@ -383,12 +423,12 @@ class Engine:
                     except RuntimeError:
                         record["nested"] = "RuntimeError"
                     except Exception as exc:
-                        record["nested"] = type(exc).__name__
+                        record["nested"] = _error_name(exc)
                         raise
                     else:
                         record["nested"] = "accepted"
                 elif do == "raise":
-                    raise WireCallbackError(str(action.get("message", "")))
+                    raise RuntimeError(str(action.get("message", "")))
                 elif do == "halt":
                     st.halted = (entry, now)
                     raise _Halt(entry)

@@ -23,22 +23,22 @@ TEST(HeapClock, C_WIRE_3_the_worked_transcript) {
     replay(d, {
         {R"({"op":"hello","protocol":"1"})",
          R"({"ok":true,"protocol":"1","backend":"simclock-cpp-heap","features":["peek","rate","stats","start_ns","bits"]})"},
-        {R"({"op":"create","clock":"c","seed":"42"})", R"({"ok":true,"next_event_ns":null,"now_ns":"0","stored":"0"})"},
+        {R"({"op":"create","clock":"c","seed":"42"})", R"({"ok":true,"now_ns":"0","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"schedule","clock":"c","entry":"a","at_ns":"5","on_fire":[{"do":"schedule","delay_ns":"0"},{"do":"advance","dt_ns":"1"}]})",
-         R"({"ok":true,"next_event_ns":"5","now_ns":"0","stored":"1"})"},
+         R"({"ok":true,"now_ns":"0","next_event_ns":"5","stored":"1"})"},
         {R"({"op":"schedule","clock":"c","entry":"b","at_ns":"5","on_fire":[{"do":"raise","message":"sensor lost"}]})",
-         R"({"ok":true,"next_event_ns":"5","now_ns":"0","stored":"2"})"},
+         R"({"ok":true,"now_ns":"0","next_event_ns":"5","stored":"2"})"},
         {R"({"op":"schedule_rate","clock":"c","entry":"cam","rate_hz":["30","1"],"phase_ns":"0","on_fire":[]})",
-         R"({"ok":true,"next_event_ns":"0","now_ns":"0","stored":"3"})"},
+         R"({"ok":true,"now_ns":"0","next_event_ns":"0","stored":"3"})"},
         {R"({"op":"advance","clock":"c","dt_ns":"40000000"})",
          R"({"ok":true,"fired":[{"entry":"cam","now_ns":"0"},{"entry":"a","now_ns":"5","nested":"RuntimeError"},)"
          R"({"entry":"b","now_ns":"5"},{"entry":"a.0","now_ns":"5"},{"entry":"cam","now_ns":"33333334"}],)"
-         R"("failures":[{"entry":"b","at_ns":"5","message":"sensor lost"}],"next_event_ns":"66666667","now_ns":"40000000","stored":"1"})"},
-        {R"({"op":"cancel","clock":"c","entry":"cam"})", R"({"ok":true,"next_event_ns":null,"now_ns":"40000000","stored":"0"})"},
+         R"("failures":[{"entry":"b","at_ns":"5","message":"sensor lost"}],"now_ns":"40000000","next_event_ns":"66666667","stored":"1"})"},
+        {R"({"op":"cancel","clock":"c","entry":"cam"})", R"({"ok":true,"now_ns":"40000000","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"stats","clock":"c","entry":"cam"})",
-         R"({"ok":true,"fired":"2","skipped":"0","overruns":"0","next_event_ns":null,"now_ns":"40000000","stored":"0"})"},
+         R"({"ok":true,"fired":"2","skipped":"0","overruns":"0","now_ns":"40000000","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"draw","clock":"c","labels":["sensors","imu0"],"n":"2"})",
-         R"({"ok":true,"values":["4798505500344436202","6344606573098996892"],"next_event_ns":null,"now_ns":"40000000","stored":"0"})"},
+         R"({"ok":true,"values":["4798505500344436202","6344606573098996892"],"now_ns":"40000000","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"quit"})", R"({"ok":true})"},
     });
     EXPECT_TRUE(d.done());
@@ -48,34 +48,34 @@ TEST(HeapClock, C_TIME_4_far_times_exact_and_now_never_past_2_64_minus_1) {
     simclock::Driver<HeapClock> d("heap");
     replay(d, {
         {R"({"op":"create","clock":"c","seed":"0","start_ns":"18446744073709551606"})",
-         R"({"ok":true,"next_event_ns":null,"now_ns":"18446744073709551606","stored":"0"})"},
+         R"({"ok":true,"now_ns":"18446744073709551606","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"schedule_periodic","clock":"c","entry":"p","period_ns":"9223372036854775808","phase_ns":"9223372036854775809"})",
-         R"({"ok":true,"next_event_ns":"18446744073709551617","now_ns":"18446744073709551606","stored":"1"})"},
+         R"({"ok":true,"now_ns":"18446744073709551606","next_event_ns":"18446744073709551617","stored":"1"})"},
         {R"({"op":"schedule","clock":"c","entry":"t","at_ns":"18446744073709551615","on_fire":[{"do":"schedule","delay_ns":"18446744073709551615"}]})",
-         R"({"ok":true,"next_event_ns":"18446744073709551615","now_ns":"18446744073709551606","stored":"2"})"},
+         R"({"ok":true,"now_ns":"18446744073709551606","next_event_ns":"18446744073709551615","stored":"2"})"},
         {R"({"op":"advance","clock":"c","dt_ns":"9"})",
          R"({"ok":true,"fired":[{"entry":"t","now_ns":"18446744073709551615"}],"failures":[],)"
-         R"("next_event_ns":"18446744073709551617","now_ns":"18446744073709551615","stored":"2"})"},
+         R"("now_ns":"18446744073709551615","next_event_ns":"18446744073709551617","stored":"2"})"},
         {R"({"op":"advance","clock":"c","dt_ns":"1"})",
-         R"({"ok":false,"error":"ValueError","message":"advance(dt_ns=1) would take now from 18446744073709551615 past 2**64-1 ns, the largest time this clock keeps",)"
-         R"("next_event_ns":"18446744073709551617","now_ns":"18446744073709551615","stored":"2"})"},
+         R"({"ok":false,"error":"ValueError","message":"ValueError: advance(dt_ns=1) would take now from 18446744073709551615 past 2**64-1 ns, the largest time this clock keeps",)"
+         R"("now_ns":"18446744073709551615","next_event_ns":"18446744073709551617","stored":"2"})"},
     });
 }
 
 TEST(HeapClock, C_SCH_1_C_PER_1_refusals_and_the_first_grid_point) {
     simclock::Driver<HeapClock> d("heap");
     replay(d, {
-        {R"({"op":"create","clock":"c","seed":"0","start_ns":"10"})", R"({"ok":true,"next_event_ns":null,"now_ns":"10","stored":"0"})"},
+        {R"({"op":"create","clock":"c","seed":"0","start_ns":"10"})", R"({"ok":true,"now_ns":"10","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"schedule","clock":"c","entry":"x","at_ns":"9"})",
-         R"({"ok":false,"error":"ValueError","message":"at_ns=9 is in the past (now is 10 ns); schedule at or after now","next_event_ns":null,"now_ns":"10","stored":"0"})"},
+         R"({"ok":false,"error":"ValueError","message":"ValueError: at_ns=9 is in the past (now is 10 ns); schedule at or after now","now_ns":"10","next_event_ns":null,"stored":"0"})"},
         {R"({"op":"schedule_periodic","clock":"c","entry":"p","period_ns":"4","phase_ns":"1"})",
-         R"({"ok":true,"next_event_ns":"13","now_ns":"10","stored":"1"})"},
+         R"({"ok":true,"now_ns":"10","next_event_ns":"13","stored":"1"})"},
         {R"({"op":"advance","clock":"c","dt_ns":"3"})",
-         R"({"ok":true,"fired":[{"entry":"p","now_ns":"13"}],"failures":[],"next_event_ns":"17","now_ns":"13","stored":"1"})"},
+         R"({"ok":true,"fired":[{"entry":"p","now_ns":"13"}],"failures":[],"now_ns":"13","next_event_ns":"17","stored":"1"})"},
         {R"({"op":"schedule_rate","clock":"c","entry":"r","rate_hz":["60000","2002"],"phase_ns":"0"})",
-         R"({"ok":true,"next_event_ns":"17","now_ns":"13","stored":"2"})"},
+         R"({"ok":true,"now_ns":"13","next_event_ns":"17","stored":"2"})"},
         // ceil(1e9 * 2002 / 60000) = 33366667; the cancelled p leaves the heap at the root
-        {R"({"op":"cancel","clock":"c","entry":"p"})", R"({"ok":true,"next_event_ns":"33366667","now_ns":"13","stored":"1"})"},
+        {R"({"op":"cancel","clock":"c","entry":"p"})", R"({"ok":true,"now_ns":"13","next_event_ns":"33366667","stored":"1"})"},
     });
 }
 

@@ -6,7 +6,7 @@
 // builds the replies. Times, order, isolation of errors, refusals, tombstones and random
 // streams are the clock's: the engine calls it and reports what it did.
 
-import { Halt, errorKind } from "./errors.mjs";
+import { Halt, RuntimeError, errorKind } from "./errors.mjs";
 import { Refusal, U64_MAX, checkActions, dec, show, wireUint } from "./wire.mjs";
 
 export const PROTOCOL = "1";
@@ -17,17 +17,15 @@ export const MAX_FIRED = Math.floor((1 << 20) / '{"entry":"a","now_ns":"0"},'.le
 
 const MAX_DRAW = 1 << 20;
 const MAX_SEED_DIGITS = 4000;
+/** The ops whose reply carries the firings not yet reported, if there are any. */
+const CARRIERS = new Set(["schedule", "schedule_periodic", "schedule_rate", "cancel"]);
 const CLOCK_OPS = new Set([
   "create", "drop", "schedule", "schedule_periodic", "schedule_rate", "cancel",
   "advance", "observe", "stats", "step_ns", "draw",
 ]);
 
-/** What a `raise` action throws (C-ERR-1): an ordinary error the clock isolates. */
-export class CallbackError extends Error {
-  get name() {
-    return "CallbackError";
-  }
-}
+/** What a `raise` action throws (C-ERR-1): an ordinary error, a RuntimeError, which the clock isolates. */
+export class CallbackError extends RuntimeError {}
 
 /** Thrown by a callback past MAX_FIRED firings in one advance; like Halt, not to be isolated. */
 export class TooManyFirings extends Halt {
@@ -141,10 +139,14 @@ export class Engine {
       reply = this.#perform(st, id, op, request);
     } catch (err) {
       if (err instanceof Refusal) reply = { ok: false, error: err.kind, message: err.message };
-      else if (err instanceof ClockError) reply = refusalOf(err.cause);
+      else if (err instanceof ClockError) {
+        if (st !== null) this.#escaped(st, err.cause);
+        reply = refusalOf(err.cause);
+      }
       else reply = { ok: false, error: "internal", message: `the driver failed: ${err && err.stack ? err.stack : err}` };
     }
     if (st !== null) {
+      if (CARRIERS.has(request.op)) this.#carry(st, reply);
       try {
         this.#observe(st, reply);
       } catch (err) {
@@ -177,6 +179,29 @@ export class Engine {
   }
 
   // -- the clock's calls: whatever they throw is the clock's refusal -----------------------
+
+  /**
+   * Put the firings and failures not yet reported into `reply` (a schedule* or cancel
+   * reply), if there are any: a callback the clock ran inside that call shows where the
+   * suite sees it (docs/kits.md, "What a kit reports").
+   */
+  #carry(st, reply) {
+    if (st.fired.length === 0 && st.failures.length === 0) return;
+    reply.fired = st.fired;
+    reply.failures = st.failures;
+    st.fired = [];
+    st.failures = [];
+    st.errors = [];
+  }
+
+  /** An error the clock let out of one of its calls: if a callback threw it, it is no failure the clock isolated. */
+  #escaped(st, err) {
+    const i = st.errors.lastIndexOf(err);
+    if (i >= 0) {
+      st.failures.splice(i, 1);
+      st.errors.splice(i, 1);
+    }
+  }
 
   #call(fn) {
     try {
@@ -216,6 +241,8 @@ export class Engine {
       children: new Map(), // entry id -> the next child number (C-WIRE-4)
       fired: [],
       failures: [],
+      errors: [],
+      count: 0,
       halted: null,
     };
     this.clocks.set(id, st);
@@ -320,17 +347,24 @@ export class Engine {
     }
   }
 
+  // Every firing not yet reported (see #carry).
   #advance(st, dt) {
-    st.fired = [];
-    st.failures = [];
     st.halted = null;
     st.tooMany = null;
+    const fired = st.fired;
+    const failures = st.failures;
+    const errors = st.errors;
+    const taken = () => {
+      st.fired = [];
+      st.failures = [];
+      st.errors = [];
+    };
+    st.count = 0;
     try {
       st.clock.advance(dt);
     } catch (err) {
-      const fired = st.fired;
       if (err instanceof TooManyFirings) {
-        st.fired = [];
+        taken();
         return {
           ok: false,
           error: "internal",
@@ -339,21 +373,18 @@ export class Engine {
       }
       if (err instanceof Halt && st.halted !== null) {
         // C-ERR-2: the advance stopped at the halting callback.
-        const { entry, at_ns, record } = st.halted;
-        return {
-          ok: false,
-          error: "halted",
-          message: `entry ${entry} halted the advance`,
-          entry,
-          at_ns,
-          fired,
-          failures: st.failures.filter((f) => f !== record),
-        };
+        const { entry, at_ns } = st.halted;
+        taken();
+        return { ok: false, error: "halted", entry, at_ns, fired, failures };
       }
-      if (fired.length === 0 && st.failures.length === 0) throw new ClockError(err); // a refused call
-      return { ...refusalOf(err), fired, failures: st.failures };
+      if (fired.length === 0 && failures.length === 0) throw new ClockError(err); // a refused call
+      // An error the clock let out: the reply's error, not one of the failures it isolated.
+      this.#escaped(st, err);
+      taken();
+      return { ...refusalOf(err), fired, failures };
     }
-    return { ok: true, fired: st.fired, failures: st.failures };
+    taken();
+    return { ok: true, fired, failures };
   }
 
   /**
@@ -364,7 +395,7 @@ export class Engine {
   #callback(st, entry, actions) {
     const c = st.clock;
     return () => {
-      if (st.fired.length >= MAX_FIRED) {
+      if (++st.count > MAX_FIRED) {
         // One error for the whole advance: a clock that swallows it may call back millions
         // of times before its advance ends, and a stack trace each time would cost seconds.
         st.tooMany ??= new TooManyFirings(`more than ${MAX_FIRED} firings in one advance`, entry, null);
@@ -377,9 +408,13 @@ export class Engine {
         for (const action of actions) this.#act(st, entry, now, record, action);
       } catch (err) {
         if (err instanceof TooManyFirings) throw err;
-        const failure = { entry, at_ns: dec(now), message: err instanceof Error ? err.message : String(err) };
-        st.failures.push(failure);
-        if (err instanceof Halt && st.halted === null) st.halted = { entry, at_ns: dec(now), record: failure };
+        if (err instanceof Halt) {
+          // Not an ordinary failure: a halt the clock swallows is in `fired` only (docs/kits.md).
+          if (st.halted === null) st.halted = { entry, at_ns: dec(now) };
+          throw err;
+        }
+        st.failures.push({ entry, at_ns: dec(now), message: err instanceof Error ? err.message : String(err) });
+        st.errors.push(err);
         throw err;
       }
     };
@@ -397,11 +432,11 @@ export class Engine {
         try {
           handle = c.schedule(at, this.#callback(st, child, action.on_fire ?? []));
         } catch (err) {
-          if (err instanceof RangeError) {
-            record.refused = "ValueError"; // a refused child takes no number (C-WIRE-4)
+          if (errorKind(err) === "ValueError") {
+            record.refused = "ValueError"; // the callback goes on; the child takes no number (C-WIRE-4)
             return;
           }
-          throw err;
+          throw err; // another kind fails the callback
         }
         st.children.set(entry, n + 1);
         st.handles.set(child, handle);
@@ -415,6 +450,7 @@ export class Engine {
           c.advance(BigInt(action.dt_ns));
         } catch (err) {
           if (err instanceof Halt) throw err;
+          this.#escaped(st, err);
           record.nested = err instanceof Error ? errorKind(err) : "internal";
           if (record.nested !== "RuntimeError") throw err;
           return; // C-ADV-4: refused; the callback goes on

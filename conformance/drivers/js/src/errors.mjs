@@ -34,9 +34,15 @@ export class Halt extends Error {
   }
 }
 
-/** The protocol's name for what a clock threw: "TypeError", "ValueError" or "RuntimeError". */
+/**
+ * The protocol's name for what a clock threw (docs/kits.md, "What a kit reports"): a
+ * TypeError is "TypeError", a RangeError (ValueError is one) "ValueError", a RuntimeError
+ * or a plain Error "RuntimeError"; an error class of the adapter's own (any other `name`,
+ * say "Deadlock") is "internal", its name leading the message ("Deadlock: ...").
+ */
 export function errorKind(err) {
   if (err instanceof TypeError) return "TypeError";
   if (err instanceof RangeError) return "ValueError";
-  return "RuntimeError";
+  if (err instanceof RuntimeError || (err instanceof Error && err.name === "Error")) return "RuntimeError";
+  return "internal";
 }

@@ -36,6 +36,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -51,7 +52,9 @@
 namespace simclock {
 
 /// What the clock calls when an entry fires. It may throw CallbackError (isolate it,
-/// C-ERR-1) or simclock::Halt (let it through, C-ERR-2).
+/// C-ERR-1) or simclock::Halt (let it through, C-ERR-2). It may be called on any thread
+/// (the kit's records are behind a mutex, never held while the clock runs), and its
+/// actions call the clock from that thread.
 using Callback = std::function<void()>;
 
 /// Per-entry counters of a repeating entry (C-X-STATS).
@@ -98,20 +101,45 @@ constexpr ns_t max_ns() {
     else return U64_MAX_NS;
 }
 
-[[noreturn]] inline void bad_request(const std::string& m) { throw Refusal("bad_request", m); }
-[[noreturn]] inline void unsupported(const std::string& m) { throw Refusal("unsupported", m); }
+/// A refusal of the kit's own, found in the request before the clock is asked.
+class KitRefusal : public Refusal {
+   public:
+    using Refusal::Refusal;
+    bool from_kit() const noexcept override { return true; }
+};
 
-/// The wire's `error` for an exception a clock threw: simclock's own errors by kind,
-/// the standard library's argument errors as ValueError, its other logic and runtime
-/// errors as RuntimeError, anything else "internal".
+[[noreturn]] inline void bad_request(const std::string& m) { throw KitRefusal("bad_request", m); }
+[[noreturn]] inline void unsupported(const std::string& m) { throw KitRefusal("unsupported", m); }
+[[noreturn]] inline void wire_type_error(const std::string& m) { throw KitRefusal("TypeError", m); }
+[[noreturn]] inline void wire_value_error(const std::string& m) { throw KitRefusal("ValueError", m); }
+
+/// The wire's `error` for an exception a clock threw: simclock's own errors by kind (an
+/// adapter's own kind is "internal"), the standard library's argument errors as
+/// ValueError, its other logic and runtime errors as RuntimeError, anything else "internal".
 inline std::string error_kind(const std::exception& e) {
-    if (auto r = dynamic_cast<const Refusal*>(&e)) return r->kind();
+    if (auto r = dynamic_cast<const Refusal*>(&e)) {
+        const std::string& k = r->kind();
+        bool wire = k == "TypeError" || k == "ValueError" || k == "RuntimeError" || k == "bad_request" ||
+                    k == "unsupported" || k == "internal";
+        return wire ? k : "internal";
+    }
     if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::out_of_range*>(&e) ||
         dynamic_cast<const std::domain_error*>(&e))
         return "ValueError";
     if (dynamic_cast<const std::logic_error*>(&e) || dynamic_cast<const std::runtime_error*>(&e))
         return "RuntimeError";
     return "internal";
+}
+
+/// The message of a clock's error: "Name: text", the error's own name first (a Refusal's
+/// kind, the adapter's own included; else the wire kind), as Python names an exception.
+/// The kit's own refusals, and bad_request/unsupported, are the text alone.
+inline std::string describe(const std::exception& e) {
+    if (auto r = dynamic_cast<const Refusal*>(&e)) {
+        if (r->from_kit() || r->kind() == "bad_request" || r->kind() == "unsupported") return e.what();
+        return r->kind() + ": " + e.what();
+    }
+    return error_kind(e) + ": " + e.what();
 }
 
 inline bool all_digits(const std::string& s) {
@@ -141,13 +169,13 @@ inline ns_t uint_value(const json::Value& v, const std::string& name, ns_t max) 
     }
 #endif
     if (v.kind != json::Value::String || !all_digits(v.text))
-        throw TypeError(name + " must be a string of decimal digits [0-9]+, got " + json::show(&v) +
+        wire_type_error(name + " must be a string of decimal digits [0-9]+, got " + json::show(&v) +
                         "; send integers as strings, e.g. \"1000\"");
     ns_t r = 0;
     for (char c : v.text) {
         ns_t d = static_cast<ns_t>(c - '0');
         if (r > (max - d) / 10)
-            throw ValueError(name + " = " + v.text.substr(0, 60) + (v.text.size() > 60 ? "..." : "") +
+            wire_value_error(name + " = " + v.text.substr(0, 60) + (v.text.size() > 60 ? "..." : "") +
                              " is larger than " + dec(max) + ", the largest value this backend keeps exactly");
         r = r * 10 + d;
     }
@@ -250,8 +278,9 @@ class Driver {
         }
         if (req.kind != json::Value::Object) return error("bad_request", "the request must be a JSON object");
         Session* s = nullptr;
+        std::string op;
         try {
-            std::string op = detail::wire_string(req, "op");
+            op = detail::wire_string(req, "op");
             if (op == "hello") return hello(req);
             if (op == "quit") {
                 done_ = true;
@@ -284,12 +313,17 @@ class Driver {
             else if (op == "stats") stats(*s, req, o);
             else if (op == "step_ns") o.str("step_ns", dec(step(*s)));
             else if (op == "draw") draw(*s, req, o);
+            if (carrier(op)) carry(*s, o);
             observe(*s, o);
             return o.done();
         } catch (const std::exception& e) {
             json::Object o;
-            o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", e.what());
-            if (s) observe(*s, o);  // C-WIRE-3: a refusal carries the observation too
+            o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", detail::describe(e));
+            if (s) {
+                escaped(*s, std::current_exception());  // a callback's error let out of schedule, say
+                if (carrier(op)) carry(*s, o);
+                observe(*s, o);  // C-WIRE-3: a refusal carries the observation too
+            }
             return o.done();
         }
     }
@@ -301,21 +335,73 @@ class Driver {
     struct Record {
         std::string entry;
         ns_t now;
-        std::string nested;  // the error kind a nested advance was refused with, if any
+        // `refused` and `nested`, in the order the actions first set them (C-WIRE-4).
+        std::vector<std::pair<std::string, std::string>> marks;
+        void mark(const std::string& key, const std::string& value) {
+            for (auto& m : marks)
+                if (m.first == key) {
+                    m.second = value;
+                    return;
+                }
+            marks.emplace_back(key, value);
+        }
     };
     struct Failure {
         std::string entry;
         ns_t at;
         std::string message;
+        std::exception_ptr error;  // to know the one the clock let out of a call
     };
     // One wire clock: the author's clock and what the protocol keeps beside it.
+    // Invariant: `lock` guards handles, children, fired and failures (a clock may run
+    // callbacks on threads of its own); it is never held while the clock runs.
     struct Session {
         std::unique_ptr<Clock> clock;
+        std::mutex lock;
         std::unordered_map<std::string, Handle> handles;         // every entry that exists, children too
         std::unordered_map<std::string, std::uint64_t> children;  // the next child number per parent
-        std::vector<Record> fired;                                // the current advance's records
+        std::vector<Record> fired;                                // since the last advance reply
         std::vector<Failure> failures;
     };
+
+    static bool carrier(const std::string& op) {
+        return op == "schedule" || op == "schedule_periodic" || op == "schedule_rate" || op == "cancel";
+    }
+
+    // The firings and failures not yet reported, as the reply's `fired` and `failures`.
+    // Invariant: s.lock is held.
+    static void report(Session& s, json::Object& o) {
+        std::vector<std::string> fired, failures;
+        for (const Record& r : s.fired) {
+            json::Object f;
+            f.str("entry", r.entry).str("now_ns", dec(r.now));
+            for (const auto& m : r.marks) f.str(m.first.c_str(), m.second);
+            fired.push_back(f.done());
+        }
+        for (const Failure& f : s.failures)
+            failures.push_back(json::Object().str("entry", f.entry).str("at_ns", dec(f.at)).str("message", f.message).done());
+        o.raw("fired", json::array(fired)).raw("failures", json::array(failures));
+        s.fired.clear();
+        s.failures.clear();
+    }
+
+    // Put the firings and failures not yet reported into a schedule* or cancel reply, if
+    // there are any: a callback the clock ran inside that call shows where the suite sees it.
+    static void carry(Session& s, json::Object& o) {
+        std::lock_guard<std::mutex> guard(s.lock);
+        if (!s.fired.empty() || !s.failures.empty()) report(s, o);
+    }
+
+    // An error the clock let out of one of its calls: if a callback threw it, it is no
+    // failure the clock isolated.
+    static void escaped(Session& s, const std::exception_ptr& error) {
+        std::lock_guard<std::mutex> guard(s.lock);
+        for (std::size_t i = s.failures.size(); i-- > 0;)
+            if (s.failures[i].error == error) {
+                s.failures.erase(s.failures.begin() + static_cast<std::ptrdiff_t>(i));
+                return;
+            }
+    }
 
     std::string backend_;
     bool done_ = false;
@@ -342,9 +428,9 @@ class Driver {
     std::string create(const json::Value& req, const std::string& id) {
         const json::Value& seed = detail::field(req, "seed");
         if (seed.kind != json::Value::String || !detail::all_digits(seed.text))
-            throw TypeError("seed must be a string of decimal digits [0-9]+, got " + json::show(&seed));
+            detail::wire_type_error("seed must be a string of decimal digits [0-9]+, got " + json::show(&seed));
         if (seed.text.size() > 4000)
-            throw ValueError("seed has " + std::to_string(seed.text.size()) + " digits; this driver keeps at most 4000");
+            detail::wire_value_error("seed has " + std::to_string(seed.text.size()) + " digits; this driver keeps at most 4000");
         std::optional<ns_t> start;
         if (req.get("start_ns")) {
             if (!detail::has_start_v<Clock>) detail::unsupported("this clock does not take start_ns (feature start_ns)");
@@ -368,12 +454,12 @@ class Driver {
 
     // The observation (C-WIRE-3): what the clock itself reports, unchanged.
     static void observe(Session& s, json::Object& o) {
+        o.str("now_ns", dec(static_cast<ns_t>(s.clock->now_ns())));
         if constexpr (detail::has_peek_v<Clock>) {
             std::optional<ns_t> next = s.clock->next_event_ns();
             if (next) o.str("next_event_ns", dec(*next));
             else o.raw("next_event_ns", "null");
         }
-        o.str("now_ns", dec(static_cast<ns_t>(s.clock->now_ns())));
         o.str("stored", dec(static_cast<ns_t>(s.clock->stored())));
     }
 
@@ -384,6 +470,7 @@ class Driver {
 
     static Handle& entry(Session& s, const json::Value& req) {
         std::string id = detail::wire_string(req, "entry");
+        std::lock_guard<std::mutex> guard(s.lock);
         auto it = s.handles.find(id);
         if (it == s.handles.end()) detail::bad_request("unknown entry " + json::quote(id.substr(0, 60)));
         return it->second;
@@ -399,32 +486,68 @@ class Driver {
     static void run(Session& s, const std::string& id, const std::vector<detail::Action>& actions) {
         using detail::Action;
         const ns_t now = static_cast<ns_t>(s.clock->now_ns());
-        const std::size_t slot = s.fired.size();
-        s.fired.push_back({id, now, ""});
+        std::size_t slot;
+        {
+            std::lock_guard<std::mutex> guard(s.lock);
+            slot = s.fired.size();
+            s.fired.push_back({id, now, {}});
+        }
+        auto mark = [&](const char* key, const std::string& value) {
+            std::lock_guard<std::mutex> guard(s.lock);
+            // The records may have been reported since (a clock that resumes callbacks later).
+            if (slot < s.fired.size() && s.fired[slot].entry == id) s.fired[slot].mark(key, value);
+        };
         try {
             for (const Action& a : actions) {
                 switch (a.op) {
                     case Action::Schedule: {
-                        std::uint64_t& n = s.children[id];
+                        std::uint64_t n;
+                        {
+                            std::lock_guard<std::mutex> guard(s.lock);
+                            n = s.children[id];
+                        }
                         std::string child = id + "." + std::to_string(n);
                         ns_t at = static_cast<ns_t>(s.clock->now_ns()) + a.ns;
-                        Handle h = s.clock->schedule(at, callback(s, child, a.on_fire));
-                        ++n;  // a schedule that fails takes no number
-                        s.handles.insert_or_assign(child, std::move(h));
+                        std::optional<Handle> h;
+                        try {
+                            h.emplace(s.clock->schedule(at, callback(s, child, a.on_fire)));
+                        } catch (const std::exception& e) {
+                            // A ValueError is noted and the callback goes on (the child takes no
+                            // number); another kind fails the callback.
+                            if (detail::error_kind(e) != "ValueError") throw;
+                            mark("refused", "ValueError");
+                            break;
+                        }
+                        std::lock_guard<std::mutex> guard(s.lock);
+                        s.children[id] = n + 1;
+                        s.handles.insert_or_assign(child, std::move(*h));
                         break;
                     }
                     case Action::Cancel: {
-                        auto it = s.handles.find(a.text);
-                        if (it != s.handles.end()) s.clock->cancel(it->second);
+                        std::optional<Handle> target;
+                        {
+                            std::lock_guard<std::mutex> guard(s.lock);
+                            auto it = s.handles.find(a.text);
+                            if (it != s.handles.end()) target.emplace(it->second);
+                        }
+                        if (target) s.clock->cancel(*target);
                         break;
                     }
-                    case Action::Advance:
+                    case Action::Advance: {
+                        std::string kind = "accepted";
+                        std::exception_ptr failed;
                         try {
                             s.clock->advance(a.ns);
                         } catch (const std::exception& e) {
-                            s.fired[slot].nested = detail::error_kind(e);  // C-ADV-4; the callback goes on
+                            kind = detail::error_kind(e);
+                            failed = std::current_exception();
+                            escaped(s, failed);
                         }
+                        mark("nested", kind);  // C-ADV-4
+                        // A RuntimeError lets the callback go on; any other kind fails it.
+                        if (failed && kind != "RuntimeError") std::rethrow_exception(failed);
                         break;
+                    }
                     case Action::Raise:
                         throw CallbackError(a.text);
                     case Action::Halt:
@@ -432,11 +555,17 @@ class Driver {
                 }
             }
         } catch (const std::exception& e) {
-            // The protocol reports every invocation that raised (C-WIRE-3); whether the
-            // advance goes on is the clock's business (C-ERR-1).
-            s.failures.push_back({id, now, e.what()});
+            // An invocation that raised (C-WIRE-3); whether the advance goes on is the
+            // clock's business (C-ERR-1). If the clock lets it out, it leaves the list.
+            std::lock_guard<std::mutex> guard(s.lock);
+            s.failures.push_back({id, now, e.what(), std::current_exception()});
             throw;
         }
+    }
+
+    static void add(Session& s, const std::string& id, Handle handle) {
+        std::lock_guard<std::mutex> guard(s.lock);
+        s.handles.emplace(id, std::move(handle));
     }
 
     void schedule(Session& s, const json::Value& req, const std::string& op) {
@@ -451,59 +580,47 @@ class Driver {
         if (op == "schedule") {
             ns_t at = detail::wire_uint(req, "at_ns", MAX);
             auto actions = detail::parse_actions(req.get("on_fire"), MAX);
-            s.handles.emplace(id, s.clock->schedule(at, callback(s, id, actions)));
+            add(s, id, s.clock->schedule(at, callback(s, id, actions)));
         } else if (op == "schedule_periodic") {
             ns_t period = detail::wire_uint(req, "period_ns", MAX);
             ns_t phase = req.get("phase_ns") ? detail::wire_uint(req, "phase_ns", MAX) : 0;
             auto actions = detail::parse_actions(req.get("on_fire"), MAX);
-            s.handles.emplace(id, s.clock->schedule_periodic(period, phase, callback(s, id, actions)));
+            add(s, id, s.clock->schedule_periodic(period, phase, callback(s, id, actions)));
         } else if constexpr (detail::has_rate_v<Clock>) {
             const json::Value& r = detail::field(req, "rate_hz");
             if (r.kind != json::Value::Array || r.items.size() != 2)
-                throw TypeError("rate_hz must be a list [NUM, DEN] of two decimal strings, got " + json::show(&r));
+                detail::wire_type_error("rate_hz must be a list [NUM, DEN] of two decimal strings, got " + json::show(&r));
             auto num = static_cast<std::uint64_t>(detail::uint_value(r.items[0], "rate_hz numerator", U64_MAX_NS));
             auto den = static_cast<std::uint64_t>(detail::uint_value(r.items[1], "rate_hz denominator", U64_MAX_NS));
             ns_t phase = req.get("phase_ns") ? detail::wire_uint(req, "phase_ns", MAX) : 0;
             auto actions = detail::parse_actions(req.get("on_fire"), MAX);
-            s.handles.emplace(id, s.clock->schedule_rate(num, den, phase, callback(s, id, actions)));
+            add(s, id, s.clock->schedule_rate(num, den, phase, callback(s, id, actions)));
         }
     }
 
     std::string advance(Session& s, const json::Value& req) {
         ns_t dt = detail::wire_uint(req, "dt_ns", MAX);
-        s.fired.clear();
-        s.failures.clear();
+        // Every firing not yet reported (see carry).
         json::Object o;
-        bool report = true;
+        bool reported = true;
         try {
             s.clock->advance(dt);
             o.boolean("ok", true);
         } catch (const simclock::Halt& h) {
             // C-ERR-2: the clock let the halt through; where it stopped is the clock's.
-            o.boolean("ok", false)
-                .str("error", "halted")
-                .str("message", "entry " + h.entry + " halted the advance")
-                .str("entry", h.entry)
-                .str("at_ns", dec(h.at_ns));
+            o.boolean("ok", false).str("error", "halted").str("entry", h.entry).str("at_ns", dec(h.at_ns));
         } catch (const std::exception& e) {
-            // A refusal, or an error the clock did not isolate: reported as the clock gave it.
-            o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", e.what());
-            report = !s.fired.empty();
+            // A refusal, or an error the clock did not isolate: reported as the clock gave
+            // it, and no longer one of the failures.
+            o.boolean("ok", false).str("error", detail::error_kind(e)).str("message", detail::describe(e));
+            escaped(s, std::current_exception());
+            std::lock_guard<std::mutex> guard(s.lock);
+            reported = !s.fired.empty() || !s.failures.empty();
         }
-        if (report) {
-            std::vector<std::string> fired, failures;
-            for (const Record& r : s.fired) {
-                json::Object f;
-                f.str("entry", r.entry).str("now_ns", dec(r.now));
-                if (!r.nested.empty()) f.str("nested", r.nested);
-                fired.push_back(f.done());
-            }
-            for (const Failure& f : s.failures)
-                failures.push_back(json::Object().str("entry", f.entry).str("at_ns", dec(f.at)).str("message", f.message).done());
-            o.raw("fired", json::array(fired)).raw("failures", json::array(failures));
+        if (reported) {
+            std::lock_guard<std::mutex> guard(s.lock);
+            report(s, o);
         }
-        s.fired.clear();
-        s.failures.clear();
         observe(s, o);
         return o.done();
     }
@@ -523,13 +640,13 @@ class Driver {
         } else {
             const json::Value& labels = detail::field(req, "labels");
             if (labels.kind != json::Value::Array)
-                throw TypeError("labels must be a list of strings, got " + json::show(&labels));
+                detail::wire_type_error("labels must be a list of strings, got " + json::show(&labels));
             ns_t n = detail::wire_uint(req, "n", U64_MAX_NS);
             if (n > (ns_t{1} << 20))
-                throw ValueError("n = " + dec(n) + " is more than 1048576 values in one draw; draw in smaller batches");
+                detail::wire_value_error("n = " + dec(n) + " is more than 1048576 values in one draw; draw in smaller batches");
             std::string path = "/";
             for (const json::Value& label : labels.items) {
-                if (label.kind != json::Value::String) throw TypeError("label must be a string, got " + json::show(&label));
+                if (label.kind != json::Value::String) detail::wire_type_error("label must be a string, got " + json::show(&label));
                 path = join_label(path, label.text);
             }
             std::vector<std::string> values;

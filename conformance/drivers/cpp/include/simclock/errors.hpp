@@ -7,12 +7,17 @@
 
 namespace simclock {
 
-/// A refused call: `kind()` is the wire's `error` (C-WIRE-5). A refusal changes nothing.
+/// A refused call (C-WIRE-5); a refusal changes nothing. `kind()` is the error's own name:
+/// `TypeError`, `ValueError`, `RuntimeError`, or a kind of the adapter's own (say
+/// `Refusal("Deadlock", "...")`), which the wire reports as `internal`. The reply's message
+/// is `"KIND: message"` (docs/kits.md, "What a kit reports").
 class Refusal : public std::runtime_error {
    public:
     Refusal(std::string kind, const std::string& message)
         : std::runtime_error(message), kind_(std::move(kind)) {}
     const std::string& kind() const noexcept { return kind_; }
+    /// True for the kit's own refusals of a malformed request: their message is the text alone.
+    virtual bool from_kit() const noexcept { return false; }
 
    private:
     std::string kind_;
@@ -37,11 +42,11 @@ class RuntimeError : public Refusal {
     explicit RuntimeError(const std::string& m) : Refusal("RuntimeError", m) {}
 };
 
-/// What a callback throws for the wire's `raise` action: an ordinary error, which the
-/// clock isolates (C-ERR-1).
-class CallbackError : public std::runtime_error {
+/// What a callback throws for the wire's `raise` action: an ordinary error, a
+/// RuntimeError, which the clock isolates (C-ERR-1).
+class CallbackError : public RuntimeError {
    public:
-    using std::runtime_error::runtime_error;
+    using RuntimeError::RuntimeError;
 };
 
 /// What a callback throws for the wire's `halt` action (C-ERR-2). Deliberately NOT a

@@ -216,6 +216,11 @@ inline std::string quote(const std::string& v) {
         auto c = static_cast<unsigned char>(ch);
         if (c == '"') s += "\\\"";
         else if (c == '\\') s += "\\\\";
+        else if (c == '\n') s += "\\n";  // the short escapes, as Python's json writes them
+        else if (c == '\r') s += "\\r";
+        else if (c == '\t') s += "\\t";
+        else if (c == '\b') s += "\\b";
+        else if (c == '\f') s += "\\f";
         else if (c < 0x20) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", c);

@@ -59,7 +59,7 @@ func TestC_TIME_4_far_children_and_grids_stay_exact(t *testing.T) {
 		{`{"op":"advance","clock":"c","dt_ns":"5"}`,
 			`{"ok":true,"fired":[{"entry":"p","now_ns":"18446744073709551610"},{"entry":"p","now_ns":"18446744073709551615"}],"failures":[],"now_ns":"18446744073709551615","next_event_ns":"18446744073709551620","stored":"3"}`},
 		{`{"op":"advance","clock":"c","dt_ns":"1"}`,
-			`{"ok":false,"error":"ValueError","message":"advance(1) would take now past 2**64-1 ns","now_ns":"18446744073709551615","next_event_ns":"18446744073709551620","stored":"3"}`},
+			`{"ok":false,"error":"ValueError","message":"ValueError: advance(1) would take now past 2**64-1 ns","now_ns":"18446744073709551615","next_event_ns":"18446744073709551620","stored":"3"}`},
 		{`{"op":"cancel","clock":"c","entry":"p.1"}`,
 			`{"ok":true,"now_ns":"18446744073709551615","next_event_ns":"18446744073709551620","stored":"3"}`},
 	} {

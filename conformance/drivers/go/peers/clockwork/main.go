@@ -21,7 +21,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"simclock.example/driver"
-	"simclock.example/driver/peers"
 )
 
 type timer struct {
@@ -45,15 +44,15 @@ type clock struct {
 	tickers []*ticker
 }
 
-func (c *clock) Now() driver.Time { return peers.NsOf(c.fc.Now()) }
+func (c *clock) Now() driver.Time { return driver.NsOf(c.fc.Now()) }
 
 func (c *clock) Start(at driver.Time) error {
-	c.fc = clockwork.NewFakeClockAt(peers.TimeOf(at))
+	c.fc = clockwork.NewFakeClockAt(driver.TimeOf(at))
 	return nil
 }
 
 func (c *clock) afterFunc(at driver.Time, f func()) (*timer, error) {
-	d, err := peers.Between(at, c.Now())
+	d, err := driver.Between(at, c.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +76,7 @@ func (c *clock) Schedule(at driver.Time, f driver.Callback) (driver.Handle, erro
 }
 
 func (c *clock) SchedulePeriodic(period, phase driver.Time, f driver.Callback) (driver.Handle, error) {
-	p, err := peers.Duration("period_ns", period)
+	p, err := driver.GoDuration("period_ns", period)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +85,7 @@ func (c *clock) SchedulePeriodic(period, phase driver.Time, f driver.Callback) (
 		return nil, driver.Errorf(driver.ValueError, "period_ns must be > 0, got 0")
 	}
 	tk := &ticker{f: f}
-	first, err := c.afterFunc(peers.FirstGridPoint(period, phase, c.Now()), func() {
+	first, err := c.afterFunc(driver.FirstGridPoint(period, phase, c.Now()), func() {
 		defer func() {
 			c.mu.Lock()
 			if !tk.cancelled {
@@ -132,7 +131,7 @@ func (c *clock) Cancel(h driver.Handle) error {
 }
 
 func (c *clock) Advance(dt driver.Time) error {
-	d, err := peers.Duration("dt_ns", dt)
+	d, err := driver.GoDuration("dt_ns", dt)
 	if err != nil {
 		return err
 	}
@@ -201,6 +200,6 @@ func (c *clock) Settle() {
 
 func main() {
 	driver.Main("github.com/jonboulle/clockwork@v0.5.0 FakeClock", func(seed *big.Int) (driver.Clock, error) {
-		return &clock{fc: clockwork.NewFakeClockAt(peers.Epoch)}, nil
+		return &clock{fc: clockwork.NewFakeClockAt(driver.Epoch)}, nil
 	})
 }

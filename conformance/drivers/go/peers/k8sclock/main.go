@@ -22,7 +22,6 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"simclock.example/driver"
-	"simclock.example/driver/peers"
 )
 
 type ticker struct {
@@ -50,7 +49,7 @@ func (c *fake) Now() driver.Time {
 	if c.inStep {
 		return c.stepTime
 	}
-	return peers.NsOf(c.fc.Now())
+	return driver.NsOf(c.fc.Now())
 }
 
 func (c *fake) Stored() uint64 { return uint64(c.fc.Waiters()) }
@@ -59,7 +58,7 @@ func (c *fake) afterFunc(at driver.Time, f func()) (clock.Timer, error) {
 	if c.inStep {
 		return nil, deadlock("AfterFunc")
 	}
-	d, err := peers.Between(at, c.Now())
+	d, err := driver.Between(at, c.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +66,7 @@ func (c *fake) afterFunc(at driver.Time, f func()) (clock.Timer, error) {
 	t = c.fc.AfterFunc(d, func() {
 		select {
 		case sent := <-t.C(): // what Step sent just before calling f
-			c.stepTime = peers.NsOf(sent)
+			c.stepTime = driver.NsOf(sent)
 		default:
 		}
 		f()
@@ -80,14 +79,14 @@ func (c *fake) Schedule(at driver.Time, f driver.Callback) (driver.Handle, error
 }
 
 func (c *fake) SchedulePeriodic(period, phase driver.Time, f driver.Callback) (driver.Handle, error) {
-	if _, err := peers.Duration("period_ns", period); err != nil {
+	if _, err := driver.GoDuration("period_ns", period); err != nil {
 		return nil, err
 	}
 	if period.IsZero() {
 		return nil, driver.Errorf(driver.ValueError, "period_ns must be > 0, got 0")
 	}
 	tk := &ticker{period: period, f: f}
-	first, err := c.afterFunc(peers.FirstGridPoint(period, phase, c.Now()), func() {
+	first, err := c.afterFunc(driver.FirstGridPoint(period, phase, c.Now()), func() {
 		tk.fired = true
 		_ = f()
 	})
@@ -120,7 +119,7 @@ func (c *fake) Advance(dt driver.Time) error {
 	if c.inStep {
 		return deadlock("Step")
 	}
-	d, err := peers.Duration("dt_ns", dt)
+	d, err := driver.GoDuration("dt_ns", dt)
 	if err != nil {
 		return err
 	}
@@ -139,7 +138,7 @@ func (c *fake) Settle() {
 		}
 		if tk.tk == nil {
 			if tk.fired {
-				p, _ := peers.Duration("period_ns", tk.period)
+				p, _ := driver.GoDuration("period_ns", tk.period)
 				tk.tk = c.fc.NewTicker(p)
 			}
 			continue
@@ -154,6 +153,6 @@ func (c *fake) Settle() {
 
 func main() {
 	driver.Main("k8s.io/utils/clock/testing FakeClock (k8s.io/utils v0.0.0-20261023123148-ca04ba58ecab)", func(seed *big.Int) (driver.Clock, error) {
-		return &fake{fc: clocktesting.NewFakeClock(peers.Epoch)}, nil
+		return &fake{fc: clocktesting.NewFakeClock(driver.Epoch)}, nil
 	})
 }

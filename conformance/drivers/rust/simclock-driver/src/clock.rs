@@ -1,9 +1,8 @@
 //! The interface a backend implements, and the callbacks the kit hands it.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The kind of a clock's refusal, as the wire names it (C-WIRE-5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,15 +14,28 @@ pub enum ErrorKind {
     ValueError,
     /// A call in the wrong state: an `advance` from inside a callback (C-ADV-4).
     RuntimeError,
+    /// An error of the adapter's own kind (say `Other("Deadlock")`), none of the above:
+    /// the wire reports it as `internal`, its name leading the message
+    /// (`"Deadlock: ..."`), as for an exception of another class in Python.
+    Other(&'static str),
 }
 
 impl ErrorKind {
-    /// The name the wire uses.
+    /// The error's own name: `TypeError`, `ValueError`, `RuntimeError` or the adapter's.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::TypeError => "TypeError",
             ErrorKind::ValueError => "ValueError",
             ErrorKind::RuntimeError => "RuntimeError",
+            ErrorKind::Other(name) => name,
+        }
+    }
+
+    /// The name the wire's `error` field uses: the kind, or `internal` for [`ErrorKind::Other`].
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ErrorKind::Other(_) => "internal",
+            kind => kind.as_str(),
         }
     }
 }
@@ -52,6 +64,13 @@ impl ClockError {
     }
 }
 
+impl ClockError {
+    /// An error of the adapter's own kind `name` (reported as `internal`, see [`ErrorKind::Other`]).
+    pub fn other(name: &'static str, message: impl Into<String>) -> ClockError {
+        ClockError { kind: ErrorKind::Other(name), message: message.into() }
+    }
+}
+
 impl fmt::Display for ClockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind.as_str(), self.message)
@@ -64,8 +83,11 @@ impl std::error::Error for ClockError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// An ordinary error: the clock isolates it and goes on (C-ERR-1); a periodic entry
-    /// is re-armed all the same (C-PER-2).
-    Raise(String),
+    /// is re-armed all the same (C-PER-2). A `raise` action is a `RuntimeError` with the
+    /// action's message; a child schedule the clock refused with another kind than
+    /// `ValueError`, or a nested advance that failed otherwise than with `RuntimeError`,
+    /// is that error (docs/kits.md, "What a kit reports").
+    Raise(ClockError),
     /// An error the clock must not isolate, the equivalent of Python's `BaseException`
     /// (C-ERR-2): the clock re-arms the entry if it repeats, stops the advance with
     /// `now` at this entry's time, and returns `Err(AdvanceError::Fault(Fault::Halt))`.
@@ -78,7 +100,8 @@ pub enum AdvanceError {
     /// Refused before anything happened: a nested advance (C-ADV-4, `RuntimeError`), a
     /// target beyond what the clock keeps (C-TIME-4, `ValueError`).
     Refused(ClockError),
-    /// A callback's fault that the clock let through: `Fault::Halt` (C-ERR-2).
+    /// A callback's fault that the clock let through: `Fault::Halt` (C-ERR-2), or a
+    /// `Fault::Raise` it did not isolate (not C-ERR-1: the reply's `error` is its kind).
     Fault(Fault),
 }
 
@@ -99,6 +122,9 @@ impl From<Fault> for AdvanceError {
 /// Times given on the wire are `u64` ns; times the kit computes (a child at
 /// `now + delay`) can pass `2**64 - 1` and come as `u128`. The kit never reorders,
 /// rounds or isolates anything: what the suite sees is what the clock did.
+///
+/// [`Callback`] is `Send + Sync` whenever the handle type is `Send`: a clock may run
+/// callbacks on threads of its own (docs/kits.md, "What a kit reports").
 pub trait Clock {
     /// What `schedule` returns and `cancel` takes.
     type Handle: Clone + 'static;
@@ -191,7 +217,7 @@ pub trait Streams: Clock {
 
 #[derive(Debug)]
 pub(crate) enum Action {
-    Schedule { delay_ns: u64, on_fire: Rc<[Action]> },
+    Schedule { delay_ns: u64, on_fire: Arc<[Action]> },
     Cancel(String),
     Advance(u64),
     Raise(String),
@@ -201,25 +227,43 @@ pub(crate) enum Action {
 /// One callback invocation as the wire reports it in `fired`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Fired {
-    pub entry: Rc<str>,
+    pub entry: Arc<str>,
     pub now_ns: u64,
-    pub nested: Option<ErrorKind>,
+    /// `refused` and `nested` in the order the actions first set them (C-WIRE-4).
+    pub marks: Vec<(&'static str, &'static str)>,
+}
+
+impl Fired {
+    fn mark(&mut self, key: &'static str, value: &'static str) {
+        match self.marks.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.marks.push((key, value)),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Failure {
-    pub entry: Rc<str>,
+    pub entry: Arc<str>,
     pub at_ns: u64,
     pub message: String,
 }
 
 /// The kit's record of one clock: entry ids, children counters, the current advance.
 pub(crate) struct Book<H> {
-    pub handles: HashMap<Rc<str>, H>,
-    pub children: HashMap<Rc<str>, u64>,
+    pub handles: HashMap<Arc<str>, H>,
+    pub children: HashMap<Arc<str>, u64>,
     pub fired: Vec<Fired>,
     pub failures: Vec<Failure>,
-    pub halted: Option<(Rc<str>, u64)>,
+    pub halted: Option<(Arc<str>, u64)>,
+}
+
+pub(crate) type SharedBook<H> = Arc<Mutex<Book<H>>>;
+
+/// The book, also after a panic on another thread while it was held (the records are
+/// whole: every change is one push or insert).
+pub(crate) fn lock<H>(book: &Mutex<Book<H>>) -> MutexGuard<'_, Book<H>> {
+    book.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl<H> Book<H> {
@@ -238,11 +282,13 @@ impl<H> Book<H> {
 ///
 /// A synchronous clock calls [`Callback::call`] with itself. A clock whose callbacks run
 /// as async tasks uses [`Callback::begin`] and [`Firing::run`], which hand it each nested
-/// advance to perform (and await) itself.
+/// advance to perform (and await) itself. It is `Send + Sync` when `H` is `Send`: the
+/// kit's records are behind a mutex, so a callback may run on any thread, and its
+/// actions call the clock from there.
 pub struct Callback<H> {
-    entry: Rc<str>,
-    actions: Rc<[Action]>,
-    book: Rc<RefCell<Book<H>>>,
+    entry: Arc<str>,
+    actions: Arc<[Action]>,
+    book: SharedBook<H>,
 }
 
 impl<H> Clone for Callback<H> {
@@ -277,7 +323,7 @@ pub struct Firing<H> {
 }
 
 impl<H: Clone + 'static> Callback<H> {
-    pub(crate) fn new(entry: Rc<str>, actions: Rc<[Action]>, book: Rc<RefCell<Book<H>>>) -> Self {
+    pub(crate) fn new(entry: Arc<str>, actions: Arc<[Action]>, book: SharedBook<H>) -> Self {
         Callback { entry, actions, book }
     }
 
@@ -303,8 +349,8 @@ impl<H: Clone + 'static> Callback<H> {
 
     /// Start an invocation whose callback reads `now_ns`: records it in `fired`.
     pub fn begin(&self, now_ns: u64) -> Firing<H> {
-        let mut book = self.book.borrow_mut();
-        book.fired.push(Fired { entry: self.entry.clone(), now_ns, nested: None });
+        let mut book = lock(&self.book);
+        book.fired.push(Fired { entry: self.entry.clone(), now_ns, marks: Vec::new() });
         Firing { cb: self.clone(), at_ns: now_ns, next: 0, record: book.fired.len() - 1, fault: None }
     }
 }
@@ -321,64 +367,91 @@ impl<H: Clone + 'static> Firing<H> {
             match action {
                 Action::Schedule { delay_ns, on_fire } => {
                     let parent = self.cb.entry.clone();
-                    let n = self.cb.book.borrow().children.get(&parent).copied().unwrap_or(0);
-                    let child: Rc<str> = format!("{parent}.{n}").into();
+                    let n = lock(&self.cb.book).children.get(&parent).copied().unwrap_or(0);
+                    let child: Arc<str> = format!("{parent}.{n}").into();
                     let at = u128::from(clock.now()) + u128::from(*delay_ns);
                     let cb = Callback::new(child.clone(), on_fire.clone(), self.cb.book.clone());
                     // Invariant: no borrow of the book is held while the clock runs.
                     match clock.schedule(at, cb) {
                         Ok(handle) => {
-                            let mut book = self.cb.book.borrow_mut();
+                            let mut book = lock(&self.cb.book);
                             book.children.insert(parent, n + 1);
                             book.handles.insert(child, handle);
                         }
-                        // The clock's refusal fails the callback, as an exception would.
-                        Err(e) => return self.finish(Fault::Raise(e.to_string())),
+                        // A ValueError is noted on the record and the callback goes on (the
+                        // child takes no number); another kind fails the callback.
+                        Err(e) if e.kind == ErrorKind::ValueError => self.mark("refused", "ValueError"),
+                        Err(e) => return self.finish(Fault::Raise(e)),
                     }
                 }
                 Action::Cancel(id) => {
-                    let handle = self.cb.book.borrow().handles.get(id.as_str()).cloned();
+                    let handle = lock(&self.cb.book).handles.get(id.as_str()).cloned();
                     if let Some(handle) = handle {
                         clock.cancel(&handle);
                     }
                 }
                 Action::Advance(dt) => return Step::Advance(*dt),
-                Action::Raise(message) => return self.finish(Fault::Raise(message.clone())),
+                Action::Raise(message) => {
+                    return self.finish(Fault::Raise(ClockError::runtime(message.clone())))
+                }
                 Action::Halt => return self.finish(Fault::Halt),
             }
         }
         Step::Done(Ok(()))
     }
 
-    /// The result of the nested advance that [`Firing::run`] asked for: a refusal is noted
-    /// on the firing record (`nested`, C-ADV-4) and the callback goes on; a fault that came
-    /// out of it fails this callback too.
+    /// The result of the nested advance that [`Firing::run`] asked for, noted on the
+    /// firing record as `nested` (C-ADV-4): `"accepted"` when it ran, else the error's
+    /// wire name. The callback goes on after an accepted advance or a `RuntimeError`; any
+    /// other error fails it, and a halt that came out of it halts it too.
     pub fn nested(&mut self, result: Result<(), AdvanceError>) {
-        match result {
-            Ok(()) => {}
-            Err(AdvanceError::Refused(e)) => {
-                let mut book = self.cb.book.borrow_mut();
-                // The advance that began this firing may be over (an async clock can resume
-                // a callback later): only its own record is marked.
-                if let Some(rec) = book.fired.get_mut(self.record) {
-                    if Rc::ptr_eq(&rec.entry, &self.cb.entry) {
-                        rec.nested = Some(e.kind);
-                    }
-                }
+        let error = match result {
+            Ok(()) => {
+                self.mark("nested", "accepted");
+                return;
             }
-            Err(AdvanceError::Fault(f)) => self.fault = Some(f),
+            Err(AdvanceError::Refused(e)) => e,
+            Err(AdvanceError::Fault(Fault::Raise(e))) => {
+                // A callback's error the clock let out of the nested advance: no failure it isolated.
+                let mut book = lock(&self.cb.book);
+                if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
+                    book.failures.remove(i);
+                }
+                e
+            }
+            Err(AdvanceError::Fault(Fault::Halt)) => {
+                self.fault = Some(Fault::Halt);
+                return;
+            }
+        };
+        self.mark("nested", error.kind.wire_name());
+        if error.kind != ErrorKind::RuntimeError {
+            self.fault = Some(Fault::Raise(error));
+        }
+    }
+
+    fn mark(&mut self, key: &'static str, value: &'static str) {
+        let mut book = lock(&self.cb.book);
+        // The advance that began this firing may be over (an async clock can resume a
+        // callback later): only its own record is marked.
+        if let Some(rec) = book.fired.get_mut(self.record) {
+            if Arc::ptr_eq(&rec.entry, &self.cb.entry) {
+                rec.mark(key, value);
+            }
         }
     }
 
     fn finish(&mut self, fault: Fault) -> Step {
         self.next = self.cb.actions.len();
-        let mut book = self.cb.book.borrow_mut();
+        let mut book = lock(&self.cb.book);
         match &fault {
-            Fault::Raise(message) => book.failures.push(Failure {
+            Fault::Raise(error) => book.failures.push(Failure {
                 entry: self.cb.entry.clone(),
                 at_ns: self.at_ns,
-                message: message.clone(),
+                message: error.message.clone(),
             }),
+            // A halt out of a nested advance: the halting callback is the inner one.
+            Fault::Halt if book.halted.is_some() => {}
             Fault::Halt => book.halted = Some((self.cb.entry.clone(), self.at_ns)),
         }
         Step::Done(Err(fault))

@@ -1,15 +1,14 @@
 //! The request loop (C-WIRE-1, C-WIRE-3): one JSON request per line in, one reply out.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
 use crate::bits::{self, Seed};
-use crate::clock::{Book, Callback, Fired};
+use crate::clock::{lock, Book, Callback, Fired, SharedBook};
 use crate::wire::{self, Refusal, Request};
 use crate::{AdvanceError, Clock, EntryStats, Fault, Peek, Rate, Stats, Streams};
 
@@ -29,7 +28,7 @@ type RateFn<C> = fn(
 
 struct Slot<C: Clock> {
     clock: C,
-    book: Rc<RefCell<Book<C::Handle>>>,
+    book: SharedBook<C::Handle>,
 }
 
 /// A driver for clocks of type `C`: built with [`Driver::new`], told which optional parts
@@ -186,7 +185,12 @@ impl<C: Clock> Driver<C> {
                 // C-WIRE-3: a refusal of a clock request carries the observation too.
                 if let Some(id) = observed {
                     if let Some(slot) = self.clocks.get_mut(&id) {
-                        observe(slot, self.peek, reply.as_object_mut().expect("an object"));
+                        let map = reply.as_object_mut().expect("an object");
+                        if matches!(req.get("op").and_then(Value::as_str), Some(op) if CARRIERS.contains(&op))
+                        {
+                            carry(&slot.book, map);
+                        }
+                        observe(slot, self.peek, map);
                     }
                 }
                 reply
@@ -242,16 +246,17 @@ impl<C: Clock> Driver<C> {
                 let entry = new_entry(slot, req)?;
                 let at = wire::uint(req, "at_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = slot.clock.schedule(at.into(), cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                let handle = slot.clock.schedule(at.into(), cb).map_err(|e| escaped(&slot.book, e))?;
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_periodic" => {
                 let entry = new_entry(slot, req)?;
                 let period = wire::uint(req, "period_ns")?;
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = slot.clock.schedule_periodic(period, phase, cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                let handle =
+                    slot.clock.schedule_periodic(period, phase, cb).map_err(|e| escaped(&slot.book, e))?;
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "schedule_rate" => {
                 let schedule_rate = rate.ok_or_else(|| unsupported(&self.backend, "rate entries"))?;
@@ -259,8 +264,9 @@ impl<C: Clock> Driver<C> {
                 let (num, den) = rate_hz(req)?;
                 let phase = wire::uint_or_zero(req, "phase_ns")?;
                 let cb = callback(slot, &entry, req)?;
-                let handle = schedule_rate(&mut slot.clock, num, den, phase, cb)?;
-                slot.book.borrow_mut().handles.insert(entry, handle);
+                let handle = schedule_rate(&mut slot.clock, num, den, phase, cb)
+                    .map_err(|e| escaped(&slot.book, e))?;
+                lock(&slot.book).handles.insert(entry, handle);
             }
             "cancel" => {
                 let handle = known_entry(slot, req)?;
@@ -283,15 +289,18 @@ impl<C: Clock> Driver<C> {
                 let path = labels(req)?;
                 let n = wire::uint(req, "n")?;
                 if n > MAX_DRAW {
-                    return Err(Refusal::from(crate::ClockError::value(format!(
+                    return Err(Refusal::value_error(format!(
                         "n = {n} is more than {MAX_DRAW} values in one draw; draw in smaller batches"
-                    ))));
+                    )));
                 }
                 let values: Vec<Value> =
                     draw(&mut slot.clock, &path, n as usize).iter().map(|v| v.to_string().into()).collect();
                 reply.insert("values".into(), Value::Array(values));
             }
             _ => {} // observe
+        }
+        if CARRIERS.contains(&op) {
+            carry(&slot.book, &mut reply);
         }
         observe(slot, peek, &mut reply);
         Ok(Value::Object(reply))
@@ -322,13 +331,44 @@ impl<C: Clock> Driver<C> {
                 create_at(&seed, wire::uint_value(v, "start_ns")?)
             }
         };
-        let mut slot = Slot { clock, book: Rc::new(RefCell::new(Book::new())) };
+        let mut slot = Slot { clock, book: Arc::new(Mutex::new(Book::new())) };
         let mut reply = Map::new();
         reply.insert("ok".into(), Value::Bool(true));
         observe(&mut slot, self.peek, &mut reply);
         self.clocks.insert(id.to_owned(), slot);
         Ok(Value::Object(reply))
     }
+}
+
+/// The ops whose reply carries the firings not yet reported, if there are any.
+const CARRIERS: [&str; 4] = ["schedule", "schedule_periodic", "schedule_rate", "cancel"];
+
+/// Put the firings and failures not yet reported into `reply` (a `schedule*` or `cancel`
+/// reply), if there are any: a callback the clock ran inside that call, or on a thread of
+/// its own since the last reply, shows where the suite sees it (docs/kits.md).
+fn carry<H>(book: &SharedBook<H>, reply: &mut Map<String, Value>) {
+    let mut book = lock(book);
+    if book.fired.is_empty() && book.failures.is_empty() {
+        return;
+    }
+    let fired: Vec<Value> = book.fired.drain(..).map(fired_json).collect();
+    let failures: Vec<Value> = book.failures.drain(..).map(failure_json).collect();
+    reply.insert("fired".into(), Value::Array(fired));
+    reply.insert("failures".into(), Value::Array(failures));
+}
+
+fn failure_json(f: crate::clock::Failure) -> Value {
+    json!({"entry": &*f.entry, "at_ns": f.at_ns.to_string(), "message": f.message})
+}
+
+/// A clock's error: if a callback failed with it (a clock that runs callbacks inside
+/// `schedule` and lets their error out), it is no failure the clock isolated.
+fn escaped<H>(book: &SharedBook<H>, e: crate::ClockError) -> crate::ClockError {
+    let mut book = lock(book);
+    if let Some(i) = book.failures.iter().rposition(|f| f.message == e.message) {
+        book.failures.remove(i);
+    }
+    e
 }
 
 fn refusal(r: Refusal) -> Value {
@@ -341,22 +381,22 @@ fn unsupported(backend: &str, what: &str) -> Refusal {
 
 /// The observation (C-WIRE-3): `now_ns`, `next_event_ns` (feature `peek`), `stored`.
 fn observe<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, reply: &mut Map<String, Value>) {
+    reply.insert("now_ns".into(), slot.clock.now().to_string().into());
     if let Some(next_event) = peek {
         let next = next_event(&mut slot.clock).map_or(Value::Null, |t| t.to_string().into());
         reply.insert("next_event_ns".into(), next);
     }
-    reply.insert("now_ns".into(), slot.clock.now().to_string().into());
     reply.insert("stored".into(), slot.clock.stored().to_string().into());
 }
 
 /// A new entry id: non-empty, without `.`, never used by this clock (C-WIRE-3).
-fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Rc<str>, Refusal> {
+fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Arc<str>, Refusal> {
     let id = wire::string(req, "entry")?;
     let shown: String = id.chars().take(60).collect();
     if id.is_empty() || id.contains('.') {
         return Err(Refusal::bad_request(format!("entry id {shown:?} must be non-empty without '.'")));
     }
-    if slot.book.borrow().handles.contains_key(id) {
+    if lock(&slot.book).handles.contains_key(id) {
         return Err(Refusal::bad_request(format!("entry id {shown:?} is already used by this clock")));
     }
     Ok(id.into())
@@ -364,14 +404,14 @@ fn new_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<Rc<str>, Refusal
 
 fn known_entry<C: Clock>(slot: &Slot<C>, req: &Request) -> Result<C::Handle, Refusal> {
     let id = wire::string(req, "entry")?;
-    slot.book.borrow().handles.get(id).cloned().ok_or_else(|| {
+    lock(&slot.book).handles.get(id).cloned().ok_or_else(|| {
         Refusal::bad_request(format!("unknown entry {:?}", id.chars().take(60).collect::<String>()))
     })
 }
 
 fn callback<C: Clock>(
     slot: &Slot<C>,
-    entry: &Rc<str>,
+    entry: &Arc<str>,
     req: &Request,
 ) -> Result<Callback<C::Handle>, Refusal> {
     let actions = wire::actions(req.get("on_fire"), 0)?;
@@ -385,10 +425,10 @@ fn rate_hz(req: &Request) -> Result<(u64, u64), Refusal> {
             wire::uint_value(&parts[0], "rate_hz numerator")?,
             wire::uint_value(&parts[1], "rate_hz denominator")?,
         )),
-        Some(other) => Err(Refusal::from(crate::ClockError::type_error(format!(
+        Some(other) => Err(Refusal::type_error(format!(
             "rate_hz must be a list [NUM, DEN] of two decimal strings, got {}",
             wire::show(Some(other))
-        )))),
+        ))),
     }
 }
 
@@ -399,19 +439,19 @@ fn labels(req: &Request) -> Result<String, Refusal> {
         None => return Err(Refusal::bad_request("missing field labels")),
         Some(Value::Array(list)) => list,
         Some(other) => {
-            return Err(Refusal::from(crate::ClockError::type_error(format!(
+            return Err(Refusal::type_error(format!(
                 "labels must be a list of strings, got {}",
                 wire::show(Some(other))
-            ))))
+            )))
         }
     };
     let mut path = String::from("/");
     for label in list {
         let Value::String(label) = label else {
-            return Err(Refusal::from(crate::ClockError::type_error(format!(
+            return Err(Refusal::type_error(format!(
                 "label must be a string, got {}",
                 wire::show(Some(label))
-            ))));
+            )));
         };
         path = bits::join_label(&path, label)?;
     }
@@ -420,46 +460,44 @@ fn labels(req: &Request) -> Result<String, Refusal> {
 
 fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request) -> Result<Value, Refusal> {
     let dt = wire::uint(req, "dt_ns")?;
-    {
-        let mut book = slot.book.borrow_mut();
-        book.fired.clear();
-        book.failures.clear();
-        book.halted = None;
-    }
+    // Every firing and failure not yet reported (see `carry`).
+    lock(&slot.book).halted = None;
     let result = slot.clock.advance(dt);
     let mut reply = Map::new();
+    reply.insert("ok".into(), Value::Bool(result.is_ok()));
     match result {
-        Ok(()) => {
-            reply.insert("ok".into(), Value::Bool(true));
-        }
-        Err(AdvanceError::Refused(e)) => return Err(e.into()),
+        Ok(()) => {}
         Err(AdvanceError::Fault(Fault::Halt)) => {
             // C-ERR-2: the advance stopped at the halting callback.
-            let halted = slot.book.borrow().halted.clone();
+            let halted = lock(&slot.book).halted.clone();
             let (entry, at) = halted.map_or((Value::Null, Value::Null), |(e, at)| {
                 (Value::String(e.to_string()), at.to_string().into())
             });
-            reply.insert("ok".into(), Value::Bool(false));
             reply.insert("error".into(), "halted".into());
-            reply.insert("message".into(), format!("entry {entry} halted the advance").into());
             reply.insert("entry".into(), entry);
             reply.insert("at_ns".into(), at);
         }
-        Err(AdvanceError::Fault(Fault::Raise(message))) => {
-            // The clock let an ordinary callback error out of advance (not C-ERR-1).
-            reply.insert("ok".into(), Value::Bool(false));
-            reply.insert("error".into(), "RuntimeError".into());
-            reply.insert("message".into(), format!("advance passed on a callback's error: {message}").into());
+        Err(AdvanceError::Refused(e)) => {
+            let book = lock(&slot.book);
+            if book.fired.is_empty() && book.failures.is_empty() {
+                return Err(e.into()); // a refused call: the plain error reply
+            }
+            let refusal = Refusal::from(e);
+            reply.insert("error".into(), refusal.error.into());
+            reply.insert("message".into(), refusal.message.into());
+        }
+        Err(AdvanceError::Fault(Fault::Raise(e))) => {
+            // The clock let an ordinary callback error out of advance (not C-ERR-1): it is
+            // the reply's error, not one of the failures the clock isolated.
+            let refusal = Refusal::from(escaped(&slot.book, e));
+            reply.insert("error".into(), refusal.error.into());
+            reply.insert("message".into(), refusal.message.into());
         }
     }
     {
-        let mut book = slot.book.borrow_mut();
+        let mut book = lock(&slot.book);
         let fired: Vec<Value> = book.fired.drain(..).map(fired_json).collect();
-        let failures: Vec<Value> = book
-            .failures
-            .drain(..)
-            .map(|f| json!({"entry": &*f.entry, "at_ns": f.at_ns.to_string(), "message": f.message}))
-            .collect();
+        let failures: Vec<Value> = book.failures.drain(..).map(failure_json).collect();
         reply.insert("fired".into(), Value::Array(fired));
         reply.insert("failures".into(), Value::Array(failures));
     }
@@ -469,8 +507,8 @@ fn advance<C: Clock>(slot: &mut Slot<C>, peek: Option<PeekFn<C>>, req: &Request)
 
 fn fired_json(f: Fired) -> Value {
     let mut rec = json!({"entry": &*f.entry, "now_ns": f.now_ns.to_string()});
-    if let Some(kind) = f.nested {
-        rec["nested"] = kind.as_str().into();
+    for (key, value) in f.marks {
+        rec[key] = value.into();
     }
     rec
 }

@@ -1,6 +1,6 @@
 //! The wire's values (C-WIRE-2): integers as digit strings, ids, `on_fire` actions.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -23,17 +23,20 @@ impl Refusal {
     pub fn unsupported(message: impl Into<String>) -> Refusal {
         Refusal { error: "unsupported", message: message.into() }
     }
-    fn type_error(message: String) -> Refusal {
+    pub fn type_error(message: String) -> Refusal {
         Refusal { error: "TypeError", message }
     }
-    fn value_error(message: String) -> Refusal {
+    pub fn value_error(message: String) -> Refusal {
         Refusal { error: "ValueError", message }
     }
 }
 
+/// A clock's refusal: its wire name, and its message led by its own name
+/// (`"ValueError: ..."`, `"Deadlock: ..."`), as the Python reference describes an
+/// exception (docs/kits.md, "What a kit reports").
 impl From<ClockError> for Refusal {
     fn from(e: ClockError) -> Refusal {
-        Refusal { error: e.kind.as_str(), message: e.message }
+        Refusal { error: e.kind.wire_name(), message: format!("{}: {}", e.kind.as_str(), e.message) }
     }
 }
 
@@ -120,9 +123,9 @@ const MAX_NESTING: usize = 100;
 
 /// An `on_fire` list, checked whole with its request (C-WIRE-3): a bad time anywhere
 /// refuses the request. Absent: no actions.
-pub(crate) fn actions(list: Option<&Value>, depth: usize) -> Result<Rc<[Action]>, Refusal> {
+pub(crate) fn actions(list: Option<&Value>, depth: usize) -> Result<Arc<[Action]>, Refusal> {
     let items = match list {
-        None => return Ok(Rc::from(Vec::new())),
+        None => return Ok(Arc::from(Vec::new())),
         Some(Value::Array(items)) => items,
         Some(other) => {
             return Err(Refusal::bad_request(format!(

@@ -22,14 +22,14 @@ record Action(Kind kind, long ns, String text, List<Action> onFire) {
             return out;
         }
         if (!list.isArray()) {
-            throw new Refusal("bad_request", "on_fire must be a list of actions, got " + Wire.show(list));
+            throw Refusal.own("bad_request", "on_fire must be a list of actions, got " + Wire.show(list));
         }
         if (depth > MAX_DEPTH) {
-            throw new Refusal("bad_request", "on_fire is nested deeper than " + MAX_DEPTH + " levels");
+            throw Refusal.own("bad_request", "on_fire is nested deeper than " + MAX_DEPTH + " levels");
         }
         for (JsonNode item : list) {
             if (!item.isObject()) {
-                throw new Refusal("bad_request", "an on_fire action must be an object, got " + Wire.show(item));
+                throw Refusal.own("bad_request", "an on_fire action must be an object, got " + Wire.show(item));
             }
             String what = Wire.string(item, "do");
             switch (what) {
@@ -43,7 +43,7 @@ record Action(Kind kind, long ns, String text, List<Action> onFire) {
                     out.add(new Action(Kind.RAISE, 0, m != null && m.isTextual() ? m.asText() : "raised", List.of()));
                 }
                 case "halt" -> out.add(new Action(Kind.HALT, 0, null, List.of()));
-                default -> throw new Refusal("bad_request", "unknown action do=\"" + what
+                default -> throw Refusal.own("bad_request", "unknown action do=\"" + what
                         + "\"; expected schedule, cancel, advance, raise or halt");
             }
         }

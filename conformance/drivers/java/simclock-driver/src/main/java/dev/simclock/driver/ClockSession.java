@@ -4,10 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One protocol clock: the author's clock plus what the wire needs around it (entry ids, the firing records).
@@ -15,7 +16,10 @@ import java.util.Optional;
  * <p>The session only translates and records (C-WIRE-3, C-WIRE-4): each {@code on_fire} list becomes a
  * {@link Runnable} that records its invocation in {@code fired} (with {@code now} as the callback reads it), performs
  * its actions through the clock's own API, and, when it ends by throwing an ordinary exception, lists that in
- * {@code failures} before rethrowing it for the clock to isolate or not.
+ * {@code failures} before rethrowing it for the clock to isolate or not (an exception the clock then lets out of
+ * {@code advance} leaves {@code failures}: it is the reply's error). Docs/kits.md, "What a kit reports", has the
+ * rules. A clock may run callbacks on threads of its own: the records are changed under the session's lock, never
+ * held while the clock runs.
  *
  * @param <H> the clock's handle type
  */
@@ -30,9 +34,10 @@ final class ClockSession<H> {
 
     final SimClockBackend<H> clock;
     private final Optional<RandomStreams> streams;
-    private final Map<String, Entry> entries = new HashMap<>(); // every id this clock ever accepted
+    private final Map<String, Entry> entries = new ConcurrentHashMap<>(); // every id this clock ever accepted
     ArrayNode fired = JSON.arrayNode();
     ArrayNode failures = JSON.arrayNode();
+    private List<Throwable> errors = new ArrayList<>(); // the exception of each failure, in order
 
     ClockSession(SimClockBackend<H> clock, Optional<RandomStreams> streams) {
         this.clock = clock;
@@ -61,10 +66,10 @@ final class ClockSession<H> {
     H handle(String id) {
         Entry e = entries.get(id);
         if (e == null) {
-            throw new Refusal("bad_request", "unknown entry \"" + id + "\"");
+            throw Refusal.own("bad_request", "unknown entry \"" + id + "\"");
         }
         if (e.handle == null) {
-            throw new Refusal("internal", "entry \"" + id + "\" has no handle: the clock's schedule call never returned");
+            throw Refusal.own("internal", "entry \"" + id + "\" has no handle: the clock's schedule call never returned");
         }
         return e.handle;
     }
@@ -100,13 +105,16 @@ final class ClockSession<H> {
 
     private void run(String id, List<Action> onFire) {
         long at = clock.nowNs();
-        ObjectNode record = fired.addObject();
-        record.put("entry", id);
-        record.put("now_ns", Long.toUnsignedString(at));
+        ObjectNode record;
+        synchronized (this) {
+            record = fired.addObject();
+            record.put("entry", id);
+            record.put("now_ns", Long.toUnsignedString(at));
+        }
         try {
             for (Action a : onFire) {
                 switch (a.kind()) {
-                    case SCHEDULE -> scheduleChild(id, a);
+                    case SCHEDULE -> scheduleChild(id, a, record);
                     case CANCEL -> {
                         Entry target = entries.get(a.text());
                         if (target != null && target.handle != null) {
@@ -114,14 +122,21 @@ final class ClockSession<H> {
                         }
                     }
                     case ADVANCE -> {
+                        RuntimeException failed = null;
+                        String nested = "accepted";
                         try {
                             clock.advance(a.ns());
-                        } catch (RuntimeException refused) {
-                            // An error a callback threw inside the nested advance is not the clock's refusal.
-                            if (CallbackSignal.find(refused, CallbackSignal.Raised.class) != null) {
-                                throw refused;
-                            }
-                            record.put("nested", Refusal.kindOf(refused));
+                        } catch (RuntimeException e) {
+                            failed = e;
+                            nested = Refusal.kindOf(e);
+                            escaped(e); // a callback's error the clock let out is not one it isolated
+                        }
+                        synchronized (this) {
+                            record.put("nested", nested);
+                        }
+                        // A RuntimeError (the refusal C-ADV-4 asks for) lets the callback go on; any other kind fails it.
+                        if (failed != null && !nested.equals("RuntimeError")) {
+                            throw failed;
                         }
                     }
                     case RAISE -> throw new CallbackSignal.Raised(a.text());
@@ -129,26 +144,57 @@ final class ClockSession<H> {
                 }
             }
         } catch (RuntimeException error) {
-            ObjectNode failure = failures.addObject();
-            failure.put("entry", id);
-            failure.put("at_ns", Long.toUnsignedString(at));
-            failure.put("message", error instanceof CallbackSignal.Raised ? error.getMessage() : Refusal.describe(error));
+            synchronized (this) {
+                ObjectNode failure = failures.addObject();
+                failure.put("entry", id);
+                failure.put("at_ns", Long.toUnsignedString(at));
+                failure.put("message", Refusal.text(error));
+                errors.add(error);
+            }
             throw error;
         }
     }
 
-    private void scheduleChild(String parentId, Action a) {
+    private void scheduleChild(String parentId, Action a, ObjectNode record) {
         Entry parent = entries.get(parentId);
-        String child = parentId + "." + parent.children;
-        add(child, a.onFire(), cb -> clock.scheduleAfter(a.ns(), cb));
-        parent.children++; // a schedule that fails takes no number
+        long n;
+        synchronized (this) {
+            n = parent.children;
+        }
+        String child = parentId + "." + n;
+        try {
+            add(child, a.onFire(), cb -> clock.scheduleAfter(a.ns(), cb));
+        } catch (RuntimeException refused) {
+            if (!Refusal.kindOf(refused).equals("ValueError")) {
+                throw refused; // another kind fails the callback
+            }
+            synchronized (this) {
+                record.put("refused", "ValueError"); // the callback goes on; the child takes no number
+            }
+            return;
+        }
+        synchronized (this) {
+            parent.children = n + 1;
+        }
     }
 
-    /** Hand over the records of the callbacks that ran since the last call, and start new lists. */
-    ArrayNode[] takeRecords() {
+    /** An exception the clock let out of one of its calls: if a callback threw it, it is no failure the clock isolated. */
+    synchronized void escaped(Throwable error) {
+        for (int i = errors.size() - 1; i >= 0; i--) {
+            if (errors.get(i) == error) {
+                failures.remove(i);
+                errors.remove(i);
+                return;
+            }
+        }
+    }
+
+    /** Hand over the records of the callbacks not yet reported, and start new lists. */
+    synchronized ArrayNode[] takeRecords() {
         ArrayNode[] out = {fired, failures};
         fired = JSON.arrayNode();
         failures = JSON.arrayNode();
+        errors = new ArrayList<>();
         return out;
     }
 

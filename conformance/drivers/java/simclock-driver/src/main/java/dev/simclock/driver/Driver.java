@@ -121,18 +121,18 @@ public final class Driver {
                 return ok();
             }
             if (!CLOCK_OPS.contains(op)) {
-                throw new Refusal("bad_request", "unknown op \"" + op + "\"");
+                throw Refusal.own("bad_request", "unknown op \"" + op + "\"");
             }
             String id = Wire.string(req, "clock");
             clock = clocks.get(id);
             if (op.equals("create")) {
                 if (clock != null) {
-                    throw new Refusal("bad_request", "clock \"" + id + "\" is in use; drop it first or pick another id");
+                    throw Refusal.own("bad_request", "clock \"" + id + "\" is in use; drop it first or pick another id");
                 }
                 return create(req, id);
             }
             if (clock == null) {
-                throw new Refusal("bad_request", "unknown clock \"" + id + "\"");
+                throw Refusal.own("bad_request", "unknown clock \"" + id + "\"");
             }
             ObjectNode reply = perform(clock, op, req);
             if (op.equals("drop")) {
@@ -141,14 +141,12 @@ public final class Driver {
             return reply;
         } catch (RuntimeException | Error e) {
             CallbackSignal.Halt halt = CallbackSignal.find(e, CallbackSignal.Halt.class);
-            if (halt != null || CallbackSignal.find(e, CallbackSignal.Raised.class) != null) {
-                // A callback's error left a call other than advance (a clock that runs callbacks there).
-                ObjectNode r = halt != null
-                        ? error("halted", halt.getMessage() + " (from inside the clock's " + req.path("op").asText()
-                                + " call)").put("entry", halt.entry).put("at_ns", Long.toUnsignedString(halt.atNs))
-                        : error("RuntimeError", "a callback's error left the clock's call: " + Refusal.describe(e));
+            if (halt != null) {
+                // A halt left a call other than advance (a clock that runs callbacks there).
+                ObjectNode r = json.createObjectNode().put("ok", false).put("error", "halted").put("entry", halt.entry)
+                        .put("at_ns", Long.toUnsignedString(halt.atNs));
                 if (clock != null) {
-                    outOfAdvance(clock, r);
+                    carry(clock, req.path("op").asText(), r);
                     clock.observe(r);
                 }
                 return r;
@@ -158,7 +156,8 @@ public final class Driver {
             }
             ObjectNode r = error(Refusal.kindOf(e), Refusal.describe(e));
             if (clock != null) {
-                outOfAdvance(clock, r);
+                clock.escaped(e); // a callback's error the clock let out of the call: not an isolated failure
+                carry(clock, req.path("op").asText(), r);
                 clock.observe(r); // C-WIRE-3: a refusal carries the observation too
             }
             return r;
@@ -201,7 +200,7 @@ public final class Driver {
     private ObjectNode hello(JsonNode req) {
         JsonNode p = req.get("protocol");
         if (p == null || !p.isTextual() || !p.asText().equals("1")) {
-            throw new Refusal("unsupported", "this driver speaks protocol \"1\" only, got " + Wire.show(p));
+            throw Refusal.own("unsupported", "this driver speaks protocol \"1\" only, got " + Wire.show(p));
         }
         probe();
         ObjectNode r = ok().put("protocol", "1").put("backend", backendName);
@@ -219,7 +218,7 @@ public final class Driver {
         SimClockBackend<?> backend = factory.create(seed);
         if (start != null) {
             if (!(backend instanceof StartTime s)) {
-                throw new Refusal("unsupported", "start_ns: " + backend.name() + " has no start time (feature start_ns)");
+                throw Refusal.own("unsupported", "start_ns: " + backend.name() + " has no start time (feature start_ns)");
             }
             s.startAt(start);
         }
@@ -233,16 +232,16 @@ public final class Driver {
     private static String newEntry(ClockSession<?> c, JsonNode req) {
         String id = Wire.string(req, "entry");
         if (id.isEmpty() || id.contains(".")) {
-            throw new Refusal("bad_request", "entry id \"" + id + "\" must be non-empty without '.'");
+            throw Refusal.own("bad_request", "entry id \"" + id + "\" must be non-empty without '.'");
         }
         if (c.has(id)) {
-            throw new Refusal("bad_request", "entry id \"" + id + "\" is already used by this clock");
+            throw Refusal.own("bad_request", "entry id \"" + id + "\" is already used by this clock");
         }
         return id;
     }
 
     private static void unsupported(ClockSession<?> c, String op, String feature) {
-        throw new Refusal("unsupported", op + ": " + c.clock.name() + " does not offer it (feature " + feature + ")");
+        throw Refusal.own("unsupported", op + ": " + c.clock.name() + " does not offer it (feature " + feature + ")");
     }
 
     private <H> ObjectNode perform(ClockSession<H> c, String op, JsonNode req) {
@@ -272,10 +271,10 @@ public final class Driver {
                 String id = newEntry(c, req);
                 JsonNode rate = req.get("rate_hz");
                 if (rate == null) {
-                    throw new Refusal("bad_request", "missing field rate_hz");
+                    throw Refusal.own("bad_request", "missing field rate_hz");
                 }
                 if (!rate.isArray() || rate.size() != 2) {
-                    throw new Refusal("TypeError", "rate_hz must be a list [NUM, DEN] of two decimal strings, got "
+                    throw Refusal.own("TypeError", "rate_hz must be a list [NUM, DEN] of two decimal strings, got "
                             + Wire.show(rate));
                 }
                 long num = Wire.u64Value(rate.get(0), "rate_hz numerator", Wire.U64_MAX);
@@ -301,25 +300,32 @@ public final class Driver {
             }
             case "step_ns" -> r.put("step_ns", Long.toUnsignedString(clock.stepNs()));
             case "draw" -> draw(c, req, r);
-            default -> throw new Refusal("bad_request", "unknown op \"" + op + "\"");
+            default -> throw Refusal.own("bad_request", "unknown op \"" + op + "\"");
         }
-        outOfAdvance(c, r);
+        carry(c, op, r);
         c.observe(r);
         return r;
     }
 
-    /** Callbacks a clock ran outside {@code advance} are shown where they ran, never moved into an advance. */
-    private static void outOfAdvance(ClockSession<?> c, ObjectNode r) {
-        ArrayNode[] records = c.takeRecords();
-        if (!ClockSession.isEmpty(records[0])) {
-            r.set("fired", records[0]);
-            r.set("failures", records[1]);
+    private static final List<String> CARRIERS = List.of("schedule", "schedule_periodic", "schedule_rate", "cancel");
+
+    /**
+     * Put the firings and failures not yet reported into {@code r} (a schedule* or cancel reply), if there are any: a
+     * callback the clock ran inside that call, or on a thread of its own since the last reply, shows where the suite
+     * sees it (docs/kits.md, "What a kit reports").
+     */
+    private static void carry(ClockSession<?> c, String op, ObjectNode r) {
+        if (!CARRIERS.contains(op) || (c.fired.size() == 0 && c.failures.size() == 0)) {
+            return;
         }
+        ArrayNode[] records = c.takeRecords();
+        r.set("fired", records[0]);
+        r.set("failures", records[1]);
     }
 
+    /** The clock's advance and every firing not yet reported (see {@link #carry}). */
     private ObjectNode advance(ClockSession<?> c, JsonNode req) {
         long dt = Wire.u64(req, "dt_ns", Wire.U64_MAX);
-        c.takeRecords(); // already reported with the reply of the call they ran in
         ObjectNode r;
         try {
             c.clock.advance(dt);
@@ -328,15 +334,15 @@ public final class Driver {
             CallbackSignal.Halt halt = CallbackSignal.find(e, CallbackSignal.Halt.class);
             if (halt != null) {
                 // C-ERR-2: the halt left advance; now is wherever the clock left it.
-                r = error("halted", halt.getMessage()).put("entry", halt.entry)
+                r = json.createObjectNode().put("ok", false).put("error", "halted").put("entry", halt.entry)
                         .put("at_ns", Long.toUnsignedString(halt.atNs));
-            } else if (CallbackSignal.find(e, CallbackSignal.Raised.class) != null) {
-                r = error("RuntimeError", "the clock's advance let a callback's error out: " + Refusal.describe(e));
             } else if (e instanceof Error err && !(e instanceof StackOverflowError)) {
                 throw err;
             } else {
+                // An error the clock let out: the reply's error, not one of the failures it isolated.
+                c.escaped(e);
                 r = error(Refusal.kindOf(e), Refusal.describe(e));
-                if (c.fired.size() == 0) {
+                if (c.fired.size() == 0 && c.failures.size() == 0) {
                     c.observe(r); // refused before anything ran: a plain refusal
                     return r;
                 }
@@ -355,14 +361,14 @@ public final class Driver {
         }
         JsonNode labels = req.get("labels");
         if (labels == null) {
-            throw new Refusal("bad_request", "missing field labels");
+            throw Refusal.own("bad_request", "missing field labels");
         }
         if (!labels.isArray()) {
-            throw new Refusal("TypeError", "labels must be a list of strings, got " + Wire.show(labels));
+            throw Refusal.own("TypeError", "labels must be a list of strings, got " + Wire.show(labels));
         }
         long n = Wire.u64(req, "n", Wire.U64_MAX);
         if (Long.compareUnsigned(n, MAX_DRAW) > 0) {
-            throw new Refusal("ValueError", "n = " + Long.toUnsignedString(n) + " is more than " + MAX_DRAW
+            throw Refusal.own("ValueError", "n = " + Long.toUnsignedString(n) + " is more than " + MAX_DRAW
                     + " values in one draw; draw in smaller batches");
         }
         String path = Wire.labelPath(labels);

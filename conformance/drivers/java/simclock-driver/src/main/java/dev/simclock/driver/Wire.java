@@ -59,21 +59,21 @@ public final class Wire {
     public static long u64(JsonNode obj, String name, long max) {
         JsonNode v = obj.get(name);
         if (v == null) {
-            throw new Refusal("bad_request", "missing field " + name);
+            throw Refusal.own("bad_request", "missing field " + name);
         }
         return u64Value(v, name, max);
     }
 
     static long u64Value(JsonNode v, String name, long max) {
         if (!v.isTextual() || !digits(v.asText())) {
-            throw new Refusal("TypeError", name + " must be a string of decimal digits [0-9]+, got " + show(v)
+            throw Refusal.own("TypeError", name + " must be a string of decimal digits [0-9]+, got " + show(v)
                     + "; send integers as strings, e.g. \"1000\"");
         }
         String s = v.asText();
         // Leading zeros are digits too: strip them before judging the size.
         String t = s.replaceFirst("^0+(?=.)", "");
         if (t.length() > 20 || new BigInteger(t).compareTo(new BigInteger(Long.toUnsignedString(max))) > 0) {
-            throw new Refusal("ValueError", name + " = " + clip(s) + " is larger than " + Long.toUnsignedString(max)
+            throw Refusal.own("ValueError", name + " = " + clip(s) + " is larger than " + Long.toUnsignedString(max)
                     + ", the largest value this backend keeps exactly");
         }
         return Long.parseUnsignedLong(t);
@@ -83,13 +83,13 @@ public final class Wire {
     static BigInteger bigint(JsonNode obj, String name) {
         JsonNode v = obj.get(name);
         if (v == null) {
-            throw new Refusal("bad_request", "missing field " + name);
+            throw Refusal.own("bad_request", "missing field " + name);
         }
         if (!v.isTextual() || !digits(v.asText())) {
-            throw new Refusal("TypeError", name + " must be a string of decimal digits [0-9]+, got " + show(v));
+            throw Refusal.own("TypeError", name + " must be a string of decimal digits [0-9]+, got " + show(v));
         }
         if (v.asText().length() > MAX_SEED_DIGITS) {
-            throw new Refusal("ValueError", name + " has " + v.asText().length() + " digits; this driver keeps at most "
+            throw Refusal.own("ValueError", name + " has " + v.asText().length() + " digits; this driver keeps at most "
                     + MAX_SEED_DIGITS);
         }
         return new BigInteger(v.asText());
@@ -99,10 +99,10 @@ public final class Wire {
     static String string(JsonNode obj, String name) {
         JsonNode v = obj.get(name);
         if (v == null) {
-            throw new Refusal("bad_request", "missing field " + name);
+            throw Refusal.own("bad_request", "missing field " + name);
         }
         if (!v.isTextual()) {
-            throw new Refusal("bad_request", name + " must be a string, got " + show(v));
+            throw Refusal.own("bad_request", name + " must be a string, got " + show(v));
         }
         return v.asText();
     }
@@ -117,13 +117,13 @@ public final class Wire {
         List<String> segments = new ArrayList<>();
         for (JsonNode label : labels) {
             if (!label.isTextual()) {
-                throw new Refusal("TypeError", "label must be a string, got " + show(label));
+                throw Refusal.own("TypeError", "label must be a string, got " + show(label));
             }
             String s = label.asText();
             String body = s.startsWith("/") ? s.substring(1) : s;
             for (String seg : body.split("/", -1)) {
                 if (!validSegment(seg)) {
-                    throw new Refusal("ValueError", "label \"" + clip(s) + "\" is malformed: segments must be non-empty"
+                    throw Refusal.own("ValueError", "label \"" + clip(s) + "\" is malformed: segments must be non-empty"
                             + " and use only [A-Za-z0-9_.-], e.g. \"/sensors/imu0/noise\"");
                 }
                 segments.add(seg);
