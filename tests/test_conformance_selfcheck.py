@@ -223,7 +223,10 @@ def test_SM_ORACLE_state_machine_catches_every_scheduling_defect(
     # against an entry pushed between its registration and its re-push): the
     # 40 ci programs, which now also spend steps on far times, bursts and
     # leaps, do not reach it (60 programs do); its own clause test catches it.
+    # float_seconds_now loses nanoseconds only past about 2**52 ns, which the
+    # 40 ci programs reach without an entry whose time shows it.
     invisible = {
+        "float_seconds_now",
         "repush_keeps_seq",
         "floats_accepted",
         "past_accepted",

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from simclock_conformance.clauses._builder import HALT, Case, P, cancel, fail, sched
 
-__all__ = ["cases"]
+__all__ = ["SITUATIONS", "cases"]
+
+SITUATIONS: dict[str, dict[str, str]] = {
+    "C-ERR-1": {
+        "err/periodic-rearmed-after-raise": "a periodic whose callback raised fires again",
+    },
+    "C-ERR-2": {
+        "err/periodic-rearmed-after-halt": (
+            "a periodic whose callback halted the advance (a BaseException) fires again"
+        ),
+        "err/halt-leaves-others-pending": "entries due at the halting instant fire later",
+    },
+}
+"""``clause -> situation id -> what it is`` (see ``_programs_time.SITUATIONS``)."""
 
 
 def cases() -> list[Case]:
@@ -67,6 +80,16 @@ def cases() -> list[Case]:
     for i in range(1500):
         p.at(f"churn{i}", 10**12 + i).cancel(f"churn{i}")
     add(p.observe().drop())
+
+    # Live entries that fire (not only cancels) lower the live count: the far
+    # tombstones left behind must still be bounded (2*live + 1024) afterwards. A live
+    # entry before them keeps them from reaching the front, where a peek drops them.
+    p = P("can-4/bound-kept-when-live-entries-fire", ["C-CAN-4"]).create().at("keep", 10**12 - 1)
+    for i in range(1300):
+        p.at(f"near{i}", 1 + i % 7)
+    for i in range(1300):
+        p.at(f"far{i}", 10**12 + i).cancel(f"far{i}")
+    add(p.adv(10).observe().drop())
 
     # -- C-ERR ----------------------------------------------------------------
     p = P("err-1/failure-reported-others-fire", ["C-ERR-1"]).create()
