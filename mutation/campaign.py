@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "mutation"))
 
-from equivalent import EQUIVALENT  # noqa: E402
+from equivalent import EQUIVALENT, UNDECIDED  # noqa: E402
 
 TARGETS = (
     "simclock/core/_heap.py",
@@ -98,25 +98,87 @@ class Result:
     seconds: float = 0.0
 
 
-def enumerate_mutants(builds: tuple[str, ...] = BUILDS) -> list[Mutant]:
-    """Every cosmic-ray mutation site of :data:`TARGETS`, per build.
+COMPILED_ONLY = frozenset({"_sift_up", "_sift_leafward", "_heapify", "LazyHeap"})
+"""``_heap.py``'s code that only the compiled build runs (the pure one binds ``_TupleHeap``)."""
+PURE_ONLY = frozenset({"_TupleHeap"})
+"""``_heap.py``'s code that only the pure build runs."""
 
-    The ``compiled-paths`` build adds only the sites of ``_heap.py`` (the one module
-    with code the pure build never runs); the other modules are the same in both.
+
+def enumerate_mutants(builds: tuple[str, ...] = BUILDS) -> list[Mutant]:
+    """Every cosmic-ray mutation site of :data:`TARGETS` that a build runs, per build.
+
+    Left out, as equivalent by construction: sites inside annotations (every target
+    has ``from __future__ import annotations``: they are never evaluated) and, in
+    ``_heap.py``, code the build does not run (:data:`COMPILED_ONLY` in ``pure``,
+    :data:`PURE_ONLY` in ``compiled-paths``). The ``compiled-paths`` build adds only
+    the sites of ``_heap.py``: the other modules are the same in both.
     """
     from cosmic_ray.commands.init import _all_work_items  # the tool's own enumeration
 
     out: list[Mutant] = []
     for target in TARGETS:
+        tree = ast.parse((ROOT / target).read_text(encoding="utf-8"))
+        annotations = _annotation_spans(tree)
         for item in _all_work_items([ROOT / target], {}):
             (spec,) = item.mutations
+            line, col = spec.start_pos
+            if any(start <= (line, col) < end for start, end in annotations):
+                continue
+            top = _top_level_name(tree, line)
             for build in builds:
                 if build == "compiled-paths" and not target.endswith("_heap.py"):
                     continue
-                out.append(
-                    Mutant(target, spec.operator_name, spec.occurrence, spec.start_pos[0], build)
-                )
+                if target.endswith("_heap.py"):
+                    dead = COMPILED_ONLY if build == "pure" else PURE_ONLY
+                    if top in dead:
+                        continue
+                out.append(Mutant(target, spec.operator_name, spec.occurrence, line, build))
     return out
+
+
+def _annotation_spans(tree: ast.Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """``((line, col), (end_line, end_col))`` of every annotation in ``tree``."""
+    nodes: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            nodes += [a.annotation for a in every if a is not None and a.annotation is not None]
+            if node.returns is not None:
+                nodes.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            nodes.append(node.annotation)
+    return [
+        ((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0)) for n in nodes
+    ]
+
+
+def _top_level_name(tree: ast.Module, line: int) -> str:
+    """The module-level function or class around ``line`` ("" outside any)."""
+    for node in tree.body:
+        inside = node.lineno <= line <= (getattr(node, "end_lineno", None) or node.lineno)
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and inside:
+            return node.name
+    return ""
+
+
+def function_at(path: str, line: int) -> str:
+    """``Class.method`` or ``function`` around ``line`` of ``path`` ("" at module level)."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    best = ""
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        nonlocal best
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                best = prefix + node.name
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, best + ".")
+
+    visit(tree.body, "")
+    return best
 
 
 def cited_clauses(path: str, line: int) -> list[str]:
@@ -228,7 +290,7 @@ def run_one(mutant: Mutant, suite: Path = ROOT / "conformance") -> Result:
         data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     failed = list(data["failed"])
     if data["verdict"] == "CONFORMING" or not (failed or data["blocked"] or data["not_run"]):
-        status = "equivalent" if mutant.key in EQUIVALENT else "survived"
+        status = classify_survivor(mutant)
         return Result(mutant, status, cites=cites, mutated_line=line, seconds=seconds)
     return Result(
         mutant,
@@ -240,6 +302,15 @@ def run_one(mutant: Mutant, suite: Path = ROOT / "conformance") -> Result:
         mutated_line=line,
         seconds=seconds,
     )
+
+
+def classify_survivor(mutant: Mutant) -> str:
+    """``equivalent`` (listed), ``undecided`` (in code no clause decides) or ``survived``."""
+    if mutant.key in EQUIVALENT:
+        return "equivalent"
+    if f"{mutant.path}:{function_at(mutant.path, mutant.line)}" in UNDECIDED:
+        return "undecided"
+    return "survived"
 
 
 def charge_of(failed: list[str], cites: list[str]) -> str:

@@ -1,10 +1,45 @@
-"""Surviving mutants shown equivalent: same behaviour under every call SPEC allows.
+"""Surviving mutants that are not counted against the suite, each with its reason.
 
-``key -> reason``, the key being ``path:line:operator:occurrence`` as
-``mutation/campaign.py`` prints it. A mutant listed here that the campaign no
-longer finds is reported as stale.
+:data:`EQUIVALENT`: ``path:line:operator:occurrence -> reason`` (the key
+``mutation/campaign.py`` prints): the mutant behaves the same under every call
+SPEC allows. A listed mutant the campaign no longer finds is reported as stale.
+
+:data:`UNDECIDED`: ``path:function -> reason``: code whose behaviour no clause of
+the conformance suite decides (it is outside the protocol a backend offers); the
+library's own tests check it. Survivors there are reported apart from the score.
 """
 
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {}
+
+_NOT_PROTOCOL = (
+    "not part of the SimClock protocol (SPEC §1) or its extensions (§15): no backend "
+    "offers it, so no conformance program calls it; tests/test_sec1_simclock.py and "
+    "the Session tests check it"
+)
+_SELF_CHECK = (
+    "the invariant check the library's state machine calls (tests/test_state_machine.py); "
+    "the conformance suite never calls it"
+)
+
+UNDECIDED: dict[str, str] = {
+    "simclock/core/_heapclock.py:HeapSimClock.run_until": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.run_steps": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock._run_to": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.skip_to": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.schedule_repeating": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock._check": _SELF_CHECK,
+    "simclock/core/_heapclock.py:HeapSimClock.__init__": (
+        "the constructor's own arguments (step_ns, compact_threshold, bus) are HeapSimClock's, "
+        "not the protocol's: the suite makes every clock with FACTORY(seed, bus)"
+    ),
+    "simclock/core/_entry.py:_Entry.first_k_at_or_after": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_entry.py:_Entry.missed_last_before": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_entry.py:_Entry.at_index": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_heap.py:_check_heap": _SELF_CHECK,
+    "simclock/core/_heap.py:LazyHeap._check": _SELF_CHECK,
+    "simclock/core/_heap.py:LazyHeap.live_items": _SELF_CHECK,
+    "simclock/core/_heap.py:_TupleHeap._check": _SELF_CHECK,
+    "simclock/core/_heap.py:_TupleHeap.live_items": _SELF_CHECK,
+}

@@ -22,6 +22,7 @@ import pytest
 from backends.broken import BROKEN, EXPECTED_FAILED, EXPECTED_FAILED_SERVE, REAL_DEFECTS
 
 from simclock_conformance import CLAUSES
+from simclock_conformance.entry._wire_run import WIRE_CLAUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ("u64_counter_times", "ties_by_origin")
@@ -59,12 +60,13 @@ def _serve_report(name: str, tmp: Path) -> dict[str, object]:
 def test_real_defects_are_broken_backends_with_both_expected_sets() -> None:
     assert set(REAL_DEFECTS) <= set(BROKEN)
     assert sorted(EXPECTED_FAILED_SERVE) == sorted(REAL_DEFECTS)
-    order = list(CLAUSES)
     for name in REAL_DEFECTS:
         own = BROKEN[name][0]
         assert own in EXPECTED_FAILED[name] and own in EXPECTED_FAILED_SERVE[name], name
+        assert set(EXPECTED_FAILED[name]) <= set(CLAUSES), name
+        # A wire report lists its clauses in the wire profile's order (C-WIRE-6).
         served = EXPECTED_FAILED_SERVE[name]
-        assert list(served) == sorted(served, key=order.index), name
+        assert list(served) == sorted(served, key=list(WIRE_CLAUSES).index), name
 
 
 def _check(name: str, tmp: Path) -> None:

@@ -86,10 +86,25 @@ def cases() -> list[Case]:
     # entry before them keeps them from reaching the front, where a peek drops them.
     p = P("can-4/bound-kept-when-live-entries-fire", ["C-CAN-4"]).create().at("keep", 10**12 - 1)
     for i in range(1300):
-        p.at(f"near{i}", 1 + i % 7)
+        p.at(f"near{i}", 1 + i)
     for i in range(1300):
         p.at(f"far{i}", 10**12 + i).cancel(f"far{i}")
-    add(p.adv(10).observe().drop())
+    add(p.adv(1400).observe().drop())
+    # Tombstones that leave (popped by an advance, dropped at the front by a peek) must
+    # leave the count of tombstones right: cancelling the rest then still compacts.
+    p = P("can-4/count-kept-as-tombstones-leave", ["C-CAN-4"]).create().at("keep", 10**12 - 1)
+    for i in range(1500):
+        p.at(f"hold{i}", 10**12 + i)
+    for i in range(750):
+        p.at(f"gate{i}", 2 * i).at(f"tomb{i}", 2 * i + 1).cancel(f"tomb{i}")
+    p.adv(1500)
+    for i in range(750):
+        p.at(f"front{i}", 2000 + i)
+    for i in range(750):
+        p.cancel(f"front{i}")
+    for i in range(1500):
+        p.cancel(f"hold{i}")
+    add(p.observe().drop())
 
     # -- C-ERR ----------------------------------------------------------------
     p = P("err-1/failure-reported-others-fire", ["C-ERR-1"]).create()
