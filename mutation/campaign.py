@@ -335,12 +335,68 @@ def summary(results: list[Result]) -> dict[str, Any]:
             charges[r.charge or "timeout"] = charges.get(r.charge or "timeout", 0) + 1
     killed = counts.get("killed", 0) + counts.get("timeout", 0)
     live = killed + counts.get("survived", 0)
+    cited = sum(n for c, n in charges.items() if c in ("exact", "also", "elsewhere"))
     return {
         "mutants": len(results),
         "counts": counts,
         "score": f"{killed}/{live}" + (f" ({100 * killed / live:.1f} %)" if live else ""),
         "charges": charges,
+        "charged_to_cited_clause": (
+            f"{charges.get('exact', 0)}/{cited} exactly, {charges.get('also', 0)}/{cited} among "
+            f"others, {charges.get('elsewhere', 0)}/{cited} elsewhere"
+        ),
     }
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def summarise_files(paths: list[Path]) -> dict[str, Any]:
+    """:func:`summary` of the results in ``paths``, by the rules in force now.
+
+    A mutant no longer enumerated (an annotation, code its build does not run) is
+    left out; a survivor is classified again (:func:`classify_survivor`); a later
+    file's result for a mutant replaces an earlier one's.
+    """
+    current = {(m.path, m.operator, m.occurrence, m.build): m for m in enumerate_mutants()}
+    latest: dict[tuple[str, str, int, str], Result] = {}
+    for path in paths:
+        for row in _read(path):
+            m = row["mutant"]
+            key = (m["path"], m["operator"], m["occurrence"], m["build"])
+            mutant = current.get(key)
+            if mutant is None:
+                continue
+            result = Result(
+                mutant,
+                row["status"],
+                failed=row["failed"],
+                blocked=row["blocked"],
+                cites=row["cites"],
+                charge=row["charge"],
+                mutated_line=row["mutated_line"],
+                seconds=row["seconds"],
+            )
+            if result.status in ("survived", "equivalent", "undecided"):
+                result.status = classify_survivor(mutant)
+            latest[key] = result
+    results = list(latest.values())
+    out = summary(results)
+    out["survivors"] = [
+        f"{r.mutant.key} [{r.mutant.build}] :: {r.mutated_line}"
+        for r in results
+        if r.status == "survived"
+    ]
+    out["undecided"] = [
+        f"{r.mutant.key} [{r.mutant.build}] :: {r.mutated_line}"
+        for r in results
+        if r.status == "undecided"
+    ]
+    times = [r.seconds for r in results if r.seconds]
+    if times:
+        out["seconds_per_mutant_median"] = round(sorted(times)[len(times) // 2], 1)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,8 +407,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="mutation-results.jsonl", help="JSON lines written")
     parser.add_argument("--only", help="run only mutants whose key starts with this")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    parser.add_argument(
+        "--survivors-of", metavar="RESULTS", help="run again the survivors of a results file"
+    )
+    parser.add_argument(
+        "--summarise",
+        nargs="+",
+        metavar="RESULTS",
+        help="summarise results files (a later result of a mutant replaces an earlier one)",
+    )
     args = parser.parse_args(argv)
+    if args.summarise:
+        print(json.dumps(summarise_files([Path(f) for f in args.summarise]), indent=1))
+        return 0
     mutants = enumerate_mutants()
+    if args.survivors_of:
+        again = {
+            (
+                r["mutant"]["path"],
+                r["mutant"]["operator"],
+                r["mutant"]["occurrence"],
+                r["mutant"]["build"],
+            )
+            for r in _read(Path(args.survivors_of))
+            if r["status"] == "survived"
+        }
+        mutants = [m for m in mutants if (m.path, m.operator, m.occurrence, m.build) in again]
     if args.only:
         mutants = [m for m in mutants if f"{m.key}:{m.build}".startswith(args.only)]
     if args.sample and args.sample < len(mutants):

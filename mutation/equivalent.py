@@ -11,7 +11,12 @@ library's own tests check it. Survivors there are reported apart from the score.
 
 from __future__ import annotations
 
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "oracles/simclock_oracles/_reference.py:179:core/NumberReplacer:20": (
+        "the first seq is 1, not 0: seqs are only compared with each other (C-TIE-1), never "
+        "shown, so every order and every reply is the same"
+    ),
+}
 
 _NOT_PROTOCOL = (
     "not part of the SimClock protocol (SPEC §1) or its extensions (§15): no backend "
@@ -24,6 +29,10 @@ _SELF_CHECK = (
 )
 
 UNDECIDED: dict[str, str] = {
+    "oracles/simclock_oracles/_reference.py:_show": (
+        "the text of the oracle's refusal messages (and its guard against a raising repr): "
+        "a reply's message is never compared (C-WIRE-3), a refused call's kind is"
+    ),
     "simclock/core/_heapclock.py:HeapSimClock.run_until": _NOT_PROTOCOL,
     "simclock/core/_heapclock.py:HeapSimClock.run_steps": _NOT_PROTOCOL,
     "simclock/core/_heapclock.py:HeapSimClock._run_to": _NOT_PROTOCOL,

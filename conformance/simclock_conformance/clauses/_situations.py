@@ -55,15 +55,18 @@ class Walk:
 
 
 def walk(requests: list[Json], replies: list[Json]) -> Walk:
-    """Follow one clock's requests and the oracle's replies (clock ``c``, or the only one)."""
+    """Follow the oracle's replies to the requests of the program's first clock."""
     w = Walk(requests, replies)
     actions: dict[str, list[Json]] = {}
     pushed: dict[str, tuple[str, float]] = {}
     children: dict[str, int] = {}
     advances = 0
     now = 0
+    clock = next((r.get("clock") for r in requests if r.get("op") == "create"), None)
     for i, (request, reply) in enumerate(zip(requests, replies, strict=False)):
         w.before.append(now)
+        if request.get("clock") != clock:
+            continue  # another clock of the program: its own walk
         op = request.get("op")
         if op in ("schedule", "schedule_periodic", "schedule_rate") and reply.get("ok"):
             entry = str(request.get("entry"))
