@@ -96,8 +96,8 @@ def cases() -> list[Case]:
     for i in range(1500):
         p.at(f"hold{i}", 10**12 + i)
     for i in range(750):
-        p.at(f"gate{i}", 2 * i).at(f"tomb{i}", 2 * i + 1).cancel(f"tomb{i}")
-    p.adv(1500)
+        p.at(f"gate{i}", 2 * i + 2).at(f"tomb{i}", 2 * i + 3).cancel(f"tomb{i}")
+    p.adv(1502)
     for i in range(750):
         p.at(f"front{i}", 2000 + i)
     for i in range(750):
