@@ -41,11 +41,12 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import numpy as np
-from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
+from mcap.writer import LIBRARY_IDENTIFIER
 
 from simclock.core._bus import Bus, Message, checked_message, register_trace_sink
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._mcap_records import McapWriter
 from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
 from simclock.core._random import DrawObserver, check_seed
 from simclock.core._readonly import ReadOnly
@@ -102,11 +103,8 @@ __all__ = [
     "encode_clock",
 ]
 
-_COMPRESSION = {
-    "zstd": CompressionType.ZSTD,
-    "lz4": CompressionType.LZ4,
-    "none": CompressionType.NONE,
-}
+# The compression argument -> the name the Chunk records carry (as mcap's Writer names them).
+_COMPRESSION = {"zstd": "zstd", "lz4": "lz4", "none": ""}
 
 
 class Recorder(Closing):
@@ -207,12 +205,9 @@ class Recorder(Closing):
                 f"path {self.path!r} cannot be written ({describe_exception(exc)}); pass a "
                 "file path in an existing, writable directory"
             ) from None
-        self._writer = Writer(
-            self._stream,
-            chunk_size=chunk_size,
-            compression=_COMPRESSION[compression],
-            enable_data_crcs=True,
-        )
+        # The bytes mcap.writer.Writer(stream, chunk_size, compression, enable_data_crcs=True)
+        # writes (tests/test_recording_records.py compares whole files).
+        self._writer = McapWriter(self._stream, chunk_size, _COMPRESSION[compression], True)
         self._library = f"{LIBRARY_PREFIX}{package_version('simclock')} {LIBRARY_IDENTIFIER}"
         self._write(self._writer.start, profile=PROFILE, library=self._library)
         self._schemas = {

@@ -1,0 +1,340 @@
+"""The recording's MCAP writer: ``mcap.writer.Writer``'s bytes, the message records packed here.
+
+`McapWriter` writes a whole MCAP file, byte for byte what the official
+``mcap.writer.Writer(stream, chunk_size=..., compression=..., enable_data_crcs=...)``
+(every other option at its default) writes for the same calls in the same
+order (C-MCAP-1): ``start``, ``register_schema``, ``register_channel``,
+``add_metadata``, ``add_message``, ``finish``. It is the one place where
+simclock writes MCAP records itself, and only the ones written per message or
+per chunk: the Message records, the Chunk records (compressed by the same
+function the official Writer calls, with the CRC of the uncompressed data),
+the Message Index records after each chunk, and the counts and times the
+Chunk Index and Statistics records carry. The Header, Schema, Channel,
+Metadata, Data End, summary (schemas and channels repeated, Statistics, Chunk
+Index, Attachment Index and Metadata Index groups, Summary Offsets) and
+Footer records are the official package's own record classes written by its
+own ``RecordBuilder``, laid out as its Writer lays them out.
+``tests/test_recording_records.py`` compares whole files with the official
+Writer's for random runs (Hypothesis) and reads them with the official reader.
+
+Why: the official Writer spends about 20 Python calls per message (a record
+object, a dozen small stream writes, an index entry). Here a message is one
+``struct`` pack and two appends to the chunk's buffer, and the module is
+compiled with the core (C-NATIVE-1): the pure build runs the same source.
+
+`TraceRecords` is the recorder's per-message work in one object: the order
+check, the envelope, the record, the fingerprint line (C-X-FP), the counts
+and the ``/clock`` ticks due before the message (C-MCAP-3). The Recorder
+(``simclock.recording``) owns the API, the errors and the channels; it hands
+this object the layouts it defines (envelope, fingerprint line, ``/clock``
+encoding). This module imports nothing from simclock.
+
+Differences from the official Writer, none of which changes a byte: no
+attachments (the Recorder writes none), no ``flush`` (it is never called),
+and the stream's offsets are counted from its position at ``start``, not read
+with ``tell()`` per chunk.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable
+from typing import IO, Any, Final, final
+
+import lz4.frame
+import mcap.data_stream
+import mcap.records
+import zstandard
+
+__all__ = ["COMPRESSIONS", "McapWriter", "TraceRecords"]
+
+MAGIC: Final = b"\x89MCAP0\r\n"
+"""The 8 bytes that open and close an MCAP file."""
+
+_MESSAGE: Final = struct.Struct("<BQHIQQ")
+"""A Message record's opcode, length, channel id, sequence, log time and publish time."""
+_OP_MESSAGE: Final = 0x05
+_OP_CHUNK: Final = 0x06
+_OP_MESSAGE_INDEX: Final = 0x07
+_OP_FOOTER: Final = 0x02
+_CHUNK_HEAD: Final = struct.Struct("<BQQQQI")
+"""A Chunk record up to its compression: opcode, length, start, end, size, CRC."""
+_INDEX_HEAD: Final = struct.Struct("<BQHI")
+"""A Message Index record's opcode, length, channel id and byte length of its entries."""
+_U32: Final = struct.Struct("<I")
+_U64: Final = struct.Struct("<Q")
+_FOOTER_CRC: Final = struct.Struct("<BQQQ")
+
+# The official package, as Any: its record classes are what the summary is written with.
+_records: Any = mcap.records
+_RecordBuilder: Any = mcap.data_stream.RecordBuilder
+
+
+def _zstd(data: bytes) -> bytes:
+    out: bytes = zstandard.compress(data)
+    return out
+
+
+def _lz4(data: bytes) -> bytes:
+    out: bytes = lz4.frame.compress(data)
+    return out
+
+
+COMPRESSIONS: Final[dict[str, Callable[[bytes], bytes] | None]] = {
+    "zstd": _zstd,
+    "lz4": _lz4,
+    "": None,
+}
+"""The chunk compressions by the name a Chunk record carries: the official Writer's calls."""
+
+
+@final
+class McapWriter:
+    """An MCAP file written as ``mcap.writer.Writer`` writes it (see the module docstring).
+
+    ``compression`` is the name in the Chunk records: ``"zstd"``, ``"lz4"`` or
+    ``""`` (none); ``data_crcs`` is the Writer's ``enable_data_crcs`` (the
+    Data End record's CRC). The arguments are trusted: the Recorder checks them.
+    """
+
+    def __init__(
+        self, stream: IO[bytes], chunk_size: int, compression: str, data_crcs: bool
+    ) -> None:
+        self.stream = stream
+        self.chunk_size = chunk_size
+        self.compression = compression
+        self.compress = COMPRESSIONS[compression]
+        self.data_crcs = data_crcs
+        self.data_crc = 0
+        self.position = 0
+        """Offset of the next byte written, from the stream's position at ``start``."""
+        self.base = 0
+        # The chunk being built: its records, one [log time, offset, ...] list per
+        # channel in the order of their first message in it, its message count and times.
+        self.chunk = bytearray()
+        self.indexes: dict[int, list[int]] = {}
+        self.chunk_messages = 0
+        self.chunk_start = 0
+        self.chunk_end = 0
+        # Statistics: per channel in the order of its first message, like the Writer's.
+        self.message_count = 0
+        self.message_start = 0
+        self.message_end = 0
+        self.channel_counts: dict[int, int] = {}
+        self.chunk_count = 0
+        self.schemas: list[Any] = []
+        self.channels: list[Any] = []
+        self.metadata_indexes: list[Any] = []
+        self.chunk_indexes: list[Any] = []
+
+    # -- records written through the official package's classes --------------------------
+
+    def _emit(self, data: bytes) -> None:
+        """Write ``data`` to the stream: part of the data section (its CRC) until ``finish``."""
+        if self.data_crcs:
+            self.data_crc = zlib.crc32(data, self.data_crc)
+        self.stream.write(data)
+        self.position += len(data)
+
+    def start(self, profile: str, library: str) -> None:
+        """The magic and the Header record."""
+        self.base = self.stream.tell()
+        self._emit(MAGIC)
+        builder = _RecordBuilder()
+        _records.Header(profile, library).write(builder)
+        self._emit(builder.end())
+
+    def register_schema(self, name: str, encoding: str, data: bytes) -> int:
+        """A Schema record in the current chunk; its id (1, 2, ...)."""
+        schema = _records.Schema(id=len(self.schemas) + 1, data=data, encoding=encoding, name=name)
+        self.schemas.append(schema)
+        self._to_chunk(schema)
+        return len(self.schemas)
+
+    def register_channel(
+        self, topic: str, message_encoding: str, schema_id: int, metadata: dict[str, str]
+    ) -> int:
+        """A Channel record in the current chunk; its id (1, 2, ...)."""
+        channel = _records.Channel(
+            id=len(self.channels) + 1,
+            topic=topic,
+            message_encoding=message_encoding,
+            schema_id=schema_id,
+            metadata=metadata,
+        )
+        self.channels.append(channel)
+        self._to_chunk(channel)
+        return len(self.channels)
+
+    def _to_chunk(self, record: Any) -> None:
+        builder = _RecordBuilder()
+        record.write(builder)
+        self.chunk += builder.end()
+        if len(self.chunk) > self.chunk_size:
+            self.finish_chunk()
+
+    def add_metadata(self, name: str, data: dict[str, str]) -> None:
+        """A Metadata record, written at once (between chunks, as the Writer does)."""
+        builder = _RecordBuilder()
+        _records.Metadata(name=name, metadata=data).write(builder)
+        record: bytes = builder.end()
+        self.metadata_indexes.append(
+            _records.MetadataIndex(offset=self.base + self.position, length=len(record), name=name)
+        )
+        self._emit(record)
+
+    # -- records packed here ----------------------------------------------------------
+
+    def add_message(
+        self, channel_id: int, log_time: int, data: bytes, publish_time: int, sequence: int
+    ) -> None:
+        """One Message record in the current chunk (the chunk is written once over its size)."""
+        if self.message_count == 0 or log_time < self.message_start:
+            self.message_start = log_time
+        self.message_end = max(self.message_end, log_time)
+        counts = self.channel_counts
+        counts[channel_id] = counts.get(channel_id, 0) + 1
+        self.message_count += 1
+        if self.chunk_messages == 0 or log_time < self.chunk_start:
+            self.chunk_start = log_time
+        self.chunk_end = max(self.chunk_end, log_time)
+        chunk = self.chunk
+        index = self.indexes.get(channel_id)
+        if index is None:
+            index = self.indexes[channel_id] = []
+        index.append(log_time)
+        index.append(len(chunk))
+        self.chunk_messages += 1
+        chunk += _MESSAGE.pack(
+            _OP_MESSAGE, 22 + len(data), channel_id, sequence, log_time, publish_time
+        )
+        chunk += data
+        if len(chunk) > self.chunk_size:
+            self.finish_chunk()
+
+    def finish_chunk(self) -> None:
+        """Write the chunk, then its Message Index records; nothing if it has no message.
+
+        As the Writer: a chunk holding only Schema or Channel records is kept
+        until a message comes (and is lost if none does: the summary repeats them).
+        """
+        if self.chunk_messages == 0:
+            return
+        self.chunk_count += 1
+        data = bytes(self.chunk)
+        compress = self.compress
+        packed = data if compress is None else compress(data)
+        name = self.compression.encode()
+        start = self.base + self.position
+        record = bytearray(
+            _CHUNK_HEAD.pack(
+                _OP_CHUNK,
+                8 + 8 + 8 + 4 + 4 + len(name) + 8 + len(packed),
+                self.chunk_start,
+                self.chunk_end,
+                len(data),
+                zlib.crc32(data),
+            )
+        )
+        record += _U32.pack(len(name))
+        record += name
+        record += _U64.pack(len(packed))
+        record += packed
+        self._emit(bytes(record))
+        index_start = self.base + self.position
+        offsets: dict[int, int] = {}
+        indexes = bytearray()
+        for channel_id, entries in self.indexes.items():
+            offsets[channel_id] = index_start + len(indexes)
+            indexes += _INDEX_HEAD.pack(
+                _OP_MESSAGE_INDEX, 2 + 4 + 8 * len(entries), channel_id, 8 * len(entries)
+            )
+            indexes += struct.pack(f"<{len(entries)}Q", *entries)
+        self._emit(bytes(indexes))
+        self.chunk_indexes.append(
+            _records.ChunkIndex(
+                message_start_time=self.chunk_start,
+                message_end_time=self.chunk_end,
+                chunk_start_offset=start,
+                chunk_length=len(record),
+                message_index_offsets=offsets,
+                message_index_length=len(indexes),
+                compression=self.compression,
+                compressed_size=len(packed),
+                uncompressed_size=len(data),
+            )
+        )
+        self.chunk = bytearray()
+        self.indexes = {}
+        self.chunk_messages = 0
+        self.chunk_start = 0
+        self.chunk_end = 0
+
+    def finish(self) -> None:
+        """The last chunk, Data End, the summary, the Footer and the closing magic.
+
+        Does not close the stream (nor does the official Writer).
+        """
+        self.finish_chunk()
+        builder = _RecordBuilder()
+        _records.DataEnd(self.data_crc).write(builder)
+        self._emit(builder.end())
+        summary_start = self.base + self.position
+        summary = _RecordBuilder()
+        offsets: list[Any] = []
+        statistics = _records.Statistics(
+            attachment_count=0,
+            channel_count=len(self.channels),
+            channel_message_counts=self.channel_counts,
+            chunk_count=self.chunk_count,
+            message_count=self.message_count,
+            metadata_count=len(self.metadata_indexes),
+            message_start_time=self.message_start,
+            message_end_time=self.message_end,
+            schema_count=len(self.schemas),
+        )
+        groups: list[tuple[int, list[Any]]] = [
+            (0x03, self.schemas),
+            (0x04, self.channels),
+            (0x0B, [statistics]),
+            (0x08, self.chunk_indexes),
+            (0x0A, []),  # attachment indexes: none, the group's offset is still written
+            (0x0D, self.metadata_indexes),
+        ]
+        for opcode, records in groups:
+            group_start: int = summary.count
+            for record in records:
+                record.write(summary)
+            offsets.append(
+                _records.SummaryOffset(
+                    group_opcode=opcode,
+                    group_start=summary_start + group_start,
+                    group_length=summary.count - group_start,
+                )
+            )
+        offset_start = summary_start + summary.count
+        for offset in offsets:
+            offset.write(summary)
+        data: bytes = summary.end()
+        crc = zlib.crc32(data)
+        crc = zlib.crc32(
+            _FOOTER_CRC.pack(_OP_FOOTER, 8 + 8 + 4, summary_start if data else 0, offset_start),
+            crc,
+        )
+        self.stream.write(data)
+        self.position += len(data)
+        footer = _RecordBuilder()
+        _records.Footer(
+            summary_start=summary_start if data else 0,
+            summary_offset_start=offset_start,
+            summary_crc=crc,
+        ).write(footer)
+        self._emit(footer.end())
+        self.stream.write(MAGIC)
+        self.position += len(MAGIC)
+
+
+@final
+class TraceRecords:
+    """Placeholder: filled in by the fused per-message path."""

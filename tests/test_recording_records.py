@@ -1,0 +1,186 @@
+"""The recorder's own MCAP records: whole files identical to ``mcap.writer.Writer``'s (C-MCAP-1).
+
+`simclock.core._mcap_records.McapWriter` packs the message, chunk and message
+index records itself. These tests feed it and the official Writer the same
+calls (random ones, and the very calls a recorded run makes) and compare the
+files byte for byte; the official reader reads them back.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcap.reader import make_reader
+from mcap.writer import CompressionType, Writer
+
+import simclock
+from simclock.core._mcap_records import McapWriter
+from simclock.recording import _recorder
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+_OFFICIAL = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "": CompressionType.NONE}
+
+Call = tuple[str, tuple[Any, ...]]
+
+
+def _official(calls: list[Call], chunk_size: int, compression: str) -> bytes:
+    out = io.BytesIO()
+    writer: Any = Writer(
+        out, chunk_size=chunk_size, compression=_OFFICIAL[compression], enable_data_crcs=True
+    )
+    for name, args in calls:
+        getattr(writer, name)(*args)
+    return out.getvalue()
+
+
+def _ours(calls: list[Call], chunk_size: int, compression: str) -> bytes:
+    out = io.BytesIO()
+    writer = McapWriter(out, chunk_size, compression, True)
+    for name, args in calls:
+        getattr(writer, name)(*args)
+    return out.getvalue()
+
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
+
+
+@st.composite
+def _runs(draw: st.DrawFn) -> list[Call]:
+    """A writer's life: start, schemas and channels, metadata and messages in any order, finish."""
+    calls: list[Call] = [("start", (draw(_text), draw(_text)))]
+    schemas = 0
+    channels = 0
+    t = draw(st.integers(0, 2**40))
+    for _ in range(draw(st.integers(0, 60))):
+        what = draw(st.sampled_from(["schema", "channel", "metadata", *["message"] * 8]))
+        if what == "schema":
+            schemas += 1
+            calls.append(
+                ("register_schema", (draw(_text), draw(_text), draw(st.binary(max_size=40))))
+            )
+        elif what == "channel":
+            channels += 1
+            meta = draw(st.dictionaries(_text, _text, max_size=3))
+            calls.append(
+                (
+                    "register_channel",
+                    (draw(_text), draw(_text), draw(st.integers(0, schemas)), meta),
+                )
+            )
+        elif what == "metadata":
+            calls.append(
+                ("add_metadata", (draw(_text), draw(st.dictionaries(_text, _text, max_size=3))))
+            )
+        elif channels:
+            # Log times may go back: the writer keeps the minimum, as the official one does.
+            t = max(0, t + draw(st.integers(-5, 2_000_000)))
+            data = draw(st.binary(max_size=300))
+            calls.append(
+                (
+                    "add_message",
+                    (
+                        draw(st.integers(1, channels)),
+                        t,
+                        data,
+                        draw(st.integers(0, 2**63)),
+                        draw(st.integers(0, 2**32 - 1)),
+                    ),
+                )
+            )
+    calls.append(("finish", ()))
+    return calls
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    calls=_runs(),
+    chunk_size=st.sampled_from([1, 64, 700, 4096, 1024 * 1024]),
+    compression=st.sampled_from(["zstd", "lz4", ""]),
+)
+def test_C_MCAP_1_random_writes_are_byte_identical_to_the_official_writer(
+    calls: list[Call], chunk_size: int, compression: str
+) -> None:
+    ours = _ours(calls, chunk_size, compression)
+    assert ours == _official(calls, chunk_size, compression)
+    # The official reader reads every message back, in order, with every field.
+    messages = [args for name, args in calls if name == "add_message"]
+    back = [
+        (c.id, m.log_time, m.data, m.publish_time, m.sequence)
+        for _, c, m in make_reader(io.BytesIO(ours)).iter_messages(log_time_order=False)
+    ]
+    assert back == [tuple(m) for m in messages]
+
+
+class _Logged:
+    """A McapWriter that logs every call: the calls a Recorder makes, to replay elsewhere."""
+
+    def __init__(
+        self, log: list[tuple[Call, int, str]], stream: Any, size: int, comp: str, crcs: bool
+    ) -> None:
+        assert crcs is True
+        self._inner = McapWriter(stream, size, comp, crcs)
+        self._log = log
+        self._size, self._comp = size, comp
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if kwargs:  # start(profile=, library=)
+                args = (*args, *kwargs.values())
+            self._log.append(((name, args), self._size, self._comp))
+            return method(*args)
+
+        return call
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4", "none"])
+def test_C_MCAP_1_a_recorders_file_is_the_official_writers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compression: str
+) -> None:
+    """Bus messages, events, draws, /clock ticks and metadata over many small chunks."""
+    log: list[tuple[Call, int, str]] = []
+    monkeypatch.setattr(_recorder, "McapWriter", lambda *a: _Logged(log, *a))
+    out = tmp_path / "run.mcap"
+    bus = simclock.Bus()
+    with simclock.Recorder(
+        out, bus, seed=7, record_draws=True, chunk_size=700, compression=compression,
+        clock_period_ns=3, metadata={"k": "v"},
+    ) as rec:  # fmt: skip
+        clock = simclock.HeapSimClock(7, bus=bus, draw_observer=rec.draw_observer)
+        noise = clock.random_source().child("noise")
+
+        def boom() -> None:
+            raise ValueError("bad")
+
+        clock.schedule_periodic(4, lambda: bus.publish("/a", {"t": clock.now_ns()}))
+        clock.schedule_periodic(5, lambda: bus.publish("/b", [noise.normal(0.0, 1.0)]))
+        clock.schedule(8, boom)
+        clock.advance(200)
+    assert [size for _, size, _ in log] == [700] * len(log)
+    assert {comp for _, _, comp in log} == {{"none": ""}.get(compression, compression)}
+    calls = [call for call, _, _ in log]
+    assert sum(name == "add_message" for name, _ in calls) > 150
+    assert out.read_bytes() == _official(calls, 700, log[0][2])
+
+
+def test_C_MCAP_1_a_recorded_pendulum_run_is_the_official_writers_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_scenario(out=...)``: the calls it makes, replayed into the Writer, give its file."""
+    pytest.importorskip("mujoco", reason="the pendulum needs MuJoCo (simclock[mujoco])")
+    log: list[tuple[Call, int, str]] = []
+    monkeypatch.setattr(_recorder, "McapWriter", lambda *a: _Logged(log, *a))
+    scenario = simclock.load_scenario(EXAMPLES / "pendulum.toml")
+    out = tmp_path / "run.mcap"
+    result = simclock.run_scenario(scenario, out=out)
+    calls = [call for call, _, _ in log]
+    assert sum(name == "add_message" for name, _ in calls) == 15_361
+    assert out.read_bytes() == _official(calls, *log[0][1:])
+    assert result.fingerprint == simclock.run_scenario(scenario).fingerprint
