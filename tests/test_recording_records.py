@@ -8,10 +8,13 @@ files byte for byte; the official reader reads them back.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,8 +22,10 @@ from mcap.reader import make_reader
 from mcap.writer import CompressionType, Writer
 
 import simclock
+from simclock.core._errors import SimclockTypeError, SimclockValueError
 from simclock.core._mcap_records import McapWriter
 from simclock.recording import _recorder
+from simclock.recording._format import DrawRecords, draw_record
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -117,14 +122,40 @@ def test_C_MCAP_1_random_writes_are_byte_identical_to_the_official_writer(
     assert back == [tuple(m) for m in messages]
 
 
+def _pure_module() -> ModuleType:
+    """The module's source loaded as pure Python (its classes take any writer: `_Logged`)."""
+    source = Path(_recorder.__file__).parent.parent / "core" / "_mcap_records.py"
+    spec = importlib.util.spec_from_file_location("_pure_mcap_records", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _log_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Call, int, str]]:
+    """The Recorder's calls into its writer, from now on (the pure build's classes)."""
+    log: list[tuple[Call, int, str]] = []
+    pure = _pure_module()
+    monkeypatch.setattr(_recorder, "McapWriter", lambda *a: _Logged(pure, log, *a))
+    monkeypatch.setattr(_recorder, "TraceRecords", pure.TraceRecords)
+    monkeypatch.setattr(_recorder, "TopicSink", pure.TopicSink)
+    return log
+
+
 class _Logged:
     """A McapWriter that logs every call: the calls a Recorder makes, to replay elsewhere."""
 
     def __init__(
-        self, log: list[tuple[Call, int, str]], stream: Any, size: int, comp: str, crcs: bool
+        self,
+        pure: ModuleType,
+        log: list[tuple[Call, int, str]],
+        stream: Any,
+        size: int,
+        comp: str,
+        crcs: bool,
     ) -> None:
         assert crcs is True
-        self._inner = McapWriter(stream, size, comp, crcs)
+        self._inner = pure.McapWriter(stream, size, comp, crcs)
         self._log = log
         self._size, self._comp = size, comp
 
@@ -145,24 +176,29 @@ def test_C_MCAP_1_a_recorders_file_is_the_official_writers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compression: str
 ) -> None:
     """Bus messages, events, draws, /clock ticks and metadata over many small chunks."""
-    log: list[tuple[Call, int, str]] = []
-    monkeypatch.setattr(_recorder, "McapWriter", lambda *a: _Logged(log, *a))
+
+    def record(out: Path) -> None:
+        bus = simclock.Bus()
+        with simclock.Recorder(
+            out, bus, seed=7, record_draws=True, chunk_size=700, compression=compression,
+            clock_period_ns=3, metadata={"k": "v"},
+        ) as rec:  # fmt: skip
+            clock = simclock.HeapSimClock(7, bus=bus, draw_observer=rec.draw_observer)
+            noise = clock.random_source().child("noise")
+
+            def boom() -> None:
+                raise ValueError("bad")
+
+            clock.schedule_periodic(4, lambda: bus.publish("/a", {"t": clock.now_ns()}))
+            clock.schedule_periodic(5, lambda: bus.publish("/b", [noise.normal(0.0, 1.0)]))
+            clock.schedule(8, boom)
+            clock.advance(200)
+
+    record(tmp_path / "compiled.mcap")  # the build under test (compiled or not)
+    log = _log_calls(monkeypatch)
     out = tmp_path / "run.mcap"
-    bus = simclock.Bus()
-    with simclock.Recorder(
-        out, bus, seed=7, record_draws=True, chunk_size=700, compression=compression,
-        clock_period_ns=3, metadata={"k": "v"},
-    ) as rec:  # fmt: skip
-        clock = simclock.HeapSimClock(7, bus=bus, draw_observer=rec.draw_observer)
-        noise = clock.random_source().child("noise")
-
-        def boom() -> None:
-            raise ValueError("bad")
-
-        clock.schedule_periodic(4, lambda: bus.publish("/a", {"t": clock.now_ns()}))
-        clock.schedule_periodic(5, lambda: bus.publish("/b", [noise.normal(0.0, 1.0)]))
-        clock.schedule(8, boom)
-        clock.advance(200)
+    record(out)
+    assert out.read_bytes() == (tmp_path / "compiled.mcap").read_bytes()
     assert [size for _, size, _ in log] == [700] * len(log)
     assert {comp for _, _, comp in log} == {{"none": ""}.get(compression, compression)}
     calls = [call for call, _, _ in log]
@@ -175,12 +211,77 @@ def test_C_MCAP_1_a_recorded_pendulum_run_is_the_official_writers_file(
 ) -> None:
     """``run_scenario(out=...)``: the calls it makes, replayed into the Writer, give its file."""
     pytest.importorskip("mujoco", reason="the pendulum needs MuJoCo (simclock[mujoco])")
-    log: list[tuple[Call, int, str]] = []
-    monkeypatch.setattr(_recorder, "McapWriter", lambda *a: _Logged(log, *a))
     scenario = simclock.load_scenario(EXAMPLES / "pendulum.toml")
+    compiled = simclock.run_scenario(scenario, out=tmp_path / "compiled.mcap")
+    log = _log_calls(monkeypatch)
     out = tmp_path / "run.mcap"
     result = simclock.run_scenario(scenario, out=out)
+    assert out.read_bytes() == (tmp_path / "compiled.mcap").read_bytes()
+    assert compiled.fingerprint == result.fingerprint
     calls = [call for call, _, _ in log]
     assert sum(name == "add_message" for name, _ in calls) == 15_361
     assert out.read_bytes() == _official(calls, *log[0][1:])
     assert result.fingerprint == simclock.run_scenario(scenario).fingerprint
+
+
+_scalars = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1.0, 1, True, 0.02]),
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.none(),
+)
+_args = st.tuples(_scalars, _scalars, st.one_of(st.none(), st.integers(0, 4)))
+
+
+@st.composite
+def _values(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["scalar", "float64", "float32", "int64", "2d"]))
+    if kind == "scalar":
+        return draw(_scalars)
+    n = draw(st.integers(0, 4))
+    floats = draw(st.lists(st.floats(width=32), min_size=n, max_size=n))
+    if kind == "2d":
+        return np.array(floats * 2, dtype=np.float64).reshape(2, n)
+    return np.array(floats if kind != "int64" else list(range(n)), dtype=kind)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    draws=st.lists(
+        st.tuples(
+            st.sampled_from(["/a", "/b"]), st.sampled_from(["normal", "uniform"]), _args, _values()
+        ),
+        max_size=12,
+    )
+)
+def test_C_REP_3_draw_records_from_templates_are_the_generic_encoders_bytes(
+    draws: list[tuple[str, str, tuple[Any, ...], Any]],
+) -> None:
+    """Templates per (label, method, arguments): the same bytes, or the same refusal."""
+    records = DrawRecords(limit=3)
+    for index, (label, method, args, value) in enumerate(draws):
+        for _ in range(2):  # the second time from the template, if one was made
+            try:
+                want: bytes | type[Exception] = draw_record(method, args, index, value)
+            except (SimclockTypeError, SimclockValueError) as exc:
+                want = type(exc)
+            if isinstance(want, bytes):
+                assert records.encode(label, method, args, index, value) == want
+            else:
+                with pytest.raises(want):
+                    records.encode(label, method, args, index, value)
+
+
+def test_C_REP_3_draw_templates_never_mix_arguments_with_equal_values() -> None:
+    records = DrawRecords()
+    value = np.array([0.5, -1.25])
+    for args in [(0.0, 1.0, 2), (-0.0, 1.0, 2), (0, 1, 2), (False, True, 2), (0.0, 1.0, 2)]:
+        for index in range(2):
+            assert records.encode("/n", "normal", args, index, value) == draw_record(
+                "normal", args, index, value
+            )
+    assert records.encode("/n", "normal", (0.0, 1.0, 2), 7, value) == (
+        b'{"args":[0.0,1.0,2],"index":7,"method":"normal",'
+        b'"value":{"data":[0.5,-1.25],"dtype":"float64","shape":[2]}}'
+    )

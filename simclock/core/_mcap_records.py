@@ -37,6 +37,7 @@ with ``tell()`` per chunk.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 from collections.abc import Callable
@@ -47,7 +48,7 @@ import mcap.data_stream
 import mcap.records
 import zstandard
 
-__all__ = ["COMPRESSIONS", "McapWriter", "TraceRecords"]
+__all__ = ["COMPRESSIONS", "McapWriter", "TopicSink", "TraceRecords"]
 
 MAGIC: Final = b"\x89MCAP0\r\n"
 """The 8 bytes that open and close an MCAP file."""
@@ -335,6 +336,188 @@ class McapWriter:
         self.position += len(MAGIC)
 
 
+_CLOCK_FIELDS: Final = struct.Struct("<iI")
+"""``rosgraph_msgs/msg/Clock``'s two fields in CDR after its header: int32 sec, uint32 nanosec."""
+_NS_PER_S: Final = 1_000_000_000
+_U32_MASK: Final = 0xFFFFFFFF
+_HASH_BATCH: Final = 1 << 16
+"""Fingerprint lines are hashed in batches of this many bytes (SHA-256 is the same either way)."""
+
+
 @final
 class TraceRecords:
-    """Placeholder: filled in by the fused per-message path."""
+    """The recorder's per-message work and state, in one object (C-MCAP-1, C-MCAP-3, C-X-FP).
+
+    For each bus message the Recorder accepts: the ``/clock`` ticks due
+    before it, its record (``envelope % (payload, sequence)`` on its channel,
+    the MCAP sequence its low 32 bits), its fingerprint line
+    (``line % (stamp, sequence, infix, payload)``, hashed in batches: the
+    digest is that of every line in order), the counts and the last
+    ``(stamp, sequence)``. The checks, the channels and the errors are the
+    Recorder's; ``lock`` is its lock, held around every call here.
+
+    ``period`` is the ``/clock`` grid (0: ``/clock`` at the start and at each
+    new time); a tick past ``max_clock_ns`` is not written but handed to
+    ``overflow(at)`` (the Recorder keeps it as the file's error). A write
+    error (``OSError``) in a sink is raised as ``write_failed(exc)``.
+    """
+
+    def __init__(
+        self,
+        writer: McapWriter,
+        lock: Any,
+        start: int,
+        period: int,
+        clock_channel: int,
+        clock_header: bytes,
+        max_clock_ns: int,
+        tick_sequence: int,
+        envelope: bytes,
+        line: bytes,
+        overflow: Callable[[int], None],
+        write_failed: Callable[[OSError], Exception],
+    ) -> None:
+        self.writer = writer
+        self.lock = lock
+        self.start = start
+        self.period = period
+        self.clock_channel = clock_channel
+        self.clock_header = clock_header
+        self.max_clock_ns = max_clock_ns
+        self.tick_sequence = tick_sequence
+        self.envelope = envelope
+        self.line = line
+        self.overflow = overflow
+        self.write_failed = write_failed
+        self.closed = False
+        self.hash = hashlib.sha256()
+        self.lines = bytearray()
+        self.count = 0
+        """Bus messages written."""
+        self.counts: dict[str, int] = {}
+        """Bus messages written per topic."""
+        # Invariant: (last_stamp, last_seq) is the last bus message written; every record
+        # written so far has log_time <= last_log_time.
+        self.last_stamp = start  # nothing before the start: replay begins there
+        self.last_seq = -1
+        self.last_log_time = start
+        self.clock_last = -1
+        """Time of the last ``/clock`` written, -1 before the first."""
+        self.bus_clock = False
+        """True once a bus message on ``/clock`` was recorded: the recorder adds no ticks."""
+        self.json_channels: dict[str, tuple[int, bytes]] = {}
+        """Topic -> (channel, fingerprint infix) of the topics whose channel carries kind json."""
+
+    def hexdigest(self) -> str:
+        """SHA-256 of every fingerprint line so far, in order."""
+        if self.lines:
+            self.hash.update(self.lines)
+            self.lines = bytearray()
+        out: str = self.hash.hexdigest()
+        return out
+
+    def write_clock(self, at: int) -> None:
+        """One ``/clock`` tick at ``at`` (none at or before the last one)."""
+        if at <= self.clock_last:
+            return
+        if at > self.max_clock_ns:
+            self.overflow(at)
+        else:
+            sec, nanosec = divmod(at, _NS_PER_S)
+            data = self.clock_header + _CLOCK_FIELDS.pack(sec, nanosec)
+            self.writer.add_message(self.clock_channel, at, data, at, self.tick_sequence)
+        self.clock_last = at
+        self.last_log_time = at
+
+    def clock_to(self, at: int) -> None:
+        """The ``/clock`` ticks due up to ``at``: every grid point, or the start and ``at``."""
+        if self.bus_clock:
+            return  # the bus publishes /clock itself (a Session): one producer
+        period = self.period
+        if period == 0:
+            if self.clock_last < 0 and at > self.start:
+                self.write_clock(self.start)
+            self.write_clock(at)
+            return
+        last = self.clock_last
+        # The first grid point not yet written: >= start, > last.
+        first = self.start if last < 0 else last + 1
+        t = -(-first // period) * period
+        while t <= at:
+            self.write_clock(t)
+            t += period
+
+    def append(
+        self, channel: int, stamp: int, seq: int, topic: str, data: bytes, infix: bytes, line: bytes
+    ) -> None:
+        """Write one checked bus message: its record ``data``, its line (payload JSON ``line``)."""
+        if stamp > self.clock_last:
+            self.clock_to(stamp)
+        self.writer.add_message(channel, stamp, data, stamp, seq & _U32_MASK)
+        lines = self.lines
+        lines += self.line % (stamp, seq, infix, line)
+        if len(lines) > _HASH_BATCH:
+            self.hash.update(lines)
+            self.lines = bytearray()
+        self.count += 1
+        counts = self.counts
+        counts[topic] = counts.get(topic, 0) + 1
+        self.last_stamp = stamp
+        self.last_seq = seq
+        self.last_log_time = stamp
+
+    def take(self, sink: TopicSink, stamp: int, seq: int, encoded: bytes) -> bool:
+        """The sink's message written if it passes the Recorder's checks, else False.
+
+        False (nothing written) when the Recorder is closed, the stamp is before
+        the start or out of total order, or the topic has no json channel yet:
+        the Recorder's ``record`` then handles the message as it always does.
+        """
+        if self.closed or stamp < self.start:
+            return False
+        last = self.last_stamp
+        if stamp < last or (stamp == last and seq <= self.last_seq):
+            return False
+        channel = sink.channel
+        if channel == 0:
+            known = self.json_channels.get(sink.topic)
+            if known is None:
+                return False
+            channel, sink.infix = known
+            sink.channel = channel
+        self.append(
+            channel, stamp, seq, sink.topic, self.envelope % (encoded, seq), sink.infix, encoded
+        )
+        return True
+
+
+@final
+class TopicSink:
+    """The Recorder's trace sink for one topic (``Bus.sender``): ``sink(stamp, seq, encoded)``.
+
+    Under the Recorder's lock, `TraceRecords.take`; what it does not take
+    goes to ``fallback`` (the Recorder's ``record`` with the message built),
+    outside the lock, which writes or refuses it as it always does.
+    """
+
+    def __init__(
+        self, trace: TraceRecords, topic: str, fallback: Callable[[int, int, bytes], None]
+    ) -> None:
+        self.trace = trace
+        self.topic = topic
+        self.fallback = fallback
+        self.channel = 0
+        self.infix = b""
+
+    def __call__(self, stamp: int, seq: int, encoded: bytes) -> None:
+        trace = self.trace
+        lock = trace.lock
+        lock.acquire()  # not `with`: half the cost, once per message
+        try:
+            took = trace.take(self, stamp, seq, encoded)
+        except OSError as exc:
+            raise trace.write_failed(exc) from None
+        finally:
+            lock.release()
+        if not took:
+            self.fallback(stamp, seq, encoded)

@@ -113,12 +113,14 @@ __all__ = [
     "START_METADATA_NAME",
     "U32",
     "USER_METADATA_NAME",
+    "DrawRecords",
     "RecordingMetadata",
     "check_user_metadata",
     "clock_cdr_of",
     "clock_encoder",
     "clock_payload_of",
     "decode_draw_value",
+    "draw_record",
     "draws_topic",
     "encode_clock",
     "encode_draw_value",
@@ -377,6 +379,95 @@ def encode_draw_value(value: Any) -> Any:
     if isinstance(value, np.floating):
         value = float(value)
     return _json_floats(value)
+
+
+def draw_record(method: str, args: tuple[Any, ...], index: int, value: Any) -> bytes:
+    """The record of one persisted draw: its canonical JSON (C-REP-3). What `DrawRecords` makes."""
+    return canonical_json(
+        {
+            "args": encode_draw_value(list(args)),
+            "index": index,
+            "method": method,
+            "value": encode_draw_value(value),
+        },
+        "random draw",
+    ).encode()
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are known to have the same JSON text (False: not known)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is float:  # equal floats of the same sign have the same repr (NaN is never equal)
+        return bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+    if kind is int or kind is str:
+        return bool(a == b)
+    if kind is tuple:
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def _value_json(value: Any) -> bytes | None:
+    """`encode_draw_value`'s canonical JSON for a finite float, an int or a 1-D float64 array.
+
+    ``None`` for anything else (the generic encoder's job).
+    """
+    kind = type(value)
+    if kind is float:
+        return repr(value).encode() if value - value == 0.0 else None
+    if kind is int:
+        return repr(value).encode()
+    if kind is np.ndarray and value.ndim == 1 and _dtype_name(value.dtype) == "float64":
+        data = value.tolist()
+        if not all(v - v == 0.0 for v in data):  # NaN or an infinity: {"float": ...}
+            return None
+        return b'{"data":[%s],"dtype":"float64","shape":[%d]}' % (
+            ",".join(map(repr, data)).encode(),
+            len(data),
+        )
+    return None
+
+
+class DrawRecords:
+    """`draw_record`, byte for byte, from a template per (label, method, arguments) (C-REP-3).
+
+    A sensor draws with the same arguments every time: the text around the
+    index and the value is made once, and the value of a finite float, an int
+    or a 1-D float64 array is written directly. Arguments are matched by
+    their JSON text (`_same_json`: ``0.0`` and ``-0.0``, ``1`` and ``1.0``
+    never share a template); unhashable arguments, other values and the
+    first draw of a template go through the generic encoder. At most
+    ``limit`` templates are kept.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._templates: dict[tuple[str, str, tuple[Any, ...]], tuple[Any, bytes, bytes]] = {}
+        self._limit = limit
+
+    def encode(
+        self, label: str, method: str, args: tuple[Any, ...], index: int, value: Any
+    ) -> bytes:
+        """The record of draw ``index`` of ``label``: `draw_record`'s bytes."""
+        key = (label, method, args)
+        try:
+            entry = self._templates.get(key)
+        except TypeError:  # unhashable arguments (an array): no template
+            return draw_record(method, args, index, value)
+        value_json = _value_json(value)
+        if entry is None or value_json is None or not _same_json(entry[0], args):
+            data = draw_record(method, args, index, value)  # raises as it always did
+            if entry is None and len(self._templates) < self._limit:
+                head = (
+                    b'{"args":'
+                    + canonical_json(encode_draw_value(list(args)), "random draw").encode()
+                )
+                middle = b',"method":' + canonical_json(method).encode()
+                self._templates[key] = (args, head + b',"index":', middle + b',"value":')
+            return data
+        return b"%s%d%s%s}" % (entry[1], index, entry[2], value_json)
 
 
 def decode_draw_value(value: Any) -> Any:
