@@ -17,7 +17,11 @@ the rounds:
   so both do the same work;
 * the bare ``mj_step`` loop (5 000 steps, nothing else);
 * the official ``mcap`` Writer alone writing the recorded run's 15 361 records
-  again with the Recorder's options: the least a recording costs;
+  again with the Recorder's options (zstd, 1 MiB chunks, CRCs);
+* simclock's ``McapWriter`` (``simclock.core._mcap_records``, the Recorder's
+  writer) alone writing the same records, with zstd, lz4 (what ``run_scenario``
+  records with) and no compression: its files are asserted byte-identical to
+  the official Writer's with the same options, and their sizes printed;
 * the same with foxglove-sdk's compiled ``MCAPWriter`` (when installed,
   ``simclock[live]``): what a compiled writer would cost. It cannot set a
   record's ``sequence`` or ``publish_time`` (C-MCAP-1 needs both), so the
@@ -144,15 +148,22 @@ def session_samples(scenario: simclock.Scenario, seed: int) -> list[SampleRow]:
     ]
 
 
-def writer_only(path: Path) -> Callable[[], object]:
+def writer_only(
+    path: Path, compression: str = "zstd", ours: bool = False
+) -> Callable[[], io.BytesIO]:
     """The official ``mcap`` Writer writing ``path``'s records again, with the Recorder's options.
 
     Nothing but the writer: its schemas, channels, every message record and
     ``finish``, into memory. What recording costs at least, whatever the
-    recorder does around it.
+    recorder does around it. ``ours``: simclock's `McapWriter` (the Recorder's,
+    the same bytes); ``compression``: ``"zstd"``, ``"lz4"`` or ``""`` (none).
     """
     from mcap.reader import make_reader
     from mcap.writer import CompressionType, Writer
+
+    from simclock.core._mcap_records import McapWriter
+
+    official = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "": CompressionType.NONE}
 
     with path.open("rb") as f:
         reader = make_reader(f)
@@ -163,12 +174,17 @@ def writer_only(path: Path) -> Callable[[], object]:
             for _, channel, message in reader.iter_messages()
         ]
 
-    def write() -> None:
-        writer = Writer(
-            io.BytesIO(),
-            chunk_size=1024 * 1024,
-            compression=CompressionType.ZSTD,
-            enable_data_crcs=True,
+    def write() -> io.BytesIO:
+        target = io.BytesIO()
+        writer: Any = (
+            McapWriter(target, 1024 * 1024, compression, True)
+            if ours
+            else Writer(
+                target,
+                chunk_size=1024 * 1024,
+                compression=official[compression],
+                enable_data_crcs=True,
+            )
         )
         writer.start(profile="", library="benchmark")
         schemas = {
@@ -184,7 +200,8 @@ def writer_only(path: Path) -> Callable[[], object]:
         add = writer.add_message
         for cid, log_time, data, publish_time, sequence in records:
             add(channels[cid], log_time, data, publish_time, sequence)
-        writer.finish()  # type: ignore[no-untyped-call]
+        writer.finish()
+        return target
 
     return write
 
@@ -256,6 +273,10 @@ def foxglove_writer_only(path: Path) -> Callable[[], object] | None:
     return write
 
 
+SIZES: dict[str, int] = {}
+"""Bytes of the recorded run's records written by `McapWriter`, per compression."""
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Wall and CPU seconds (this thread's) of one call, with GC off during it."""
     gc.collect()
@@ -287,7 +308,14 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
         "hand-written loop": lambda: hand_written(model, seed, duration),
         "bare mj_step loop": lambda: bare_steps(model, steps),
         "mcap Writer alone, the recorded run's records": writer_only(out),
+        "simclock McapWriter alone, the same records": writer_only(out, ours=True),
+        "simclock McapWriter alone, lz4": writer_only(out, "lz4", ours=True),
+        "simclock McapWriter alone, no compression": writer_only(out, "", ours=True),
     }
+    for compression in ("zstd", "lz4", ""):  # the same bytes as the official Writer's
+        written = writer_only(out, compression, ours=True)().getvalue()
+        assert written == writer_only(out, compression)().getvalue(), "McapWriter differs"
+        SIZES[compression or "none"] = len(written)
     compiled = foxglove_writer_only(out)
     if compiled is not None:
         ways["foxglove-sdk MCAPWriter alone, the same records"] = compiled
@@ -398,6 +426,10 @@ def main() -> int:
                 ],
             )
         )  # fmt: skip
+        print(
+            "\nThe recorded run's records in one file: "
+            + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in SIZES.items())
+        )
         if not args.no_sweep:
             rates = sweep_rates(args.seeds, args.sweep_repeat, Path(tmp))
             base, base_cpu = rates["hand-written loop, 1 process"]

@@ -48,7 +48,7 @@ import mcap.data_stream
 import mcap.records
 import zstandard
 
-__all__ = ["COMPRESSIONS", "McapWriter", "TopicSink", "TraceRecords"]
+__all__ = ["COMPRESSIONS", "LineHash", "LineSink", "McapWriter", "TopicSink", "TraceRecords"]
 
 MAGIC: Final = b"\x89MCAP0\r\n"
 """The 8 bytes that open and close an MCAP file."""
@@ -111,14 +111,17 @@ class McapWriter:
         self.position = 0
         """Offset of the next byte written, from the stream's position at ``start``."""
         self.base = 0
-        # The chunk being built: its records, one [log time, offset, ...] list per
-        # channel in the order of their first message in it, its message count and times.
-        self.chunk = bytearray()
+        # The chunk being built: its records (joined when it is written) and their length,
+        # one [log time, offset, ...] list per channel in the order of their first message
+        # in it, its message count and times.
+        self.parts: list[bytes] = []
+        self.chunk_len = 0
         self.indexes: dict[int, list[int]] = {}
         self.chunk_messages = 0
         self.chunk_start = 0
         self.chunk_end = 0
-        # Statistics: per channel in the order of its first message, like the Writer's.
+        # Statistics, added up per chunk: per channel in the order of its first message,
+        # like the Writer's (a channel's first chunk, then its place in that chunk).
         self.message_count = 0
         self.message_start = 0
         self.message_end = 0
@@ -171,8 +174,10 @@ class McapWriter:
     def _to_chunk(self, record: Any) -> None:
         builder = _RecordBuilder()
         record.write(builder)
-        self.chunk += builder.end()
-        if len(self.chunk) > self.chunk_size:
+        data: bytes = builder.end()
+        self.parts.append(data)
+        self.chunk_len += len(data)
+        if self.chunk_len > self.chunk_size:
             self.finish_chunk()
 
     def add_metadata(self, name: str, data: dict[str, str]) -> None:
@@ -191,27 +196,24 @@ class McapWriter:
         self, channel_id: int, log_time: int, data: bytes, publish_time: int, sequence: int
     ) -> None:
         """One Message record in the current chunk (the chunk is written once over its size)."""
-        if self.message_count == 0 or log_time < self.message_start:
-            self.message_start = log_time
-        self.message_end = max(self.message_end, log_time)
-        counts = self.channel_counts
-        counts[channel_id] = counts.get(channel_id, 0) + 1
-        self.message_count += 1
         if self.chunk_messages == 0 or log_time < self.chunk_start:
             self.chunk_start = log_time
         self.chunk_end = max(self.chunk_end, log_time)
-        chunk = self.chunk
         index = self.indexes.get(channel_id)
         if index is None:
             index = self.indexes[channel_id] = []
+        offset = self.chunk_len
         index.append(log_time)
-        index.append(len(chunk))
+        index.append(offset)
         self.chunk_messages += 1
-        chunk += _MESSAGE.pack(
-            _OP_MESSAGE, 22 + len(data), channel_id, sequence, log_time, publish_time
+        parts = self.parts
+        parts.append(
+            _MESSAGE.pack(_OP_MESSAGE, 22 + len(data), channel_id, sequence, log_time, publish_time)
         )
-        chunk += data
-        if len(chunk) > self.chunk_size:
+        parts.append(data)
+        offset += 31 + len(data)
+        self.chunk_len = offset
+        if offset > self.chunk_size:
             self.finish_chunk()
 
     def finish_chunk(self) -> None:
@@ -222,8 +224,15 @@ class McapWriter:
         """
         if self.chunk_messages == 0:
             return
+        if self.message_count == 0 or self.chunk_start < self.message_start:
+            self.message_start = self.chunk_start
+        self.message_end = max(self.message_end, self.chunk_end)
+        self.message_count += self.chunk_messages
+        counts = self.channel_counts
+        for channel_id, entries in self.indexes.items():
+            counts[channel_id] = counts.get(channel_id, 0) + len(entries) // 2
         self.chunk_count += 1
-        data = bytes(self.chunk)
+        data = b"".join(self.parts)
         compress = self.compress
         packed = data if compress is None else compress(data)
         name = self.compression.encode()
@@ -266,7 +275,8 @@ class McapWriter:
                 uncompressed_size=len(data),
             )
         )
-        self.chunk = bytearray()
+        self.parts = []
+        self.chunk_len = 0
         self.indexes = {}
         self.chunk_messages = 0
         self.chunk_start = 0
@@ -336,12 +346,70 @@ class McapWriter:
         self.position += len(MAGIC)
 
 
-_CLOCK_FIELDS: Final = struct.Struct("<iI")
-"""``rosgraph_msgs/msg/Clock``'s two fields in CDR after its header: int32 sec, uint32 nanosec."""
+_CLOCK: Final = struct.Struct("<4siI")
+"""``rosgraph_msgs/msg/Clock`` in CDR: its 4-byte header, int32 sec, uint32 nanosec."""
 _NS_PER_S: Final = 1_000_000_000
 _U32_MASK: Final = 0xFFFFFFFF
 _HASH_BATCH: Final = 1 << 16
 """Fingerprint lines are hashed in batches of this many bytes (SHA-256 is the same either way)."""
+
+
+@final
+class LineHash:
+    """SHA-256 of a trace's lines (C-X-FP), hashed in batches: the digest of every line in order.
+
+    ``count`` is the number of lines added. The caller holds its lock around each call.
+    """
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.count = 0
+
+    def add(self, text: bytes) -> None:
+        """One more line."""
+        self.lines.append(text)
+        self.count += 1
+        self.size += len(text)
+        if self.size > _HASH_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hash the lines kept so far."""
+        if self.lines:
+            self.hash.update(b"".join(self.lines))
+            self.lines = []
+            self.size = 0
+
+    def hexdigest(self) -> str:
+        """SHA-256 of every line so far, in order (64 lower-case hex digits)."""
+        self.flush()
+        out: str = self.hash.hexdigest()
+        return out
+
+
+@final
+class LineSink:
+    """A `Fingerprinter`'s trace sink for one topic (``Bus.sender``): ``sink(stamp, seq, encoded)``.
+
+    Adds ``line % (stamp, seq, infix, encoded)`` to ``lines`` under ``lock``.
+    """
+
+    def __init__(self, lines: LineHash, lock: Any, line: bytes, infix: bytes) -> None:
+        self.lines = lines
+        self.lock = lock
+        self.line = line
+        self.infix = infix
+
+    def __call__(self, stamp: int, seq: int, encoded: bytes) -> None:
+        text = self.line % (stamp, seq, self.infix, encoded)
+        lock = self.lock
+        lock.acquire()  # not `with`: half the cost, once per message
+        try:
+            self.lines.add(text)
+        finally:
+            lock.release()
 
 
 @final
@@ -390,8 +458,7 @@ class TraceRecords:
         self.overflow = overflow
         self.write_failed = write_failed
         self.closed = False
-        self.hash = hashlib.sha256()
-        self.lines = bytearray()
+        self.lines = LineHash()
         self.count = 0
         """Bus messages written."""
         self.counts: dict[str, int] = {}
@@ -410,11 +477,7 @@ class TraceRecords:
 
     def hexdigest(self) -> str:
         """SHA-256 of every fingerprint line so far, in order."""
-        if self.lines:
-            self.hash.update(self.lines)
-            self.lines = bytearray()
-        out: str = self.hash.hexdigest()
-        return out
+        return self.lines.hexdigest()
 
     def write_clock(self, at: int) -> None:
         """One ``/clock`` tick at ``at`` (none at or before the last one)."""
@@ -423,8 +486,8 @@ class TraceRecords:
         if at > self.max_clock_ns:
             self.overflow(at)
         else:
-            sec, nanosec = divmod(at, _NS_PER_S)
-            data = self.clock_header + _CLOCK_FIELDS.pack(sec, nanosec)
+            sec = at // _NS_PER_S
+            data = _CLOCK.pack(self.clock_header, sec, at - sec * _NS_PER_S)
             self.writer.add_message(self.clock_channel, at, data, at, self.tick_sequence)
         self.clock_last = at
         self.last_log_time = at
@@ -454,17 +517,18 @@ class TraceRecords:
         if stamp > self.clock_last:
             self.clock_to(stamp)
         self.writer.add_message(channel, stamp, data, stamp, seq & _U32_MASK)
-        lines = self.lines
-        lines += self.line % (stamp, seq, infix, line)
-        if len(lines) > _HASH_BATCH:
-            self.hash.update(lines)
-            self.lines = bytearray()
+        self.lines.add(self.line % (stamp, seq, infix, line))
         self.count += 1
         counts = self.counts
         counts[topic] = counts.get(topic, 0) + 1
         self.last_stamp = stamp
         self.last_seq = seq
         self.last_log_time = stamp
+
+    def write_draw(self, channel: int, at: int, data: bytes, index: int) -> None:
+        """A persisted draw's record at ``at`` (not before the last record; ticks written)."""
+        self.writer.add_message(channel, at, data, at, index & _U32_MASK)
+        self.last_log_time = at
 
     def take(self, sink: TopicSink, stamp: int, seq: int, encoded: bytes) -> bool:
         """The sink's message written if it passes the Recorder's checks, else False.

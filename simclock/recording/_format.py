@@ -70,10 +70,12 @@ File layout (C-MCAP-1):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import math
+import operator
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -399,6 +401,8 @@ def _same_json(a: Any, b: Any) -> bool:
     if a is b:
         return True
     kind = type(a)
+    if kind is tuple and type(b) is tuple and len(a) == len(b) and all(map(operator.is_, a, b)):
+        return True  # the same objects (a sensor's arguments): the common case, in C
     if kind is not type(b):
         return False
     if kind is float:  # equal floats of the same sign have the same repr (NaN is never equal)
@@ -422,10 +426,13 @@ def _value_json(value: Any) -> bytes | None:
         return repr(value).encode()
     if kind is np.ndarray and value.ndim == 1 and _dtype_name(value.dtype) == "float64":
         data = value.tolist()
-        if not all(v - v == 0.0 for v in data):  # NaN or an infinity: {"float": ...}
+        # A finite sum means every value is finite (a NaN or an infinity makes it NaN or
+        # infinite; an overflowing sum of finite values only sends them the generic way).
+        if not math.isfinite(sum(data)):
             return None
-        return b'{"data":[%s],"dtype":"float64","shape":[%d]}' % (
-            ",".join(map(repr, data)).encode(),
+        # A list's repr is its floats' reprs joined by ", " (a float's repr has no space).
+        return b'{"data":%s,"dtype":"float64","shape":[%d]}' % (
+            repr(data).replace(", ", ",").encode(),
             len(data),
         )
     return None
@@ -481,8 +488,13 @@ def decode_draw_value(value: Any) -> Any:
 # -- run metadata -----------------------------------------------------------------------
 
 
+@functools.cache
 def package_version(name: str) -> str:
-    """The installed version of distribution ``name``, or ``"unknown"``."""
+    """The installed version of distribution ``name``, or ``"unknown"``.
+
+    Read once per process: reading a distribution's metadata costs milliseconds
+    (an email-format parse), and a recording reads several at its start and end.
+    """
     try:
         return version(name)
     except PackageNotFoundError:
