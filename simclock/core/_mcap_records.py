@@ -43,11 +43,6 @@ import zlib
 from collections.abc import Callable
 from typing import IO, Any, Final, final
 
-import lz4.frame
-import mcap.data_stream
-import mcap.records
-import zstandard
-
 __all__ = ["COMPRESSIONS", "LineHash", "LineSink", "McapWriter", "TopicSink", "TraceRecords"]
 
 MAGIC: Final = b"\x89MCAP0\r\n"
@@ -67,17 +62,20 @@ _U32: Final = struct.Struct("<I")
 _U64: Final = struct.Struct("<Q")
 _FOOTER_CRC: Final = struct.Struct("<BQQQ")
 
-# The official package, as Any: its record classes are what the summary is written with.
-_records: Any = mcap.records
-_RecordBuilder: Any = mcap.data_stream.RecordBuilder
+# mcap, zstandard and lz4 are imported when a file is written, not with the core
+# (``import simclock`` loads the clock core alone).
 
 
 def _zstd(data: bytes) -> bytes:
+    import zstandard
+
     out: bytes = zstandard.compress(data)
     return out
 
 
 def _lz4(data: bytes) -> bytes:
+    import lz4.frame
+
     out: bytes = lz4.frame.compress(data)
     return out
 
@@ -102,6 +100,12 @@ class McapWriter:
     def __init__(
         self, stream: IO[bytes], chunk_size: int, compression: str, data_crcs: bool
     ) -> None:
+        import mcap.data_stream
+        import mcap.records
+
+        # The official package's record classes and builder: what the other records use.
+        self.records: Any = mcap.records
+        self.builder: Any = mcap.data_stream.RecordBuilder
         self.stream = stream
         self.chunk_size = chunk_size
         self.compression = compression
@@ -145,13 +149,15 @@ class McapWriter:
         """The magic and the Header record."""
         self.base = self.stream.tell()
         self._emit(MAGIC)
-        builder = _RecordBuilder()
-        _records.Header(profile, library).write(builder)
+        builder = self.builder()
+        self.records.Header(profile, library).write(builder)
         self._emit(builder.end())
 
     def register_schema(self, name: str, encoding: str, data: bytes) -> int:
         """A Schema record in the current chunk; its id (1, 2, ...)."""
-        schema = _records.Schema(id=len(self.schemas) + 1, data=data, encoding=encoding, name=name)
+        schema = self.records.Schema(
+            id=len(self.schemas) + 1, data=data, encoding=encoding, name=name
+        )
         self.schemas.append(schema)
         self._to_chunk(schema)
         return len(self.schemas)
@@ -160,7 +166,7 @@ class McapWriter:
         self, topic: str, message_encoding: str, schema_id: int, metadata: dict[str, str]
     ) -> int:
         """A Channel record in the current chunk; its id (1, 2, ...)."""
-        channel = _records.Channel(
+        channel = self.records.Channel(
             id=len(self.channels) + 1,
             topic=topic,
             message_encoding=message_encoding,
@@ -172,7 +178,7 @@ class McapWriter:
         return len(self.channels)
 
     def _to_chunk(self, record: Any) -> None:
-        builder = _RecordBuilder()
+        builder = self.builder()
         record.write(builder)
         data: bytes = builder.end()
         self.parts.append(data)
@@ -182,11 +188,13 @@ class McapWriter:
 
     def add_metadata(self, name: str, data: dict[str, str]) -> None:
         """A Metadata record, written at once (between chunks, as the Writer does)."""
-        builder = _RecordBuilder()
-        _records.Metadata(name=name, metadata=data).write(builder)
+        builder = self.builder()
+        self.records.Metadata(name=name, metadata=data).write(builder)
         record: bytes = builder.end()
         self.metadata_indexes.append(
-            _records.MetadataIndex(offset=self.base + self.position, length=len(record), name=name)
+            self.records.MetadataIndex(
+                offset=self.base + self.position, length=len(record), name=name
+            )
         )
         self._emit(record)
 
@@ -263,7 +271,7 @@ class McapWriter:
             indexes += struct.pack(f"<{len(entries)}Q", *entries)
         self._emit(bytes(indexes))
         self.chunk_indexes.append(
-            _records.ChunkIndex(
+            self.records.ChunkIndex(
                 message_start_time=self.chunk_start,
                 message_end_time=self.chunk_end,
                 chunk_start_offset=start,
@@ -288,13 +296,13 @@ class McapWriter:
         Does not close the stream (nor does the official Writer).
         """
         self.finish_chunk()
-        builder = _RecordBuilder()
-        _records.DataEnd(self.data_crc).write(builder)
+        builder = self.builder()
+        self.records.DataEnd(self.data_crc).write(builder)
         self._emit(builder.end())
         summary_start = self.base + self.position
-        summary = _RecordBuilder()
+        summary = self.builder()
         offsets: list[Any] = []
-        statistics = _records.Statistics(
+        statistics = self.records.Statistics(
             attachment_count=0,
             channel_count=len(self.channels),
             channel_message_counts=self.channel_counts,
@@ -318,7 +326,7 @@ class McapWriter:
             for record in records:
                 record.write(summary)
             offsets.append(
-                _records.SummaryOffset(
+                self.records.SummaryOffset(
                     group_opcode=opcode,
                     group_start=summary_start + group_start,
                     group_length=summary.count - group_start,
@@ -335,8 +343,8 @@ class McapWriter:
         )
         self.stream.write(data)
         self.position += len(data)
-        footer = _RecordBuilder()
-        _records.Footer(
+        footer = self.builder()
+        self.records.Footer(
             summary_start=summary_start if data else 0,
             summary_offset_start=offset_start,
             summary_crc=crc,
