@@ -23,9 +23,9 @@ from mcap.writer import CompressionType, Writer
 
 import simclock
 from simclock.core._errors import SimclockTypeError, SimclockValueError
-from simclock.core._mcap_records import McapWriter
+from simclock.core._mcap_records import McapWriter, draw_value_json, same_json
 from simclock.recording import _recorder
-from simclock.recording._format import DrawRecords, draw_record
+from simclock.recording._format import DrawRecords, _same_json, _value_json, draw_record
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -285,3 +285,44 @@ def test_C_REP_3_draw_templates_never_mix_arguments_with_equal_values() -> None:
         b'{"args":[0.0,1.0,2],"index":7,"method":"normal",'
         b'"value":{"data":[0.5,-1.25],"dtype":"float64","shape":[2]}}'
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=_args, b=_args, value=_values())
+def test_C_REP_3_the_compiled_draw_path_matches_the_templates_checks(
+    a: tuple[Any, ...], b: tuple[Any, ...], value: Any
+) -> None:
+    """`TraceRecords.draw`'s argument match and value text: those of `DrawRecords`, or fewer."""
+    assert same_json(a, b) == _same_json(a, b)
+    assert same_json(a, a)
+    fast = draw_value_json(value, np.ndarray, np.dtype(np.float64))
+    assert fast == _value_json(value)
+    if fast is not None:
+        assert (
+            draw_record("normal", (), 0, value)
+            == b'{"args":[],"index":0,"method":"normal","value":%s}' % fast
+        )
+
+
+def test_C_REP_3_recorded_draws_take_the_compiled_path_after_the_first(tmp_path: Path) -> None:
+    """Draws written by TraceRecords.draw read back as the generic encoder writes them."""
+    path = tmp_path / "draws.mcap"
+    bus = simclock.Bus()
+    with simclock.Recorder(path, bus, seed=4, record_draws=True) as rec:
+        clock = simclock.HeapSimClock(4, bus=bus, draw_observer=rec.draw_observer)
+        noise = clock.random_source().child("imu")
+        values = []
+        for _ in range(3):
+            values.append(noise.normal(0.0, 2.0, size=2))
+            values.append(noise.normal(-0.0, 2.0, size=2))  # another template: -0.0
+            values.append(noise.uniform(0.0, 1.0))
+            clock.advance(5)
+    with path.open("rb") as f:
+        records = [
+            m.data for _, c, m in make_reader(f).iter_messages() if c.topic == "/simclock/draws/imu"
+        ]
+    args = [((0.0, 2.0, 2), "normal"), ((-0.0, 2.0, 2), "normal"), ((0.0, 1.0), "uniform")] * 3
+    assert records == [
+        draw_record(method, a, index, value)
+        for index, ((a, method), value) in enumerate(zip(args, values, strict=True))
+    ]

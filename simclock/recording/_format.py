@@ -467,14 +467,27 @@ class DrawRecords:
         if entry is None or value_json is None or not _same_json(entry[0], args):
             data = draw_record(method, args, index, value)  # raises as it always did
             if entry is None and len(self._templates) < self._limit:
-                head = (
-                    b'{"args":'
-                    + canonical_json(encode_draw_value(list(args)), "random draw").encode()
-                )
-                middle = b',"method":' + canonical_json(method).encode()
-                self._templates[key] = (args, head + b',"index":', middle + b',"value":')
+                self._templates[key] = (args, *_template(method, args))
             return data
         return b"%s%d%s%s}" % (entry[1], index, entry[2], value_json)
+
+    def template(self, method: str, args: tuple[Any, ...]) -> tuple[bytes, bytes] | None:
+        """The text before the index and between index and value of a draw's record.
+
+        ``None`` for arguments that cannot be matched (unhashable, or no JSON form).
+        Call it after `encode` succeeded for these arguments.
+        """
+        try:
+            hash(args)
+            return _template(method, args)
+        except (TypeError, SimclockTypeError, SimclockValueError):
+            return None
+
+
+def _template(method: str, args: tuple[Any, ...]) -> tuple[bytes, bytes]:
+    head = b'{"args":' + canonical_json(encode_draw_value(list(args)), "random draw").encode()
+    middle = b',"method":' + canonical_json(method).encode()
+    return head + b',"index":', middle + b',"value":'
 
 
 def decode_draw_value(value: Any) -> Any:

@@ -45,7 +45,7 @@ from mcap.writer import LIBRARY_IDENTIFIER
 from simclock.core._bus import Bus, Message, checked_message, register_trace_sink
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
-from simclock.core._mcap_records import McapWriter, TopicSink, TraceRecords
+from simclock.core._mcap_records import DrawState, McapWriter, TopicSink, TraceRecords
 from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
 from simclock.core._random import DrawObserver, check_seed
 from simclock.core._readonly import ReadOnly
@@ -179,7 +179,6 @@ class Recorder(Closing):
         self._closed = False
         self._bus_clock_infix = line_infix(CLOCK_TOPIC, "json")
         # The (topic, kind) -> channel id map.
-        self._draw_index: dict[str, int] = {}
         self._draw_channels: dict[str, int] = {}  # label -> its channel, once registered
         self._draws = DrawRecords()  # the draws' records from templates (C-REP-3)
         self._channels: dict[tuple[str, str], int] = {}
@@ -235,7 +234,12 @@ class Recorder(Closing):
             if record_draws
             else 0
         )
-        self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
+        if record_draws:  # the compiled path, and the one below for what it cannot write
+            self._trace.bus = bus
+            self._trace.ndarray = np.ndarray
+            self._trace.float64 = np.dtype(np.float64)
+            self._trace.slow_draw = self._on_draw
+        self.draw_observer: DrawObserver | None = self._trace.draw if record_draws else None
         """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
         # What the run is, written now and flushed: a crash leaves it for simclock recover.
         self._origin: RecordingMetadata | None = None
@@ -377,7 +381,7 @@ class Recorder(Closing):
             step_ns=step,
             clock_period_ns=self._period,
             record_draws=self.draw_observer is not None,
-            draw_labels=tuple(sorted(self._draw_index)),
+            draw_labels=tuple(sorted(self._trace.draw_index)),
             topics=dict(self._trace.counts),
             error=self._error or "",
             recovered=self._recovered,
@@ -604,7 +608,7 @@ class Recorder(Closing):
                     trace.clock_to(at)
                 except OSError as exc:
                     raise self._write_failed(exc) from None
-            index = self._draw_index.get(label, 0)
+            index = trace.draw_index.get(label, 0)
             channel = self._draw_channels.get(label)
             if channel is None:
                 topic = draws_topic(label)
@@ -622,7 +626,10 @@ class Recorder(Closing):
             except OSError as exc:
                 self._write_failed(exc)
                 return  # kept as the recording's error; the run's draw is not broken
-            self._draw_index[label] = index + 1
+            trace.draw_index[label] = index + 1
+            template = self._draws.template(method, args)
+            if template is not None:  # the next draws like this one take TraceRecords.draw
+                trace.draw_states[label] = DrawState(method, args, *template, channel)
         finally:
             lock.release()
 
