@@ -359,8 +359,8 @@ _CLOCK: Final = struct.Struct("<4siI")
 """``rosgraph_msgs/msg/Clock`` in CDR: its 4-byte header, int32 sec, uint32 nanosec."""
 _NS_PER_S: Final = 1_000_000_000
 _U32_MASK: Final = 0xFFFFFFFF
-_HASH_BATCH: Final = 1 << 16
-"""Fingerprint lines are hashed in batches of this many bytes (SHA-256 is the same either way)."""
+_LINE_BATCH: Final = 512
+"""Fingerprint lines are made and hashed in batches of this many (the same SHA-256)."""
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -425,31 +425,40 @@ class DrawState:
 
 @final
 class LineHash:
-    """SHA-256 of a trace's lines (C-X-FP), hashed in batches: the digest of every line in order.
+    """SHA-256 of a trace's lines (C-X-FP), made and hashed in batches: every line, in order.
 
-    ``count`` is the number of lines added. The caller holds its lock around each call.
+    A line is ``line % (stamp, seq, infix, payload)`` (`add_fields`, made later,
+    in one pass per batch) or given whole (`add`). ``count`` is the number of
+    lines added. The caller holds its lock around each call.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, line: bytes) -> None:
+        self.line = line
         self.hash = hashlib.sha256()
-        self.lines: list[bytes] = []
-        self.size = 0
+        self.pending: list[tuple[int, int, bytes, bytes]] = []
         self.count = 0
 
-    def add(self, text: bytes) -> None:
-        """One more line."""
-        self.lines.append(text)
+    def add_fields(self, stamp: int, seq: int, infix: bytes, payload: bytes) -> None:
+        """One more line, from its fields."""
+        pending = self.pending
+        pending.append((stamp, seq, infix, payload))
         self.count += 1
-        self.size += len(text)
-        if self.size > _HASH_BATCH:
+        if len(pending) >= _LINE_BATCH:
             self.flush()
 
+    def add(self, text: bytes) -> None:
+        """One more line, made by the caller."""
+        self.flush()
+        self.hash.update(text)
+        self.count += 1
+
     def flush(self) -> None:
-        """Hash the lines kept so far."""
-        if self.lines:
-            self.hash.update(b"".join(self.lines))
-            self.lines = []
-            self.size = 0
+        """Make and hash the lines kept so far."""
+        pending = self.pending
+        if pending:
+            line = self.line
+            self.hash.update(b"".join([line % fields for fields in pending]))
+            self.pending = []
 
     def hexdigest(self) -> str:
         """SHA-256 of every line so far, in order (64 lower-case hex digits)."""
@@ -462,21 +471,19 @@ class LineHash:
 class LineSink:
     """A `Fingerprinter`'s trace sink for one topic (``Bus.sender``): ``sink(stamp, seq, encoded)``.
 
-    Adds ``line % (stamp, seq, infix, encoded)`` to ``lines`` under ``lock``.
+    Adds the line of ``(stamp, seq, infix, encoded)`` to ``lines`` under ``lock``.
     """
 
-    def __init__(self, lines: LineHash, lock: Any, line: bytes, infix: bytes) -> None:
+    def __init__(self, lines: LineHash, lock: Any, infix: bytes) -> None:
         self.lines = lines
         self.lock = lock
-        self.line = line
         self.infix = infix
 
     def __call__(self, stamp: int, seq: int, encoded: bytes) -> None:
-        text = self.line % (stamp, seq, self.infix, encoded)
         lock = self.lock
         lock.acquire()  # not `with`: half the cost, once per message
         try:
-            self.lines.add(text)
+            self.lines.add_fields(stamp, seq, self.infix, encoded)
         finally:
             lock.release()
 
@@ -527,7 +534,7 @@ class TraceRecords:
         self.overflow = overflow
         self.write_failed = write_failed
         self.closed = False
-        self.lines = LineHash()
+        self.lines = LineHash(line)
         self.count = 0
         """Bus messages written."""
         self.counts: dict[str, int] = {}
@@ -594,7 +601,7 @@ class TraceRecords:
         if stamp > self.clock_last:
             self.clock_to(stamp)
         self.writer.add_message(channel, stamp, data, stamp, seq & _U32_MASK)
-        self.lines.add(self.line % (stamp, seq, infix, line))
+        self.lines.add_fields(stamp, seq, infix, line)
         self.count += 1
         counts = self.counts
         counts[topic] = counts.get(topic, 0) + 1

@@ -236,7 +236,7 @@ class Fingerprinter:
 
     def __init__(self) -> None:
         # The lines, hashed in batches (compiled with the core: LineHash, LineSink).
-        self._lines = LineHash()
+        self._lines = LineHash(FINGERPRINT_LINE)
         self._lock = threading.Lock()
         self._error: str | None = None
         # (topic, kind) -> the middle of its trace lines: made once per topic.
@@ -280,7 +280,7 @@ class Fingerprinter:
 
     def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
         """The trace sink of `__call__` for ``topic`` (see ``Bus.sender``): json lines."""
-        return LineSink(self._lines, self._lock, FINGERPRINT_LINE, line_infix(topic, "json"))
+        return LineSink(self._lines, self._lock, line_infix(topic, "json"))
 
     def hexdigest(self) -> str:
         """The fingerprint so far: 64 lower-case hex digits.
