@@ -17,7 +17,11 @@ the rounds:
   so both do the same work;
 * the bare ``mj_step`` loop (5 000 steps, nothing else);
 * the official ``mcap`` Writer alone writing the recorded run's 15 361 records
-  again with the Recorder's options: the least a recording costs;
+  again with the Recorder's options (zstd, 1 MiB chunks, CRCs);
+* simclock's ``McapWriter`` (``simclock.core._mcap_records``, the Recorder's
+  writer) alone writing the same records, with zstd, lz4 (what ``run_scenario``
+  records with) and no compression: its files are asserted byte-identical to
+  the official Writer's with the same options, and their sizes printed;
 * the same with foxglove-sdk's compiled ``MCAPWriter`` (when installed,
   ``simclock[live]``): what a compiled writer would cost. It cannot set a
   record's ``sequence`` or ``publish_time`` (C-MCAP-1 needs both), so the
@@ -31,7 +35,12 @@ same seeds; the sweep's table is asserted byte-identical between repeats.
 The machine may be shared: only the ratios mean something. Host code: reads
 the wall clock.
 
-Usage: ``python benchmarks/mainjob.py [--rounds 9] [--seeds 40] [--sweep-repeat 3] [--no-sweep]``
+``--parts`` adds runs with one part of the recorder (its bus messages, its
+draws, the compression) or the Fingerprinter replaced by a no-op: where the
+recorded run's time goes, as differences of rows.
+
+Usage: ``python benchmarks/mainjob.py [--rounds 9] [--seeds 40] [--sweep-repeat 3] [--no-sweep]
+[--parts]``
 """
 
 from __future__ import annotations
@@ -144,15 +153,22 @@ def session_samples(scenario: simclock.Scenario, seed: int) -> list[SampleRow]:
     ]
 
 
-def writer_only(path: Path) -> Callable[[], object]:
+def writer_only(
+    path: Path, compression: str = "zstd", ours: bool = False
+) -> Callable[[], io.BytesIO]:
     """The official ``mcap`` Writer writing ``path``'s records again, with the Recorder's options.
 
     Nothing but the writer: its schemas, channels, every message record and
     ``finish``, into memory. What recording costs at least, whatever the
-    recorder does around it.
+    recorder does around it. ``ours``: simclock's `McapWriter` (the Recorder's,
+    the same bytes); ``compression``: ``"zstd"``, ``"lz4"`` or ``""`` (none).
     """
     from mcap.reader import make_reader
     from mcap.writer import CompressionType, Writer
+
+    from simclock.core._mcap_records import McapWriter
+
+    official = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "": CompressionType.NONE}
 
     with path.open("rb") as f:
         reader = make_reader(f)
@@ -163,12 +179,17 @@ def writer_only(path: Path) -> Callable[[], object]:
             for _, channel, message in reader.iter_messages()
         ]
 
-    def write() -> None:
-        writer = Writer(
-            io.BytesIO(),
-            chunk_size=1024 * 1024,
-            compression=CompressionType.ZSTD,
-            enable_data_crcs=True,
+    def write() -> io.BytesIO:
+        target = io.BytesIO()
+        writer: Any = (
+            McapWriter(target, 1024 * 1024, compression, True)
+            if ours
+            else Writer(
+                target,
+                chunk_size=1024 * 1024,
+                compression=official[compression],
+                enable_data_crcs=True,
+            )
         )
         writer.start(profile="", library="benchmark")
         schemas = {
@@ -184,7 +205,8 @@ def writer_only(path: Path) -> Callable[[], object]:
         add = writer.add_message
         for cid, log_time, data, publish_time, sequence in records:
             add(channels[cid], log_time, data, publish_time, sequence)
-        writer.finish()  # type: ignore[no-untyped-call]
+        writer.finish()
+        return target
 
     return write
 
@@ -256,6 +278,10 @@ def foxglove_writer_only(path: Path) -> Callable[[], object] | None:
     return write
 
 
+SIZES: dict[str, int] = {}
+"""Bytes of the recorded run's records written by `McapWriter`, per compression."""
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Wall and CPU seconds (this thread's) of one call, with GC off during it."""
     gc.collect()
@@ -287,7 +313,14 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
         "hand-written loop": lambda: hand_written(model, seed, duration),
         "bare mj_step loop": lambda: bare_steps(model, steps),
         "mcap Writer alone, the recorded run's records": writer_only(out),
+        "simclock McapWriter alone, the same records": writer_only(out, ours=True),
+        "simclock McapWriter alone, lz4": writer_only(out, "lz4", ours=True),
+        "simclock McapWriter alone, no compression": writer_only(out, "", ours=True),
     }
+    for compression in ("zstd", "lz4", ""):  # the same bytes as the official Writer's
+        written = writer_only(out, compression, ours=True)().getvalue()
+        assert written == writer_only(out, compression)().getvalue(), "McapWriter differs"
+        SIZES[compression or "none"] = len(written)
     compiled = foxglove_writer_only(out)
     if compiled is not None:
         ways["foxglove-sdk MCAPWriter alone, the same records"] = compiled
@@ -299,6 +332,70 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
         name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
         for name, values in times.items()
     }
+
+
+def recorder_parts(rounds: int, tmp: Path) -> dict[str, float]:
+    """Median CPU ms of the runs with one part of the work replaced by a no-op, interleaved.
+
+    What the recorded run's extra time goes to: its bus messages (the Recorder's
+    trace sinks: checks, records, fingerprint lines and the ``/clock`` ticks
+    they bring), its draws (records from templates, their ticks), and the
+    rest (the file, the remaining ticks, metadata, the last chunk); in the
+    unrecorded run, the Fingerprinter's sinks. A knocked-out run writes a
+    different file: these rows explain, they are not the judge.
+    """
+    from simclock.core._bus import register_trace_sink
+    from simclock.recording._fingerprint import Fingerprinter
+    from simclock.recording._recorder import Recorder
+
+    scenario = simclock.load_scenario(PENDULUM)
+    assert scenario.physics.mujoco_model is not None
+    model = mujoco.MjModel.from_xml_path(str(scenario.physics.mujoco_model))
+    out = tmp / "parts.mcap"
+    recorder_sink = Recorder._line_sink
+    fingerprint_sink = Fingerprinter._line_sink
+    on_draw = Recorder._on_draw
+    recorder_init = Recorder.__init__
+
+    def nothing(self: object, topic: str) -> Callable[[int, int, bytes], None]:
+        return lambda stamp, seq, encoded: None
+
+    def patched(sinks: bool = False, draws: bool = False, fp: bool = False, comp: str = "") -> None:
+        register_trace_sink(Recorder.record, nothing if sinks else recorder_sink)
+        register_trace_sink(Fingerprinter, nothing if fp else fingerprint_sink)
+        Recorder._on_draw = (lambda self, *a: None) if draws else on_draw  # type: ignore[method-assign]
+
+        def init(self: Recorder, *args: Any, **kwargs: Any) -> None:
+            recorder_init(self, *args, **{**kwargs, "compression": comp or kwargs["compression"]})
+
+        Recorder.__init__ = init  # type: ignore[method-assign]
+
+    def run(recorded: bool, **knockout: Any) -> Callable[[], object]:
+        def once() -> object:
+            patched(**knockout)
+            return simclock.run_scenario(scenario, out=out if recorded else None)
+
+        return once
+
+    ways: dict[str, Callable[[], object]] = {
+        "hand-written loop": lambda: hand_written(model, scenario.seed, scenario.duration_ns),
+        "run_scenario": run(False),
+        "run_scenario, Fingerprinter's sinks no-op": run(False, fp=True),
+        "run_scenario, recorded": run(True),
+        "recorded, zstd": run(True, comp="zstd"),
+        "recorded, no compression": run(True, comp="none"),
+        "recorded, Recorder's sinks no-op": run(True, sinks=True),
+        "recorded, sinks and draws no-op": run(True, sinks=True, draws=True),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    try:
+        for _ in range(rounds):
+            for name, fn in ways.items():
+                times[name].append(timed(fn)[1])
+    finally:
+        patched()
+        Recorder.__init__ = recorder_init  # type: ignore[method-assign]
+    return {name: statistics.median(v) * 1e3 for name, v in times.items()}
 
 
 def hand_written_seeds(model: Any, seeds: range, duration: int) -> None:
@@ -376,6 +473,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=40, help="seeds per timed sweep")
     parser.add_argument("--sweep-repeat", type=int, default=3, help="timed sweeps (median)")
     parser.add_argument("--no-sweep", action="store_true", help="only the single run")
+    parser.add_argument(
+        "--parts", action="store_true", help="also where the recorded run's time goes (no-op parts)"
+    )
     args = parser.parse_args()
     load = os.getloadavg()
     print(
@@ -398,6 +498,46 @@ def main() -> int:
                 ],
             )
         )  # fmt: skip
+        print(
+            "\nThe recorded run's records in one file: "
+            + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in SIZES.items())
+        )
+        if args.parts:
+            parts = recorder_parts(args.rounds, Path(tmp))
+            hand = parts["hand-written loop"]
+            print(f"\nParts (CPU ms, median of {args.rounds} interleaved rounds):")
+            print(
+                markdown_table(
+                    ["how", "CPU ms", "CPU vs hand-written"],
+                    [(k, f"{v:.1f}", f"{v / hand:.2f}x") for k, v in parts.items()],
+                )
+            )
+            # The unrecorded run without the Fingerprinter: what both runs share.
+            base = parts["run_scenario, Fingerprinter's sinks no-op"]
+            shares = {
+                "the Fingerprinter's sinks (unrecorded)": parts["run_scenario"] - base,
+                "the Recorder's bus messages (sinks, records, lines, their ticks)": parts[
+                    "run_scenario, recorded"
+                ]
+                - parts["recorded, Recorder's sinks no-op"],
+                "the draws (records from templates, their ticks)": parts[
+                    "recorded, Recorder's sinks no-op"
+                ]
+                - parts["recorded, sinks and draws no-op"],
+                "the rest of the recorder (file, other ticks, metadata, last chunk)": parts[
+                    "recorded, sinks and draws no-op"
+                ]
+                - base,
+                "zstd instead of lz4": parts["recorded, zstd"] - parts["run_scenario, recorded"],
+                "lz4 instead of no compression": parts["run_scenario, recorded"]
+                - parts["recorded, no compression"],
+            }
+            print(
+                markdown_table(
+                    ["part (difference of two rows)", "CPU ms", "vs hand-written"],
+                    [(k, f"{v:.1f}", f"{v / hand:.2f}x") for k, v in shares.items()],
+                )
+            )
         if not args.no_sweep:
             rates = sweep_rates(args.seeds, args.sweep_repeat, Path(tmp))
             base, base_cpu = rates["hand-written loop, 1 process"]

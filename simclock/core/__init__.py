@@ -13,8 +13,9 @@ _native.install()
 
 # ruff: noqa: E402 (the imports below must follow the finder)
 
-# Loaded now with the rest of the build, so COMPILED covers it (the session imports it).
-from simclock.core import _phases  # noqa: F401
+# Loaded now with the rest of the build, so COMPILED covers them (the session and the
+# recorder import them).
+from simclock.core import _mcap_records, _phases  # noqa: F401
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
 from simclock.core._child import SimclockChildError, run_in_child
 from simclock.core._contract import CONTRACT_VERSION

@@ -43,6 +43,7 @@ from simclock.core._names import (
 )
 from simclock.core._numpy import is_numpy_integer
 from simclock.core._protocols import Handle, SimClock
+from simclock.core._sender import SinkSender
 from simclock.core._timeint import check_time_ns
 
 __all__ = [
@@ -555,61 +556,17 @@ class Bus:
                 publish(payload if make_payload is None else make_payload(), encoded)
 
             return send_message
-        pending = self._pending
-        routes = self._sinks
-        # acquire/release, not `with`: a with-statement costs twice as much, once per
-        # message; the path between them is a try/finally.
-        acquire = self._lock.acquire
-        release = self._lock.release
-
-        def send(
-            encoded: bytes | None, payload: Any, make_payload: Callable[[], Any] | None
-        ) -> None:
-            clock = self._clock
-            try:
-                sinks = routes[checked]
-            except KeyError:  # the first message since a subscribe or cancel
-                sinks = self._sinks_of(checked)
-            if sinks is None or clock is None or type(encoded) is not bytes:
-                publish(payload if make_payload is None else make_payload(), encoded)
-                return
-            failures = None
-            acquire()
-            try:
-                stamp = clock.now_ns()
-                if type(stamp) is not int or stamp < 0:
-                    stamp = check_time_ns(stamp, "stamp_ns")  # as publisher: nothing taken yet
-                # Delivered at once only if nothing queued comes first (see publisher).
-                direct = not self._delivering and (not pending or pending[0][0] > stamp)
-                if direct:
-                    seq = self._next_sequence
-                    self._next_sequence = seq + 1
-                    self._last_stamp = max(self._last_stamp, stamp)
-                    # Under the lock (sinks never publish nor wait on the bus): no other
-                    # message can be sequenced or delivered until every sink has this one.
-                    for sink, sub in sinks:
-                        try:
-                            sink(stamp, seq, encoded)
-                        except Exception as exc:  # C-BUS-4: reported once all sinks have it
-                            if failures is None:
-                                failures = []
-                            failures.append((sub, exc))
-            finally:
-                release()
-            if not direct:
-                publish(payload if make_payload is None else make_payload(), encoded)
-            elif failures is not None:
-                message = checked_message(
-                    checked,
-                    stamp,
-                    seq,
-                    payload if make_payload is None else make_payload(),
-                    encoded,
-                )
-                for sub, error in failures:
-                    self._report_subscriber_failure(message, sub, error)
-
-        return send
+        # The per-message path, compiled with the core (simclock.core._sender).
+        return SinkSender(
+            self,
+            checked,
+            publish,
+            self._sinks,
+            self._pending,
+            self._lock,
+            check_time_ns,
+            checked_message,
+        )
 
     def _sinks_of(self, topic: str) -> tuple[tuple[LineSink, Subscriber], ...] | None:
         """The trace sinks of every target of ``topic``, or ``None`` if one has none; cached."""

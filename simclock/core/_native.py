@@ -40,7 +40,9 @@ NATIVE_MODULES: Final = (
     "simclock.core._entry",
     "simclock.core._heap",
     "simclock.core._heapclock",
+    "simclock.core._mcap_records",
     "simclock.core._phases",
+    "simclock.core._sender",
 )
 """The compiled core; equal to ``[tool.simclock.native] modules`` (a test checks)."""
 

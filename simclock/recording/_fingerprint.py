@@ -37,7 +37,6 @@ random draws are not part of the trace.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -49,7 +48,9 @@ import numpy as np
 
 from simclock.core._bus import Event, Message, register_trace_sink
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._mcap_records import LineHash, LineSink
 from simclock.core._names import exact_str, safe_repr
+from simclock.core._readonly import ReadOnly
 
 __all__ = [
     "FINGERPRINT_ALGORITHM",
@@ -231,15 +232,17 @@ class Fingerprinter:
     of the payload) per message.
     """
 
-    __slots__ = ("_error", "_hash", "_infix", "_lock", "count")
+    __slots__ = ("_error", "_infix", "_lines", "_lock")
 
     def __init__(self) -> None:
-        self._hash = hashlib.sha256()
+        # The lines, hashed in batches (compiled with the core: LineHash, LineSink).
+        self._lines = LineHash(FINGERPRINT_LINE)
         self._lock = threading.Lock()
         self._error: str | None = None
         # (topic, kind) -> the middle of its trace lines: made once per topic.
         self._infix: dict[tuple[str, str], bytes] = {}
-        self.count = 0
+
+    count = ReadOnly[int]("_lines.count", "Messages hashed so far.")
 
     def __call__(self, message: Message) -> None:
         """Hash ``message`` (the subscriber entry point).
@@ -273,26 +276,11 @@ class Fingerprinter:
             infix = self._infix[key] = line_infix(message.topic, kind)
         line = FINGERPRINT_LINE % (message.stamp_ns, message.sequence, infix, data)
         with self._lock:
-            self._hash.update(line)
-            self.count += 1
+            self._lines.add(line)
 
     def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
         """The trace sink of `__call__` for ``topic`` (see ``Bus.sender``): json lines."""
-        infix = line_infix(topic, "json")
-        update = self._hash.update
-        acquire = self._lock.acquire  # not `with`: half the cost, once per message
-        release = self._lock.release
-
-        def line(stamp_ns: int, sequence: int, encoded: bytes) -> None:
-            data = FINGERPRINT_LINE % (stamp_ns, sequence, infix, encoded)
-            acquire()
-            try:
-                update(data)
-                self.count += 1
-            finally:
-                release()
-
-        return line
+        return LineSink(self._lines, self._lock, line_infix(topic, "json"))
 
     def hexdigest(self) -> str:
         """The fingerprint so far: 64 lower-case hex digits.
@@ -305,7 +293,7 @@ class Fingerprinter:
                     f"the trace has no fingerprint: {self._error}; make that payload "
                     "JSON-serialisable"
                 )
-            return self._hash.hexdigest()
+            return self._lines.hexdigest()
 
 
 register_trace_sink(Fingerprinter, Fingerprinter._line_sink)

@@ -70,10 +70,12 @@ File layout (C-MCAP-1):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import math
+import operator
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -113,12 +115,14 @@ __all__ = [
     "START_METADATA_NAME",
     "U32",
     "USER_METADATA_NAME",
+    "DrawRecords",
     "RecordingMetadata",
     "check_user_metadata",
     "clock_cdr_of",
     "clock_encoder",
     "clock_payload_of",
     "decode_draw_value",
+    "draw_record",
     "draws_topic",
     "encode_clock",
     "encode_draw_value",
@@ -379,6 +383,113 @@ def encode_draw_value(value: Any) -> Any:
     return _json_floats(value)
 
 
+def draw_record(method: str, args: tuple[Any, ...], index: int, value: Any) -> bytes:
+    """The record of one persisted draw: its canonical JSON (C-REP-3). What `DrawRecords` makes."""
+    return canonical_json(
+        {
+            "args": encode_draw_value(list(args)),
+            "index": index,
+            "method": method,
+            "value": encode_draw_value(value),
+        },
+        "random draw",
+    ).encode()
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are known to have the same JSON text (False: not known)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is tuple and type(b) is tuple and len(a) == len(b) and all(map(operator.is_, a, b)):
+        return True  # the same objects (a sensor's arguments): the common case, in C
+    if kind is not type(b):
+        return False
+    if kind is float:  # equal floats of the same sign have the same repr (NaN is never equal)
+        return bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+    if kind is int or kind is str:
+        return bool(a == b)
+    if kind is tuple:
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def _value_json(value: Any) -> bytes | None:
+    """`encode_draw_value`'s canonical JSON for a finite float, an int or a 1-D float64 array.
+
+    ``None`` for anything else (the generic encoder's job).
+    """
+    kind = type(value)
+    if kind is float:
+        return repr(value).encode() if value - value == 0.0 else None
+    if kind is int:
+        return repr(value).encode()
+    if kind is np.ndarray and value.ndim == 1 and _dtype_name(value.dtype) == "float64":
+        data = value.tolist()
+        # A finite sum means every value is finite (a NaN or an infinity makes it NaN or
+        # infinite; an overflowing sum of finite values only sends them the generic way).
+        if not math.isfinite(sum(data)):
+            return None
+        # A list's repr is its floats' reprs joined by ", " (a float's repr has no space).
+        return b'{"data":%s,"dtype":"float64","shape":[%d]}' % (
+            repr(data).replace(", ", ",").encode(),
+            len(data),
+        )
+    return None
+
+
+class DrawRecords:
+    """`draw_record`, byte for byte, from a template per (label, method, arguments) (C-REP-3).
+
+    A sensor draws with the same arguments every time: the text around the
+    index and the value is made once, and the value of a finite float, an int
+    or a 1-D float64 array is written directly. Arguments are matched by
+    their JSON text (`_same_json`: ``0.0`` and ``-0.0``, ``1`` and ``1.0``
+    never share a template); unhashable arguments, other values and the
+    first draw of a template go through the generic encoder. At most
+    ``limit`` templates are kept.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._templates: dict[tuple[str, str, tuple[Any, ...]], tuple[Any, bytes, bytes]] = {}
+        self._limit = limit
+
+    def encode(
+        self, label: str, method: str, args: tuple[Any, ...], index: int, value: Any
+    ) -> bytes:
+        """The record of draw ``index`` of ``label``: `draw_record`'s bytes."""
+        key = (label, method, args)
+        try:
+            entry = self._templates.get(key)
+        except TypeError:  # unhashable arguments (an array): no template
+            return draw_record(method, args, index, value)
+        value_json = _value_json(value)
+        if entry is None or value_json is None or not _same_json(entry[0], args):
+            data = draw_record(method, args, index, value)  # raises as it always did
+            if entry is None and len(self._templates) < self._limit:
+                self._templates[key] = (args, *_template(method, args))
+            return data
+        return b"%s%d%s%s}" % (entry[1], index, entry[2], value_json)
+
+    def template(self, method: str, args: tuple[Any, ...]) -> tuple[bytes, bytes] | None:
+        """The text before the index and between index and value of a draw's record.
+
+        ``None`` for arguments that cannot be matched (unhashable, or no JSON form).
+        Call it after `encode` succeeded for these arguments.
+        """
+        try:
+            hash(args)
+            return _template(method, args)
+        except (TypeError, SimclockTypeError, SimclockValueError):
+            return None
+
+
+def _template(method: str, args: tuple[Any, ...]) -> tuple[bytes, bytes]:
+    head = b'{"args":' + canonical_json(encode_draw_value(list(args)), "random draw").encode()
+    middle = b',"method":' + canonical_json(method).encode()
+    return head + b',"index":', middle + b',"value":'
+
+
 def decode_draw_value(value: Any) -> Any:
     """Inverse of `encode_draw_value` for a recorded value."""
     if isinstance(value, dict) and value.keys() != {"float"}:
@@ -390,8 +501,13 @@ def decode_draw_value(value: Any) -> Any:
 # -- run metadata -----------------------------------------------------------------------
 
 
+@functools.cache
 def package_version(name: str) -> str:
-    """The installed version of distribution ``name``, or ``"unknown"``."""
+    """The installed version of distribution ``name``, or ``"unknown"``.
+
+    Read once per process: reading a distribution's metadata costs milliseconds
+    (an email-format parse), and a recording reads several at its start and end.
+    """
     try:
         return version(name)
     except PackageNotFoundError:

@@ -33,19 +33,19 @@ Thread-safe: one lock around each write.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import platform
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import IO, Any
 
 import numpy as np
-from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
+from mcap.writer import LIBRARY_IDENTIFIER
 
 from simclock.core._bus import Bus, Message, checked_message, register_trace_sink
 from simclock.core._contract import CONTRACT_VERSION
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._mcap_records import DrawState, McapWriter, TopicSink, TraceRecords
 from simclock.core._names import describe_exception, exact_str, safe_repr, typed_repr
 from simclock.core._random import DrawObserver, check_seed
 from simclock.core._readonly import ReadOnly
@@ -79,13 +79,13 @@ from simclock.recording._format import (
     START_METADATA_NAME,
     U32,
     USER_METADATA_NAME,
+    DrawRecords,
     RecordingMetadata,
     check_user_metadata,
     clock_cdr_of,
     clock_encoder,
     draws_topic,
     encode_clock,
-    encode_draw_value,
     package_version,
 )
 
@@ -102,11 +102,8 @@ __all__ = [
     "encode_clock",
 ]
 
-_COMPRESSION = {
-    "zstd": CompressionType.ZSTD,
-    "lz4": CompressionType.LZ4,
-    "none": CompressionType.NONE,
-}
+# The compression argument -> the name the Chunk records carry (as mcap's Writer names them).
+_COMPRESSION = {"zstd": "zstd", "lz4": "lz4", "none": ""}
 
 
 class Recorder(Closing):
@@ -178,23 +175,12 @@ class Recorder(Closing):
         self._bus = bus
         self._start = start
         self._lock = threading.Lock()
-        self._hash = hashlib.sha256()
-        self._count = 0
         self._error: str | None = None
         self._closed = False
-        # Invariant: (_last_stamp, _last_seq) is the last bus message written; every
-        # record written so far has log_time <= _last_log_time.
-        self._last_stamp = start  # nothing before the start: replay begins there
-        self._last_seq = -1
-        self._last_log_time = start
-        self._clock_last = -1  # time of the last /clock written, -1 before the first
-        self._clock_seq = 0
-        # True once a bus message on /clock was recorded (a Session publishes it).
-        self._bus_clock = False
         self._bus_clock_infix = line_infix(CLOCK_TOPIC, "json")
-        # Messages written per topic, and the (topic, kind) -> channel id map.
-        self._counts: dict[str, int] = {}
-        self._draw_index: dict[str, int] = {}
+        # The (topic, kind) -> channel id map.
+        self._draw_channels: dict[str, int] = {}  # label -> its channel, once registered
+        self._draws = DrawRecords()  # the draws' records from templates (C-REP-3)
         self._channels: dict[tuple[str, str], int] = {}
         # Invariant: one channel per topic (C-MCAP-1); the kind of payload it carries.
         self._topic_kind: dict[str, str] = {CLOCK_TOPIC: "clock"}
@@ -207,12 +193,9 @@ class Recorder(Closing):
                 f"path {self.path!r} cannot be written ({describe_exception(exc)}); pass a "
                 "file path in an existing, writable directory"
             ) from None
-        self._writer = Writer(
-            self._stream,
-            chunk_size=chunk_size,
-            compression=_COMPRESSION[compression],
-            enable_data_crcs=True,
-        )
+        # The bytes mcap.writer.Writer(stream, chunk_size, compression, enable_data_crcs=True)
+        # writes (tests/test_recording_records.py compares whole files).
+        self._writer = McapWriter(self._stream, chunk_size, _COMPRESSION[compression], True)
         self._library = f"{LIBRARY_PREFIX}{package_version('simclock')} {LIBRARY_IDENTIFIER}"
         self._write(self._writer.start, profile=PROFILE, library=self._library)
         self._schemas = {
@@ -229,6 +212,21 @@ class Recorder(Closing):
         self._clock_channel = self._writer.register_channel(
             CLOCK_TOPIC, "cdr", self._clock_schema, {KIND_KEY: "clock"}
         )
+        # The per-message work and state: order, records, fingerprint lines, counts, /clock.
+        self._trace = TraceRecords(
+            self._writer,
+            self._lock,
+            start,
+            self._period or 0,
+            self._clock_channel,
+            encode_clock(0)[:4],  # the CDR header; encode_clock's bytes (tested)
+            MAX_CLOCK_NS,
+            RECORDER_TICK,
+            ENVELOPE,
+            FINGERPRINT_LINE,
+            self._clock_overflow,
+            self._write_failed,
+        )
         self._draw_schema = (
             self._writer.register_schema(
                 "simclock/Draw", "jsonschema", canonical_json(DRAW_SCHEMA).encode()
@@ -236,7 +234,12 @@ class Recorder(Closing):
             if record_draws
             else 0
         )
-        self.draw_observer: DrawObserver | None = self._on_draw if record_draws else None
+        if record_draws:  # the compiled path, and the one below for what it cannot write
+            self._trace.bus = bus
+            self._trace.ndarray = np.ndarray
+            self._trace.float64 = np.dtype(np.float64)
+            self._trace.slow_draw = self._on_draw
+        self.draw_observer: DrawObserver | None = self._trace.draw if record_draws else None
         """Pass to ``HeapSimClock(..., draw_observer=...)``; ``None`` unless ``record_draws``."""
         # What the run is, written now and flushed: a crash leaves it for simclock recover.
         self._origin: RecordingMetadata | None = None
@@ -248,7 +251,7 @@ class Recorder(Closing):
             self._write(self._stream.flush)
         except SimclockRuntimeError:
             # Nothing recorded yet and nothing subscribed: the caller gets the error now.
-            self._closed = True
+            self._closed = self._trace.closed = True
             # Closing flushes the same bytes again and fails the same way: already reported.
             with contextlib.suppress(OSError):
                 self._stream.close()
@@ -259,7 +262,7 @@ class Recorder(Closing):
 
     closed = ReadOnly[bool]("_closed", "True once `close` has run.")
 
-    message_count = ReadOnly[int]("_count", "Bus messages written so far.")
+    message_count = ReadOnly[int]("_trace.count", "Bus messages written so far.")
 
     def fingerprint(self) -> str:
         """The fingerprint of the trace written so far (C-X-FP); final after ``close()``.
@@ -269,7 +272,7 @@ class Recorder(Closing):
         with self._lock:
             if self._error is not None:
                 raise SimclockRuntimeError(f"the recording has no fingerprint: {self._error}")
-            return self._hash.hexdigest()
+            return self._trace.hexdigest()
 
     def clock_tick(self, session_ns: int) -> None:
         """Write one ``/clock`` message carrying ``session_ns`` (C-MCAP-3).
@@ -282,14 +285,18 @@ class Recorder(Closing):
         at = check_time_ns(session_ns, "session_ns")
         with self._lock:
             self._check_open("clock_tick")
-            if at < self._last_log_time:
+            trace = self._trace
+            if at < trace.last_log_time:
                 raise SimclockValueError(
-                    f"session_ns={at} is before the last recorded time {self._last_log_time} ns; "
+                    f"session_ns={at} is before the last recorded time {trace.last_log_time} ns; "
                     "/clock must not go back"
                 )
             encode_clock(at)  # ValueError past int32 seconds, before anything is written
-            self._clock_to(at)
-            self._write_clock(at)
+            try:
+                trace.clock_to(at)
+                trace.write_clock(at)
+            except OSError as exc:
+                raise self._write_failed(exc) from None
 
     def close(self) -> None:
         """Unsubscribe, write the final ``/clock`` and the metadata, finish the file.
@@ -304,11 +311,11 @@ class Recorder(Closing):
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
+            self._closed = self._trace.closed = True
             try:
                 clock = self._bus.clock
-                end = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
-                self._clock_to(end)
+                end = max(self._trace.last_log_time, clock.now_ns() if clock is not None else 0)
+                self._write(self._trace.clock_to, end)
                 meta = self._metadata(end, clock)
                 self._write(self._writer.add_metadata, METADATA_NAME, meta.to_mcap())
                 if self._user_metadata:
@@ -365,17 +372,17 @@ class Recorder(Closing):
                 "numpy": np.__version__,
                 "python": platform.python_version(),
             },
-            fingerprint="" if self._error is not None else self._hash.hexdigest(),
+            fingerprint="" if self._error is not None else self._trace.hexdigest(),
             fingerprint_algorithm=FINGERPRINT_ALGORITHM,
-            message_count=self._count,
-            last_sequence=self._last_seq,
+            message_count=self._trace.count,
+            last_sequence=self._trace.last_seq,
             start_ns=self._start,
             end_ns=end,
             step_ns=step,
             clock_period_ns=self._period,
             record_draws=self.draw_observer is not None,
-            draw_labels=tuple(sorted(self._draw_index)),
-            topics=dict(self._counts),
+            draw_labels=tuple(sorted(self._trace.draw_index)),
+            topics=dict(self._trace.counts),
             error=self._error or "",
             recovered=self._recovered,
             user=self._user_metadata,
@@ -390,41 +397,16 @@ class Recorder(Closing):
             )
         return meta
 
-    def _write_clock(self, at: int) -> None:
-        if at <= self._clock_last:
-            return
-        try:
-            data = encode_clock(at)
-        except SimclockValueError as exc:
-            # Never raised into the run (a draw, a delivery) or out of close() before the
-            # file is finished: the file says what is missing and close() raises.
-            self._fail(f"/clock at {at} ns was not recorded: {exc}")
-            self._clock_last = at
-            self._last_log_time = at
-            return
-        self._write(self._writer.add_message, self._clock_channel, at, data, at, RECORDER_TICK)
-        self._clock_seq += 1
-        self._clock_last = at
-        self._last_log_time = at
+    def _clock_overflow(self, at: int) -> None:
+        """A ``/clock`` tick past int32 seconds: not written, kept as the file's error.
 
-    def _clock_to(self, at: int) -> None:
-        """Emit the ``/clock`` messages due up to ``at`` (see the module docstring)."""
-        if self._bus_clock:
-            return  # the bus publishes /clock itself (a Session): one producer
-        period = self._period
-        if period is None:
-            if self._clock_last < 0 and at > self._start:
-                self._write_clock(self._start)
-            self._write_clock(at)
-            return
-        last = self._clock_last
-        # First grid point not yet written: >= start, > last.
-        first = self._start if last < 0 else last + 1
-        k = -(-first // period)
-        t = k * period
-        while t <= at:
-            self._write_clock(t)
-            t += period
+        Never raised into the run (a draw, a delivery) or out of close() before
+        the file is finished: the file says what is missing and close() raises.
+        """
+        try:
+            encode_clock(at)
+        except SimclockValueError as exc:
+            self._fail(f"/clock at {at} ns was not recorded: {exc}")
 
     def _bus_clock_channel(self, payload: object, kind: str) -> int | str:
         """The ``/clock`` channel for a bus message on ``/clock`` (C-BUS-5), or why not.
@@ -441,7 +423,7 @@ class Recorder(Closing):
                 '({"clock": {"sec": int, "nanosec": int}}, as a Session publishes); publish '
                 "other payloads on a topic of their own"
             )
-        self._bus_clock = True
+        self._trace.bus_clock = True
         return self._clock_channel
 
     def _new_channel(self, topic: str, kind: str, label: str = "") -> int | str:
@@ -464,8 +446,10 @@ class Recorder(Closing):
             metadata = {KIND_KEY: kind}
         channel = self._writer.register_channel(topic, "json", schema, metadata)
         self._channels[(topic, kind)] = channel
-        self._line_infix[channel] = line_infix(topic, kind)
+        self._line_infix[channel] = infix = line_infix(topic, kind)
         self._topic_kind[topic] = kind
+        if kind == "json":
+            self._trace.json_channels[topic] = (channel, infix)
         return channel
 
     def _register_schema(self, kind: str) -> int:
@@ -502,17 +486,18 @@ class Recorder(Closing):
                 text = f"message sequence must be an int >= 0, got int {seq}"
                 self._fail(text)
                 raise SimclockValueError(text)
-            if stamp < self._start:
+            trace = self._trace
+            if stamp < trace.start:
                 text = (
                     f"message sequence={seq} at {stamp} ns on {topic!r}: it is before the "
-                    f"recording's start_ns={self._start}"
+                    f"recording's start_ns={trace.start}"
                 )
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
-            if stamp < self._last_stamp or (stamp == self._last_stamp and seq <= self._last_seq):
+            if stamp < trace.last_stamp or (stamp == trace.last_stamp and seq <= trace.last_seq):
                 text = (
                     f"message sequence={seq} at {stamp} ns on {topic!r} arrived after "
-                    f"sequence={self._last_seq} at {self._last_stamp} ns (not in total order)"
+                    f"sequence={trace.last_seq} at {trace.last_stamp} ns (not in total order)"
                 )
                 self._fail(text)
                 raise SimclockRuntimeError(f"cannot record {text}")
@@ -567,53 +552,26 @@ class Recorder(Closing):
 
         ``data`` is the record's bytes, ``line`` the payload's canonical JSON.
         """
-        if stamp > self._clock_last:
-            self._clock_to(stamp)
-        try:  # self._write, inlined: once per message
-            self._writer.add_message(channel, stamp, data, stamp, seq & U32)
+        try:
+            self._trace.append(channel, stamp, seq, topic, data, infix, line)
         except OSError as exc:
             raise self._write_failed(exc) from None
-        self._hash.update(FINGERPRINT_LINE % (stamp, seq, infix, line))
-        self._count += 1
-        counts = self._counts
-        counts[topic] = counts.get(topic, 0) + 1
-        self._last_stamp = stamp
-        self._last_seq = seq
-        self._last_log_time = stamp
 
-    def _line_sink(self, topic: str) -> Callable[[int, int, bytes], None]:
+    def _line_sink(self, topic: str) -> TopicSink:
         """The trace sink of `record` for ``topic`` (see ``Bus.sender``).
 
         The message path's work for a pre-encoded message on a topic that is
-        not ``/clock``: the same checks, record and line. Anything unusual (a
-        closed recorder, a stamp out of order, a channel refused) goes to
-        `record` with the message built then, which reports it as it
-        always does; ``record`` reads a payload only on ``/clock``, which never
-        reaches a sink.
+        not ``/clock``: the same checks, record and line (`TopicSink`, compiled
+        with the core). Anything unusual (a closed recorder, a stamp out of
+        order, the topic's first message) goes to `record` with the message
+        built then, which reports it as it always does; ``record`` reads a
+        payload only on ``/clock``, which never reaches a sink.
         """
-        key = (topic, "json")
-        lock = self._lock
-        channels = self._channels
 
-        def line(stamp: int, seq: int, encoded: bytes) -> None:
-            lock.acquire()  # not `with`: half the cost, once per message
-            try:
-                usable = not self._closed and stamp >= self._start
-                usable = usable and (
-                    stamp > self._last_stamp or (stamp == self._last_stamp and seq > self._last_seq)
-                )
-                channel = channels.get(key) if usable else None
-                if channel is not None:
-                    data = ENVELOPE % (encoded, seq)
-                    self._append(
-                        channel, stamp, seq, topic, data, self._line_infix[channel], encoded
-                    )
-            finally:
-                lock.release()
-            if channel is None:  # the first message on the topic, or one record refuses
-                self.record(checked_message(topic, stamp, seq, None, encoded))
+        def fallback(stamp: int, seq: int, encoded: bytes) -> None:
+            self.record(checked_message(topic, stamp, seq, None, encoded))
 
-        return line
+        return TopicSink(self._trace, topic, fallback)
 
     def _check_fields(self, message: Message) -> tuple[int, int, str]:
         """Normalise a message's fields; a malformed one is refused and kept as the error."""
@@ -635,36 +593,45 @@ class Recorder(Closing):
         return stamp, int(seq), message.topic
 
     def _on_draw(self, label: str, method: str, args: tuple[Any, ...], value: Any) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not `with`: half the cost, once per draw
+        try:
             if self._closed:
                 return
             clock = self._bus.clock
-            at = max(self._last_log_time, clock.now_ns() if clock is not None else 0)
-            self._clock_to(at)
-            index = self._draw_index.get(label, 0)
-            topic = draws_topic(label)
-            channel = self._channels.get((topic, "draws")) or self._new_channel(
-                topic, "draws", label
-            )
-            if isinstance(channel, str):
-                # An observer must not break the run's draw: the file says what is missing.
-                self._fail(f"draw {index} of label {label!r} was not recorded: {channel}")
-                return
-            data = canonical_json(
-                {
-                    "args": encode_draw_value(list(args)),
-                    "index": index,
-                    "method": method,
-                    "value": encode_draw_value(value),
-                },
-                "random draw",
-            ).encode()
+            trace = self._trace
+            at = trace.last_log_time
+            if clock is not None:
+                at = max(at, clock.now_ns())
+            if at > trace.clock_last:
+                try:
+                    trace.clock_to(at)
+                except OSError as exc:
+                    raise self._write_failed(exc) from None
+            index = trace.draw_index.get(label, 0)
+            channel = self._draw_channels.get(label)
+            if channel is None:
+                topic = draws_topic(label)
+                found = self._channels.get((topic, "draws")) or self._new_channel(
+                    topic, "draws", label
+                )
+                if isinstance(found, str):
+                    # An observer must not break the run's draw: the file says what is missing.
+                    self._fail(f"draw {index} of label {label!r} was not recorded: {found}")
+                    return
+                channel = self._draw_channels[label] = found
+            data = self._draws.encode(label, method, args, index, value)
             try:
-                self._write(self._writer.add_message, channel, at, data, at, index & U32)
-            except SimclockRuntimeError:
+                trace.write_draw(channel, at, data, index)
+            except OSError as exc:
+                self._write_failed(exc)
                 return  # kept as the recording's error; the run's draw is not broken
-            self._draw_index[label] = index + 1
-            self._last_log_time = at
+            trace.draw_index[label] = index + 1
+            template = self._draws.template(method, args)
+            if template is not None:  # the next draws like this one take TraceRecords.draw
+                trace.draw_states[label] = DrawState(method, args, *template, channel)
+        finally:
+            lock.release()
 
 
 register_trace_sink(Recorder.record, Recorder._line_sink)

@@ -148,7 +148,8 @@ def run_scenario(
     pacing of ``mode``; the trace is the same in every mode, C-MODE-1, and
     for any chunk size, C-ADV-5). With ``out`` the run is recorded by
     [`Recorder`][simclock.Recorder] (``/clock`` at every physics step, carrying
-    SessionTime; every noise draw persisted per stream label, C-REP-3) with
+    SessionTime; every noise draw persisted per stream label, C-REP-3; lz4
+    chunks) with
     metadata ``scenario``, ``mode``, ``devices`` (JSON ``{id: topic}``),
     ``step_ns``, ``scenario_text`` and ``scenario_sha256`` (the scenario's
     canonical text and its hash, `Scenario.text`) and, with MuJoCo
@@ -217,6 +218,9 @@ def run_scenario(
             metadata=metadata,
             record_draws=True,
             clock_period_ns=scenario.physics.step_ns,
+            # lz4: of the official Writer's compressions, the one that costs least per
+            # run for files about 1.4x zstd's (docs/benchmarks.md, "Recording").
+            compression="lz4",
         )
     session = build_session(
         scenario,
