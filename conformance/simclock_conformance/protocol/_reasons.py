@@ -1,0 +1,586 @@
+"""Why the oracle answered as it did: the clause whose rule decided each part of a reply.
+
+Every part of an expected reply rests on a rule of SPEC §1: a refusal and its
+kind (``ok``), the time of a firing, whether an entry is due in an advance, the
+order of two firings at one instant, ``now_ns``, ``next_event_ns``,
+``stored``, a draw. :func:`reply_reasons` reads a program's requests with the
+oracle's replies and gives each reply its :class:`Reasons`; :func:`charge`
+takes the first difference of an observed reply and names the clause it is
+charged to (C-CONF-3: one defect, one clause, the rule it breaks, not the
+program that found it).
+
+Where one part rests on two rules (a firing beyond ``2**53`` ns rests on
+C-TIME-4 and on the rule that timed it), :data:`PRECEDENCE` says which one the
+difference is charged to; it is written once, here, and each entry has a test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simclock_conformance.protocol._compare import Difference
+
+__all__ = [
+    "EITHER",
+    "EXACT_BELOW",
+    "PRECEDENCE",
+    "Reasons",
+    "charge",
+    "decide",
+    "reply_reasons",
+]
+
+Json = dict[str, Any]
+
+EXACT_BELOW = 2**53
+"""A time above this is exact only for a backend that keeps C-TIME-4 (float64 is not)."""
+_MAX = 2**64 - 1
+_DIGITS = re.compile(r"[0-9]+")
+
+PRECEDENCE: tuple[tuple[str, str, str], ...] = (
+    # (the rule charged, the rule it wins over, why)
+    ("C-TIME-4", "C-ADV-1", "a time beyond 2**53 ns is first a question of exact times"),
+    ("C-ADV-2", "C-PER-1", "a callback that reads the advance's target reads the wrong time"),
+    ("C-ADV-2", "C-PER-3", "a callback that reads the advance's target reads the wrong time"),
+    ("C-ADV-2", "C-X-RATE", "a callback that reads the advance's target reads the wrong time"),
+    ("C-TIME-4", "C-ADV-2", "a firing beyond 2**53 ns read at a neighbouring time is inexact"),
+    ("C-TIME-4", "C-ADV-3", "an entry pushed beyond 2**53 ns is first a question of exact times"),
+    ("C-TIME-4", "C-PER-1", "a grid point beyond 2**53 ns is first a question of exact times"),
+    ("C-TIME-4", "C-PER-3", "a grid point beyond 2**53 ns is first a question of exact times"),
+    ("C-TIME-4", "C-SCH-1", "a time beyond 2**63 - 1 refused or taken wrongly is magnitude"),
+    ("C-TIME-4", "C-TIME-2", "a far advance that leaves now elsewhere is inexact time"),
+    ("C-WIRE-2", "C-TIME-3", "a time that is not a string of digits is the protocol's first"),
+    ("C-ERR-2", "C-ERR-1", "an advance that a halting callback ends is C-ERR-2's"),
+    ("C-ERR-1", "C-ADV-4", "a raising callback's advance answers as C-ERR-1 says"),
+    ("C-ERR-1", "C-ADV-1", "an advance with a raising callback goes on (C-ERR-1)"),
+    ("C-ERR-2", "C-ADV-1", "an advance a halt ends stops at the halting entry"),
+    ("C-ERR-1", "C-PER-3", "a periodic stays scheduled after its callback raised"),
+    ("C-ERR-2", "C-PER-3", "a periodic is re-armed after its callback halted"),
+    ("C-ADV-4", "C-ADV-1", "an advance with a nested advance answers as C-ADV-4 says"),
+    ("C-PER-2", "C-TIE-1", "at a shared instant a re-pushed periodic's fresh seq decides"),
+    ("C-CAN-2", "C-ADV-1", "a cancelled entry never fires, due or not"),
+    ("C-ADV-3", "C-ADV-1", "an entry a callback pushes is due in the same advance"),
+    ("C-SCH-1", "C-ADV-1", "an entry at == now fires on the next advance, even advance(0)"),
+    ("C-X-RATE", "C-PER-3", "a rate's grid is C-X-RATE's"),
+)
+"""``(winner, loser, why)``: where one reply part rests on two rules, the one charged."""
+
+_BEATS = {(w, loser) for w, loser, _ in PRECEDENCE}
+
+
+def decide(rules: Iterable[str]) -> tuple[str, ...]:
+    """``rules`` in the order they are charged: a rule beaten by another (PRECEDENCE) goes after.
+
+    The first is the clause charged; the others are the fallbacks a report uses
+    when it does not cover the first (C-WIRE-2 in process).
+    """
+    pending = list(dict.fromkeys(rules))
+    ordered: list[str] = []
+    while pending:
+        top = next(
+            (r for r in pending if not any((o, r) in _BEATS for o in pending if o != r)),
+            pending[0],
+        )
+        ordered.append(top)
+        pending.remove(top)
+    return tuple(ordered)
+
+
+@dataclass
+class _Entry:
+    """What the oracle's program says of one entry: enough to name the rule of its firings."""
+
+    kind: str  # "at", "child", "every", "rate"
+    at: int | None = None
+    scheduled_now: int = 0
+    pushed_in: int = -1  # the advance whose callback pushed it (children), else -1
+    on_fire: list[Json] = field(default_factory=list)
+    cancelled: bool = False
+    fired: int = 0
+    last: str = ""  # "raise" or "halt": how its last firing ended
+    seq: int = 0
+    """The push order of its pending firing (C-TIE-1): a re-push takes a fresh one (C-PER-2)."""
+    first_seq: int = 0
+    """The push order of its first firing: what a re-push that kept its seq would still have."""
+    due: int | None = None
+    """When its pending firing is due; None when nothing is pending."""
+    grid: tuple[int, int, int] | None = None
+    """``(period or 10**9, phase, rate denominator)`` of a periodic or rate grid; k = fired + k0."""
+    k0: int = 0
+
+
+@dataclass
+class Firing:
+    """One expected firing: the rules of its time, of its being due here, of its order."""
+
+    entry: str
+    time: tuple[str, ...]
+    due: tuple[str, ...]
+    repush: bool
+    seq: int
+    first_seq: int
+    tied: dict[str, tuple[int, int, bool]]
+    """Entries pending at this firing's instant, not fired yet: name -> (seq, first_seq, repush)."""
+    cancelled: frozenset[str]
+    """Entries cancelled before this firing: they must not fire from here on (C-CAN-2)."""
+    tie_kept: bool
+    """Two entries pushed fresh fired at one instant in push order earlier in the program."""
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class Reasons:
+    """The rules behind one expected reply (see the module's docstring)."""
+
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    firings: list[Firing] = field(default_factory=list)
+    elsewhere: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Why an entry that is not expected here must not fire here (after the last firing)."""
+    otherwise: tuple[str, ...] = ()
+    """Why no other entry fires here."""
+    actions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The actions of each entry fired here: what its callback calls on the clock."""
+    target: str | None = None
+    """An advance's target: a callback reading it instead of its own time breaks C-ADV-2."""
+
+
+@dataclass
+class _ClockFacts:
+    now: int = 0
+    advances: int = 0
+    seq: int = 0
+    tie_kept: bool = False
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    children: dict[str, int] = field(default_factory=dict)
+    streams: list[str] = field(default_factory=list)
+
+    def push(self, e: _Entry, due: int | None, first: bool) -> None:
+        e.seq = self.seq
+        if first:
+            e.first_seq = self.seq
+        self.seq += 1
+        e.due = due
+
+
+def _grid_time(e: _Entry, k: int) -> int | None:
+    if e.grid is None:
+        return None
+    period, phase, den = e.grid
+    if e.kind == "rate":
+        # C-X-RATE: phase + ceil(k * 10**9 * den / num), ``period`` holding the numerator.
+        return phase + -(-(k * 10**9 * den) // period)
+    return phase + k * period
+
+
+def _first_index(e: _Entry, now: int) -> int:
+    lo, hi = -1, 1
+    while (_grid_time(e, hi) or 0) < now:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if (_grid_time(e, mid) or 0) < now:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, str) and _DIGITS.fullmatch(value) else None
+
+
+def _far(*times: int | None) -> tuple[str, ...]:
+    return ("C-TIME-4",) if any(t is not None and t > EXACT_BELOW for t in times) else ()
+
+
+def _time_args_rules(request: Json, names: Sequence[str], own: str) -> tuple[str, ...]:
+    """Rules of a request whose time arguments the oracle refused or took."""
+    values = [request.get(n) for n in names if n in request]
+    if any(_int(v) is None for v in values):
+        return ("C-WIRE-2", "C-TIME-3")
+    numbers = [_int(v) for v in values]
+    if any(n is not None and n > _MAX for n in numbers):
+        return ("C-TIME-4",)
+    if any(n is not None and n >= 2**63 for n in numbers):
+        return ("C-TIME-4", own)
+    return (own,)
+
+
+def _kinds(actions: list[Json]) -> tuple[str, ...]:
+    return tuple(str(a.get("do", "")) for a in actions)
+
+
+def _time_rules(e: _Entry, time: int) -> tuple[str, ...]:
+    if e.kind == "every":
+        own = "C-PER-1" if e.fired == 0 else "C-PER-3"
+    elif e.kind == "rate":
+        own = "C-X-RATE"
+    else:
+        own = "C-ADV-2"
+    return decide((own, *_far(time)))
+
+
+def _due_rules(e: _Entry, time: int, advance: int, zero: bool) -> tuple[str, ...]:
+    """Why ``e`` is due in this advance: the rule broken when it does not fire here.
+
+    In ``advance(0)`` it is C-ADV-1's own sentence ("advance(0) fires what is
+    due at now"), whatever put the entry at now.
+    """
+    if zero:
+        return ("C-ADV-1",)
+    rules: list[str] = []
+    if e.kind == "child" and e.pushed_in == advance:
+        rules.append("C-ADV-3")
+    if e.kind in ("every", "rate") and e.fired:
+        rules.append({"raise": "C-ERR-1", "halt": "C-ERR-2"}.get(e.last, ""))
+        rules.append("C-X-RATE" if e.kind == "rate" else "C-PER-3")
+    if e.kind in ("at", "child") and e.at == e.scheduled_now:
+        rules.append("C-SCH-1")
+    if e.kind == "every" and not e.fired and time == e.scheduled_now:
+        rules.append("C-PER-1")
+    rules.append("C-ADV-1")
+    return decide(r for r in (*rules, *_far(time)) if r)
+
+
+def _draw_rules(facts: _ClockFacts, labels: object) -> tuple[str, ...]:
+    if not isinstance(labels, list) or not labels:
+        return ("C-RNG-1",)
+    path = "/".join(str(x).strip("/") for x in labels)
+    if len(labels) > 1 or "/" in str(labels[0]).strip("/"):
+        rule = "C-RNG-3"
+    elif facts.streams and path not in facts.streams:
+        rule = "C-RNG-4"
+    else:
+        rule = "C-RNG-2"
+    if path not in facts.streams:
+        facts.streams.append(path)
+    return (rule, "C-X-BITS")
+
+
+def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero: bool) -> Firing:
+    """The expected firing of ``e`` at ``time``; then the model's state after it."""
+    tied = {
+        n: (x.seq, x.first_seq, x.fired > 0)
+        for n, x in facts.entries.items()
+        if x.due == time and n != name and not x.cancelled
+    }
+    firing = Firing(
+        name,
+        _time_rules(e, time),
+        _due_rules(e, time, index, zero),
+        e.kind in ("every", "rate") and e.fired > 0,
+        e.seq,
+        e.first_seq,
+        tied,
+        frozenset(n for n, x in facts.entries.items() if x.cancelled),
+        facts.tie_kept,
+    )
+    e.fired += 1
+    e.due = None
+    kinds = _kinds(e.on_fire)
+    e.last = "halt" if "halt" in kinds else "raise" if "raise" in kinds else ""
+    for action in e.on_fire:
+        do = action.get("do")
+        if do == "schedule":
+            n = facts.children.get(name, 0)
+            at = time + (_int(action.get("delay_ns")) or 0)
+            if at <= _MAX:
+                facts.children[name] = n + 1
+                child = _Entry("child", at, time, index, _list(action.get("on_fire", [])))
+                facts.entries[f"{name}.{n}"] = child
+                facts.push(child, at, True)
+        elif do == "cancel":
+            _cancel(facts, str(action.get("entry")))
+    if e.grid is not None and not e.cancelled:
+        facts.push(e, _grid_time(e, e.k0 + e.fired), False)  # C-PER-2: after the callback
+    return firing
+
+
+def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
+    reasons = Reasons()
+    dt = _int(request.get("dt_ns"))
+    reasons.target = None if dt is None else str(facts.now + dt)
+    index = facts.advances
+    facts.advances += 1
+    fired = reply.get("fired") or []
+    halted = reply.get("error") == "halted"
+    actions: set[str] = set()
+    previous: tuple[int, bool] | None = None
+    for record in fired:
+        name = str(record.get("entry", ""))
+        time = _int(record.get("now_ns")) or 0
+        e = facts.entries.get(name)
+        if e is None:  # not reached: every fired entry was scheduled by the program
+            e = facts.entries[name] = _Entry("at", time, time)
+        actions.update(_kinds(e.on_fire))
+        reasons.actions[name] = _kinds(e.on_fire)
+        firing = _fire(facts, name, e, time, index, dt == 0)
+        kinds = _kinds(e.on_fire)
+        if "advance" in kinds:
+            firing.extra["nested"] = ("C-ADV-4",)
+        delays = [_int(a.get("delay_ns")) or 0 for a in e.on_fire if a.get("do") == "schedule"]
+        if delays:
+            # A child at now or later is taken (C-SCH-1) unless beyond what times hold.
+            far = any(time + d >= 2**63 for d in delays)
+            firing.extra["refused"] = ("C-TIME-4", "C-SCH-1") if far else ("C-SCH-1",)
+        if previous == (time, False) and not firing.repush:
+            facts.tie_kept = True
+        reasons.firings.append(firing)
+        previous = (time, firing.repush)
+    ok_rules = _time_args_rules(request, ["dt_ns"], "C-ADV-1")
+    if halted:
+        ok_rules = ("C-ERR-2",)
+    elif "raise" in actions:
+        ok_rules = decide(("C-ERR-1", *ok_rules))
+    elif "advance" in actions:
+        ok_rules = decide(("C-ADV-4", *ok_rules))
+    reasons.parts["ok"] = ok_rules
+    reasons.parts["failures"] = ("C-ERR-1",)
+    reasons.parts["entry"] = ("C-ERR-2",)
+    # The time the halting callback read: its firing's rules.
+    reasons.parts["at_ns"] = reasons.firings[-1].time if reasons.firings else ("C-ERR-2",)
+    now = _int(reply.get("now_ns"))
+    if reply.get("ok") is True:
+        reasons.parts["now_ns"] = decide(("C-ADV-1", *_far(now)))
+    elif halted:
+        reasons.parts["now_ns"] = ("C-ERR-2",)
+    else:
+        reasons.parts["now_ns"] = ok_rules
+    for name, e in facts.entries.items():
+        if e.cancelled:
+            reasons.elsewhere[name] = ("C-CAN-2",)
+    reasons.otherwise = ("C-ERR-2",) if halted else decide(("C-ADV-1", *_far(now)))
+    if now is not None:
+        facts.now = now
+    return reasons
+
+
+def _list(value: object) -> list[Json]:
+    return [a for a in value if isinstance(a, dict)] if isinstance(value, list) else []
+
+
+def _cancel(facts: _ClockFacts, name: str) -> None:
+    """A cancel: the entry never fires again (C-CAN-2); a fired one-shot is a no-op (C-CAN-3)."""
+    target = facts.entries.get(name)
+    if target is not None and not (target.kind in ("at", "child") and target.fired):
+        target.cancelled = True
+        target.due = None
+
+
+def _schedule(facts: _ClockFacts, request: Json, reply: Json, kind: str) -> Reasons:
+    reasons = Reasons()
+    op_rule = {"at": "C-SCH-1", "every": "C-PER-1", "rate": "C-X-RATE"}[kind]
+    names = {"at": ["at_ns"], "every": ["period_ns", "phase_ns"], "rate": ["phase_ns"]}[kind]
+    rules = _time_args_rules(request, names, op_rule)
+    reasons.parts["ok"] = decide(rules)
+    reasons.parts["now_ns"] = ("C-TIME-2",)
+    if reply.get("ok") is True:
+        e = _Entry(
+            kind, _int(request.get("at_ns")), facts.now, on_fire=_list(request.get("on_fire"))
+        )
+        if kind == "every":
+            e.grid = (
+                _int(request.get("period_ns")) or 1,
+                _int(request.get("phase_ns", "0")) or 0,
+                1,
+            )
+        elif kind == "rate":
+            num, den = (_int(x) or 1 for x in request.get("rate_hz") or ["1", "1"])
+            e.grid = (num, _int(request.get("phase_ns", "0")) or 0, den)
+        if e.grid is not None:
+            e.k0 = _first_index(e, facts.now)
+            e.at = _grid_time(e, e.k0)
+        facts.entries[str(request.get("entry"))] = e
+        facts.push(e, e.at, True)
+    return reasons
+
+
+def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Reasons]:
+    """The :class:`Reasons` of each of the oracle's ``replies`` to ``requests``."""
+    clocks: dict[str, _ClockFacts] = {}
+    out: list[Reasons] = []
+    for request, reply in zip(requests, replies, strict=True):
+        op = request.get("op")
+        name = str(request.get("clock"))
+        if op == "create":
+            facts = clocks[name] = _ClockFacts(now=_int(request.get("start_ns")) or 0)
+            reasons = Reasons(parts={"ok": ("C-TIME-1",), "now_ns": ("C-TIME-1",)})
+        else:
+            facts = clocks.setdefault(name, _ClockFacts())
+            if op == "advance":
+                reasons = _advance(facts, request, reply)
+            elif op == "schedule":
+                reasons = _schedule(facts, request, reply, "at")
+            elif op == "schedule_periodic":
+                reasons = _schedule(facts, request, reply, "every")
+            elif op == "schedule_rate":
+                reasons = _schedule(facts, request, reply, "rate")
+            elif op == "cancel":
+                reasons = Reasons(parts={"ok": ("C-CAN-1",), "now_ns": ("C-TIME-2",)})
+                _cancel(facts, str(request.get("entry")))
+            elif op == "draw":
+                rules = _draw_rules(facts, request.get("labels"))
+                ok = ("C-RNG-3",) if reply.get("ok") is False else rules[:1]
+                reasons = Reasons(parts={"ok": ok, "values": rules, "now_ns": ("C-TIME-2",)})
+            elif op == "step_ns":
+                reasons = Reasons(parts={"ok": ("C-STEP-1",), "step_ns": ("C-STEP-1",)})
+            elif op == "stats":
+                stats = ("C-X-STATS",)
+                reasons = Reasons(
+                    parts={"ok": stats, "fired": stats, "skipped": stats, "overruns": stats}
+                )
+            else:
+                reasons = Reasons(parts={"now_ns": ("C-TIME-2",)})
+        reasons.parts.setdefault("next_event_ns", ("C-X-PEEK",))
+        reasons.parts.setdefault("stored", ("C-CAN-4",))
+        reasons.parts.setdefault("now_ns", ("C-TIME-2",))
+        if "ok" in reasons.parts:
+            reasons.parts.setdefault("error", reasons.parts["ok"])
+        out.append(reasons)
+    return out
+
+
+EITHER = " or "
+"""Joins the rules of a charge the reply alone cannot settle (see :func:`_order`)."""
+
+
+def _order(firing: Firing, other: str) -> tuple[str, ...]:
+    """Whose rule puts ``firing`` before ``other``, pending at the same instant.
+
+    Push order (C-TIE-1), unless a re-pushed periodic is involved and the other
+    firing first is what a re-push that kept its first seq gives (``first_seq``
+    order): then the re-push's fresh seq (C-PER-2) is broken if the program
+    already saw entries pushed fresh fire at one instant in push order; without
+    that, the reply cannot tell a reversed tie from a kept seq, and the charge
+    is ``C-PER-2 or C-TIE-1``: the report settles it (``report._charges``).
+    """
+    seq, first_seq, repush = firing.tied[other]
+    if not (repush or firing.repush):
+        return ("C-TIE-1",)
+    mine = firing.first_seq if firing.repush else firing.seq
+    theirs = first_seq if repush else seq
+    if theirs >= mine:
+        return ("C-TIE-1",)
+    return ("C-PER-2",) if firing.tie_kept else ("C-PER-2" + EITHER + "C-TIE-1",)
+
+
+def _why_not(reasons: Reasons, i: int, name: object, same_instant: bool) -> tuple[str, ...]:
+    """Why the entry ``name`` must not fire at place ``i`` of the expected firings."""
+    firing = reasons.firings[i] if i < len(reasons.firings) else None
+    cancelled = firing.cancelled if firing is not None else frozenset(reasons.elsewhere)
+    if isinstance(name, str) and name in cancelled:
+        return ("C-CAN-2",)
+    if firing is not None and same_instant and isinstance(name, str) and name in firing.tied:
+        return _order(firing, name)
+    for later in reasons.firings[i + 1 :]:
+        if later.entry == name:
+            return later.time
+    return reasons.otherwise
+
+
+def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -> tuple[str, ...]:
+    got = observed.get("fired")
+    want = expected.get("fired") or []
+    got = got if isinstance(got, list) else []
+    e = want[index] if index < len(want) else None
+    o = got[index] if index < len(got) else None
+    name = o.get("entry") if isinstance(o, dict) else None
+    if e is None or index >= len(reasons.firings):
+        return _why_not(reasons, index, name, False)
+    firing = reasons.firings[index]
+    if not isinstance(o, dict):
+        return firing.due
+    if name == e.get("entry"):
+        if o.get("now_ns") != e.get("now_ns"):
+            if o.get("now_ns") == reasons.target:
+                # It read the advance's target, not its own time: C-ADV-2 says what a
+                # callback reads (the grid and the order, C-PER-*, are kept).
+                return decide(("C-ADV-2", *firing.time))
+            return firing.time
+        for key, rules in firing.extra.items():
+            if o.get(key) != e.get(key):
+                return rules
+        return firing.time
+    late, early = _int(o.get("now_ns")), _int(e.get("now_ns"))
+    if late is not None and early is not None and late > early:
+        return firing.due  # the expected entry did not fire at its time
+    return _why_not(reasons, index, name, o.get("now_ns") == e.get("now_ns"))
+
+
+_ACTION_RULES = {"cancel": "C-CAN-1", "advance": "C-ADV-4", "schedule": "C-SCH-1"}
+"""A callback's call on the clock and the rule of its answer: ``cancel()`` never raises
+(C-CAN-1), a nested advance raises RuntimeError, which the callback catches (C-ADV-4),
+a schedule at now or later is taken (C-SCH-1)."""
+
+
+def _failure_rules(reasons: Reasons, observed: Json, expected: Json, item: int) -> tuple[str, ...]:
+    """A callback failure reported otherwise: C-ERR-1, or the call that raised in a callback.
+
+    A failure the oracle does not have, of a callback whose own actions do not
+    raise, came from one of its calls on the clock: the rule of that call.
+    """
+    got = observed.get("failures")
+    want = expected.get("failures") or []
+    o = got[item] if isinstance(got, list) and item < len(got) else None
+    e = want[item] if item < len(want) else None
+    name = o.get("entry") if isinstance(o, dict) else None
+    if isinstance(name, str) and (e is None or e.get("entry") != name):
+        kinds = reasons.actions.get(name, ())
+        if "raise" not in kinds:
+            calls = [_ACTION_RULES[k] for k in kinds if k in _ACTION_RULES]
+            if calls:
+                return tuple(dict.fromkeys(calls))
+    return reasons.parts.get("failures", ("C-ERR-1",))
+
+
+def _raised_call(
+    reasons: Reasons, observed: Json, expected: Json, item: int
+) -> tuple[str, ...] | None:
+    """The rule of a call on the clock that raised in a callback before firing ``item``.
+
+    Such a call (a ``cancel()`` that raised, say) shows as a failure the oracle
+    does not have; what fires after it differs as a consequence.
+    """
+    got, want = observed.get("failures"), expected.get("failures") or []
+    fired = observed.get("fired")
+    if not isinstance(got, list) or not isinstance(fired, list):
+        return None
+    last = fired[item] if item < len(fired) else None
+    until = _int(last.get("now_ns")) if isinstance(last, dict) else None
+    default = reasons.parts.get("failures", ("C-ERR-1",))
+    for k, failure in enumerate(got):
+        if not isinstance(failure, dict) or failure in want:
+            continue
+        at = _int(failure.get("at_ns"))
+        if until is not None and (at is None or at > until):
+            continue
+        rules = _failure_rules(reasons, observed, {"failures": want[:k]}, k)
+        if rules != default:
+            return rules
+    return None
+
+
+def charge(
+    reasons: Reasons, observed: Json, expected: Json, diff: Difference, own: Sequence[str]
+) -> tuple[str, ...]:
+    """The clauses ``diff`` is charged to, in order (the first, else the next a report has).
+
+    ``own``: the program's clauses, charged when no rule decided the part
+    (a field the oracle's reply has and no rule of §1 speaks of).
+    """
+    if diff.field == "fired" and diff.item is not None and isinstance(expected.get("fired"), list):
+        rules = _raised_call(reasons, observed, expected, diff.item) or _fired_rules(
+            reasons, observed, expected, diff.item
+        )
+    elif diff.field == "ok" and observed.get("ok") is not True and expected.get("ok") is True:
+        rules = reasons.parts.get("ok", ())
+    elif diff.field == "failures" and diff.item is not None:
+        rules = _failure_rules(reasons, observed, expected, diff.item)
+    elif diff.field == "at_ns" and observed.get("at_ns") == reasons.target:
+        rules = decide(("C-ADV-2", *reasons.parts.get("at_ns", ())))
+    else:
+        rules = reasons.parts.get(diff.field, ())
+    return tuple(dict.fromkeys((*rules, *own)))
