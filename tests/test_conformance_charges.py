@@ -12,7 +12,6 @@ on hand-made outcomes; then one test per entry of the precedence table.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -63,22 +62,6 @@ class _RefusesAbove63(SortedListClock):
         if ns > 2**63 - 1:  # defect: a signed 64-bit store
             raise SimclockValueError(f"{name} must be <= 2**63 - 1, got {ns}")
         return ns
-
-
-class _NotRearmedAfterRaise(SortedListClock):
-    def _run(self, at: int, timer: Timer) -> bool:
-        try:
-            timer.cb()
-        except BaseException:
-            timer.cancelled = True  # defect: a periodic that raised is not re-armed
-            raise
-        return True
-
-    def advance(self, dt_ns: int) -> None:
-        try:
-            super().advance(dt_ns)
-        except Exception:
-            pass  # the isolation the base's _run did, minus the report
 
 
 class _NotRearmedButReported(SortedListClock):
@@ -250,5 +233,3 @@ def test_C_TIME_4_a_firing_beyond_2_53_is_charged_to_C_TIME_4_before_its_timing_
     near = [*program[:1], _req("schedule", entry="a", at_ns="5", on_fire=[]), program[3]]
     assert _firing_time_rules(near, "a") == ("C-ADV-2",)
 
-
-Factory = Callable[[int, Bus], SortedListClock]

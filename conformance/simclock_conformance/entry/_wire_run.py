@@ -147,6 +147,7 @@ def _run_one(
                 report.add(clause, Outcome(case.id, NOT_APPLICABLE, message=why))
         return
     program = program_text(case.requests)
+    session.mark()
     try:
         problem, replies = run_program(session.send, case, session.features, splits)
         session.drain()
@@ -190,6 +191,7 @@ def _second_process(session: Session, case: Case, first: list[Json]) -> str | No
 
 
 def _run_machine(session: Session, profile: str) -> Outcome:
+    session.mark()
     try:
         problem = run_wire_machine(session, profile)
     except DriverError as failure:

@@ -59,7 +59,7 @@ PYTHON_RULES: dict[str, str] = {
 of one instant in another order is the tie rule's (C-TIE-1; no Python-only test has a
 re-pushed periodic at a shared instant)."""
 
-_FAR_SIDE = re.compile(r"expected \(?[^,]*?(\d{17,})")
+_FAR_SIDE = re.compile(r"expected \(?[^,]*?(\d{16,})")
 _TIME_KINDS = (f"{DIFFERENCE}fired now_ns differs", f"{DIFFERENCE}now_ns differs")
 _RAISED_IN = re.compile(r"^\S+ raised in \S+:\d+ \((\w+)\)$")
 

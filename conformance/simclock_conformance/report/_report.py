@@ -56,7 +56,7 @@ from simclock_conformance.report._outcome import (
 )
 from simclock_conformance.report._rootkey import defect_key, program_label, root_key
 
-__all__ = ["BackendReport"]
+__all__ = ["PROGRAM_LINES", "BackendReport", "program_lines"]
 
 
 @dataclass
@@ -73,6 +73,8 @@ class BackendReport:
     """The clauses this report covers; by default every registered one but the wire-only ones."""
     label: str = ""
     """The profile a CONFORMING verdict names (``wire profile 1`` for a driver, C-CONF-1)."""
+    json_path: str = ""
+    """Where the JSON report (every program whole) is written, for the text report to say."""
     _blocked_memo: tuple[object, dict[tuple[str, str], str]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -382,14 +384,14 @@ class BackendReport:
             # One failure in full: the one with the shortest program shows the cause best.
             c, t = min(group, key=lambda ct: _program_size(ct[1]))
             lines.append(f"  for example, {c}: {t.name}")
-            lines.extend(_failure_lines(t, "    "))
+            lines.extend(_failure_lines(t, "    ", self.json_path))
         for c, t in failed:
             if len(by_key[self.root_key(t)]) > 1:
                 continue
             lines.append("")
             why = f" (blocked by {blocked[c]})" if c in blocked else ""
             lines.append(f"FAILED {c}{why}: {t.name}")
-            lines.extend(_failure_lines(t, "  "))
+            lines.extend(_failure_lines(t, "  ", self.json_path))
         return "\n".join(lines)
 
 
@@ -400,7 +402,30 @@ def _program_size(outcome: Outcome) -> int:
     return min(sizes) if sizes else 1_000_000
 
 
-def _failure_lines(t: Outcome, indent: str) -> list[str]:
+PROGRAM_LINES = 40
+"""The most lines of a program the text report prints; the JSON report has it whole."""
+
+
+def program_lines(program: str, json_path: str = "") -> list[str]:
+    """``program`` (cut at its failing request) in at most :data:`PROGRAM_LINES` lines.
+
+    A longer one keeps its first lines (the clocks made) and its last (up to the
+    failing request), with the count of requests left out and where the whole is.
+    """
+    lines = program.splitlines()
+    if len(lines) <= PROGRAM_LINES:
+        return lines
+    head, tail = 10, PROGRAM_LINES - 11
+    elided = len(lines) - head - tail
+    where = (
+        f"the whole program is in the JSON report {json_path}"
+        if json_path
+        else "run with --json REPORT to keep the whole program"
+    )
+    return [*lines[:head], f"... {elided} requests left out; {where} ...", *lines[-tail:]]
+
+
+def _failure_lines(t: Outcome, indent: str, json_path: str = "") -> list[str]:
     """The message of a failed test and each distinct failure with its program."""
     lines = [indent + line for line in t.message.splitlines()[:12]]
     failures = t.failures or (
@@ -412,5 +437,7 @@ def _failure_lines(t: Outcome, indent: str) -> list[str]:
             lines.append(f"{indent}  {failure['message']}")
         if failure["program"]:
             lines.append(indent + program_label(failure.get("program_kind", "")))
-            lines.extend(f"{indent}  {line}" for line in failure["program"].splitlines())
+            lines.extend(
+                f"{indent}  {line}" for line in program_lines(failure["program"], json_path)
+            )
     return lines
