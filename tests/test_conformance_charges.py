@@ -18,11 +18,13 @@ import pytest
 from backends.sorted_list import SortedListClock, Timer
 
 from simclock import Bus, SimclockValueError
+from simclock_conformance import CLAUSES
 from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.protocol._backends import PythonBackend
 from simclock_conformance.protocol._engine import Engine
 from simclock_conformance.protocol._reasons import PRECEDENCE, decide, reply_reasons
 from simclock_conformance.protocol._wire_core import SPLIT, expected_replies, run_program
+from simclock_conformance.report._charges import settle_either
 from simclock_conformance.report._outcome import Outcome
 from simclock_conformance.report._report import BackendReport
 
@@ -47,7 +49,12 @@ def _charges(cls: type[SortedListClock]) -> dict[str, set[str]]:
             charged = _CHARGED.search(problem)
             assert charged, problem
             found.setdefault(charged.group(1), set()).add(case.id)
-    return found
+    # As the report does: a charge one reply cannot settle goes where others went.
+    settled = {c for c in found if " or " not in c}
+    out: dict[str, set[str]] = {}
+    for charged_to, ids in found.items():
+        out.setdefault(settle_either(charged_to, settled, CLAUSES), set()).update(ids)
+    return out
 
 
 class _RefusesNow(SortedListClock):
@@ -139,8 +146,6 @@ def test_C_CONF_3_every_reply_part_of_every_program_has_a_rule() -> None:
 def _report(failures: dict[str, list[str]]) -> BackendReport:
     """Every clause passed once, then ``clause -> [the clause each failed program is charged]``."""
     rep = BackendReport("x:y")
-    from simclock_conformance import CLAUSES
-
     for clause in CLAUSES:
         rep.add(clause, Outcome(f"test_{clause.replace('-', '_')}_ok", "passed"))
     for clause, charges in failures.items():
@@ -233,3 +238,58 @@ def test_C_TIME_4_a_firing_beyond_2_53_is_charged_to_C_TIME_4_before_its_timing_
     near = [*program[:1], _req("schedule", entry="a", at_ns="5", on_fire=[]), program[3]]
     assert _firing_time_rules(near, "a") == ("C-ADV-2",)
 
+
+
+# -- reports a backend author reads once -----------------------------------------
+
+
+def test_C_CONF_3_a_long_program_is_printed_in_at_most_40_lines() -> None:
+    from simclock_conformance.report._report import PROGRAM_LINES, program_lines
+
+    program = "\n".join(f"request {i}" for i in range(1, 2092))
+    shown = program_lines(program, "/tmp/r.json")
+    assert PROGRAM_LINES == 40 and len(shown) == 40
+    assert shown[:10] == [f"request {i}" for i in range(1, 11)]
+    assert shown[10] == (
+        "... 2052 requests left out; the whole program is in the JSON report /tmp/r.json ..."
+    )
+    assert shown[11:] == [f"request {i}" for i in range(2063, 2092)]  # up to the failing one
+    assert program_lines(program)[10] == (
+        "... 2052 requests left out; run with --json REPORT to keep the whole program ..."
+    )
+    short = "\n".join(f"request {i}" for i in range(40))
+    assert program_lines(short) == short.splitlines()
+
+
+def test_C_CONF_3_a_failure_quotes_only_the_stderr_written_during_its_test() -> None:
+    import sys
+    import time
+
+    from simclock_conformance.protocol._driver import Driver, DriverError
+
+    script = (
+        "import sys\n"
+        "for n, line in enumerate(sys.stdin):\n"
+        "    if n == 0:\n"
+        "        print('left over from an earlier test', file=sys.stderr, flush=True)\n"
+        "        print('{\"ok\":true}', flush=True)\n"
+        "    else:\n"
+        "        print('this test: giving up', file=sys.stderr, flush=True)\n"
+        "        sys.exit(3)\n"
+    )
+    driver = Driver([sys.executable, "-c", script], deadline_s=60)
+    try:
+        assert driver.request({"op": "observe", "clock": "c"}) == {"ok": True}
+        for _ in range(1000):  # the stderr reader thread takes the earlier line first
+            if driver.stderr_tail():
+                break
+            time.sleep(0.01)
+        assert driver.stderr_tail() == ["left over from an earlier test"]
+        driver.mark()
+        assert driver.stderr_tail() == []
+        with pytest.raises(DriverError) as failure:
+            driver.request({"op": "observe", "clock": "c"})
+    finally:
+        driver.kill()
+    assert failure.value.stderr == ["this test: giving up"]
+    assert "left over" not in str(failure.value)

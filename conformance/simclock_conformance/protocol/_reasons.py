@@ -58,6 +58,12 @@ PRECEDENCE: tuple[tuple[str, str, str], ...] = (
     ("C-ERR-1", "C-ADV-1", "an advance with a raising callback goes on (C-ERR-1)"),
     ("C-ERR-2", "C-ADV-1", "an advance a halt ends stops at the halting entry"),
     ("C-ERR-1", "C-PER-3", "a periodic stays scheduled after its callback raised"),
+    ("C-ERR-1", "C-ADV-3", "after a callback raised the remaining entries still fire"),
+    ("C-ADV-3", "C-PER-3", "a re-push due within its advance fires in it"),
+    ("C-ADV-3", "C-X-RATE", "a re-push due within its advance fires in it"),
+    ("C-ERR-1", "C-PER-1", "after a callback raised the remaining entries still fire"),
+    ("C-ERR-1", "C-SCH-1", "after a callback raised the remaining entries still fire"),
+    ("C-ERR-1", "C-X-RATE", "after a callback raised the remaining entries still fire"),
     ("C-ERR-2", "C-PER-3", "a periodic is re-armed after its callback halted"),
     ("C-ADV-4", "C-ADV-1", "an advance with a nested advance answers as C-ADV-4 says"),
     ("C-PER-2", "C-TIE-1", "at a shared instant a re-pushed periodic's fresh seq decides"),
@@ -69,6 +75,10 @@ PRECEDENCE: tuple[tuple[str, str, str], ...] = (
 """``(winner, loser, why)``: where one reply part rests on two rules, the one charged."""
 
 _BEATS = {(w, loser) for w, loser, _ in PRECEDENCE}
+
+EITHER = " or "
+"""Joins the rules of a charge one reply cannot settle (``C-PER-2 or C-TIE-1``): the report
+charges the one another failure is charged to (``report._charges.settle_either``)."""
 
 
 def decide(rules: Iterable[str]) -> tuple[str, ...]:
@@ -128,6 +138,10 @@ class Firing:
     """Entries cancelled before this firing: they must not fire from here on (C-CAN-2)."""
     tie_kept: bool
     """Two entries pushed fresh fired at one instant in push order earlier in the program."""
+    zero: bool = False
+    """Fired by an ``advance(0)``."""
+    raisers: frozenset[str] = frozenset()
+    """Other entries whose callbacks raised earlier in this advance."""
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -141,8 +155,12 @@ class Reasons:
     """Why an entry that is not expected here must not fire here (after the last firing)."""
     otherwise: tuple[str, ...] = ()
     """Why no other entry fires here."""
+    pending: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The entries still pending after this reply: the rules of their next firing's time."""
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """The actions of each entry fired here: what its callback calls on the clock."""
+    raised: frozenset[str] = frozenset()
+    """The actions of every callback fired here (``raise``: one raised an Exception)."""
     target: str | None = None
     """An advance's target: a callback reading it instead of its own time breaks C-ADV-2."""
 
@@ -223,19 +241,21 @@ def _time_rules(e: _Entry, time: int) -> tuple[str, ...]:
     return decide((own, *_far(time)))
 
 
-def _due_rules(e: _Entry, time: int, advance: int, zero: bool) -> tuple[str, ...]:
-    """Why ``e`` is due in this advance: the rule broken when it does not fire here.
-
-    In ``advance(0)`` it is C-ADV-1's own sentence ("advance(0) fires what is
-    due at now"), whatever put the entry at now.
-    """
-    if zero:
-        return ("C-ADV-1",)
+def _due_rules(e: _Entry, time: int, advance: int) -> tuple[str, ...]:
+    """Why ``e`` is due in this advance: the rule broken when it does not fire here."""
     rules: list[str] = []
-    if e.kind == "child" and e.pushed_in == advance:
+    if e.pushed_in == advance:
+        # Pushed during this advance, by a callback or as a periodic's re-push: due
+        # at or before the target, it fires in the same advance (C-ADV-3).
         rules.append("C-ADV-3")
     if e.kind in ("every", "rate") and e.fired:
-        rules.append({"raise": "C-ERR-1", "halt": "C-ERR-2"}.get(e.last, ""))
+        rearm = {"raise": "C-ERR-1", "halt": "C-ERR-2"}.get(e.last, "")
+        if rearm and rules == ["C-ADV-3"]:
+            # Re-armed after its callback raised (C-ERR-1) and due within this advance
+            # (C-ADV-3): one reply cannot tell a re-push that waits from none at all.
+            rules = [rearm + EITHER + "C-ADV-3"]
+        else:
+            rules.append(rearm)
         rules.append("C-X-RATE" if e.kind == "rate" else "C-PER-3")
     if e.kind in ("at", "child") and e.at == e.scheduled_now:
         rules.append("C-SCH-1")
@@ -270,13 +290,14 @@ def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero:
     firing = Firing(
         name,
         _time_rules(e, time),
-        _due_rules(e, time, index, zero),
+        _due_rules(e, time, index),
         e.kind in ("every", "rate") and e.fired > 0,
         e.seq,
         e.first_seq,
         tied,
         frozenset(n for n, x in facts.entries.items() if x.cancelled),
         facts.tie_kept,
+        zero,
     )
     e.fired += 1
     e.due = None
@@ -296,6 +317,7 @@ def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero:
             _cancel(facts, str(action.get("entry")))
     if e.grid is not None and not e.cancelled:
         facts.push(e, _grid_time(e, e.k0 + e.fired), False)  # C-PER-2: after the callback
+        e.pushed_in = index
     return firing
 
 
@@ -309,6 +331,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
     halted = reply.get("error") == "halted"
     actions: set[str] = set()
     previous: tuple[int, bool] | None = None
+    raisers: set[str] = set()
     for record in fired:
         name = str(record.get("entry", ""))
         time = _int(record.get("now_ns")) or 0
@@ -326,10 +349,14 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
             # A child at now or later is taken (C-SCH-1) unless beyond what times hold.
             far = any(time + d >= 2**63 for d in delays)
             firing.extra["refused"] = ("C-TIME-4", "C-SCH-1") if far else ("C-SCH-1",)
+        firing.raisers = frozenset(raisers - {name})
+        if "raise" in _kinds(e.on_fire):
+            raisers.add(name)
         if previous == (time, False) and not firing.repush:
             facts.tie_kept = True
         reasons.firings.append(firing)
         previous = (time, firing.repush)
+    reasons.raised = frozenset(actions)
     ok_rules = _time_args_rules(request, ["dt_ns"], "C-ADV-1")
     if halted:
         ok_rules = ("C-ERR-2",)
@@ -353,6 +380,11 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
         if e.cancelled:
             reasons.elsewhere[name] = ("C-CAN-2",)
     reasons.otherwise = ("C-ERR-2",) if halted else decide(("C-ADV-1", *_far(now)))
+    reasons.pending = {
+        n: _time_rules(x, x.due)
+        for n, x in facts.entries.items()
+        if x.due is not None and not x.cancelled
+    }
     if now is not None:
         facts.now = now
     return reasons
@@ -443,10 +475,6 @@ def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Rea
     return out
 
 
-EITHER = " or "
-"""Joins the rules of a charge the reply alone cannot settle (see :func:`_order`)."""
-
-
 def _order(firing: Firing, other: str) -> tuple[str, ...]:
     """Whose rule puts ``firing`` before ``other``, pending at the same instant.
 
@@ -478,7 +506,34 @@ def _why_not(reasons: Reasons, i: int, name: object, same_instant: bool) -> tupl
     for later in reasons.firings[i + 1 :]:
         if later.entry == name:
             return later.time
+    if isinstance(name, str) and name in reasons.pending and reasons.otherwise != ("C-ERR-2",):
+        return reasons.pending[name]  # due later: it fired before its time
     return reasons.otherwise
+
+
+def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...]:
+    """Why an expected firing is missing from the observed reply.
+
+    An ``advance(0)`` that fired nothing breaks C-ADV-1's own sentence
+    ("advance(0) fires what is due at now"). A backend whose next pending
+    entry (``next_event_ns``) lies beyond the target put the entry elsewhere:
+    the rule that timed it. Otherwise it was due and did not fire (its due rules).
+    """
+    fired = observed.get("fired")
+    if firing.zero and not fired:
+        return ("C-ADV-1",)
+    if firing.due[0].startswith(("C-ERR-1", "C-ERR-2")):
+        return firing.due  # not re-armed after its callback raised: the error rules first
+    if firing.raisers and isinstance(fired, list):
+        names = [f.get("entry") if isinstance(f, dict) else None for f in fired]
+        if names and names[-1] in firing.raisers:
+            # Nothing fired after a callback raised: C-ERR-1 ("the remaining entries
+            # still fire"), or the entry's own due rule; another failure settles it.
+            return (f"C-ERR-1{EITHER}{firing.due[0]}", *firing.due[1:])
+    peek, target = _int(observed.get("next_event_ns")), _int(reasons.target)
+    if peek is not None and target is not None and peek > target:
+        return firing.time
+    return firing.due
 
 
 def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -> tuple[str, ...]:
@@ -492,7 +547,7 @@ def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -
         return _why_not(reasons, index, name, False)
     firing = reasons.firings[index]
     if not isinstance(o, dict):
-        return firing.due
+        return _missing(reasons, firing, observed)
     if name == e.get("entry"):
         if o.get("now_ns") != e.get("now_ns"):
             if o.get("now_ns") == reasons.target:
@@ -506,7 +561,7 @@ def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -
         return firing.time
     late, early = _int(o.get("now_ns")), _int(e.get("now_ns"))
     if late is not None and early is not None and late > early:
-        return firing.due  # the expected entry did not fire at its time
+        return _missing(reasons, firing, observed)  # it did not fire at its time
     return _why_not(reasons, index, name, o.get("now_ns") == e.get("now_ns"))
 
 
@@ -534,6 +589,20 @@ def _failure_rules(reasons: Reasons, observed: Json, expected: Json, item: int) 
             if calls:
                 return tuple(dict.fromkeys(calls))
     return reasons.parts.get("failures", ("C-ERR-1",))
+
+
+def _first_fired_difference(observed: Json, expected: Json) -> int | None:
+    """The first place the firings of two advance replies differ (entry or time), or None."""
+    got, want = observed.get("fired"), expected.get("fired")
+    if not isinstance(got, list) or not isinstance(want, list):
+        return None
+    for i, (o, e) in enumerate(zip(got, want, strict=False)):
+        if not isinstance(o, dict) or (o.get("entry"), o.get("now_ns")) != (
+            e.get("entry"),
+            e.get("now_ns"),
+        ):
+            return i
+    return min(len(got), len(want)) if len(got) != len(want) else None
 
 
 def _raised_call(
@@ -574,6 +643,21 @@ def charge(
     if diff.field == "fired" and diff.item is not None and isinstance(expected.get("fired"), list):
         rules = _raised_call(reasons, observed, expected, diff.item) or _fired_rules(
             reasons, observed, expected, diff.item
+        )
+    elif (
+        diff.field in ("ok", "error")
+        and (expected.get("ok") is True or expected.get("error") == "halted")
+        and observed.get("error") not in (None, "halted")
+        and "raise" in reasons.raised
+    ):
+        rules = ("C-ERR-1",)  # a callback's Exception left the advance
+    elif (
+        diff.field in ("ok", "error")
+        and (item := _first_fired_difference(observed, expected)) is not None
+    ):
+        # The advance ended otherwise because something fired otherwise first.
+        rules = _raised_call(reasons, observed, expected, item) or _fired_rules(
+            reasons, observed, expected, item
         )
     elif diff.field == "ok" and observed.get("ok") is not True and expected.get("ok") is True:
         rules = reasons.parts.get("ok", ())

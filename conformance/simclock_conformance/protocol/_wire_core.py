@@ -59,6 +59,7 @@ SPLIT = "C-ADV-5"
 the same, in order and with the same times, as each other."""
 
 _EXPECTED: dict[str, list[Json]] = {}
+_FIRST_CHARGE = "#charge of the first split run"
 _REASONS: dict[str, list[Reasons]] = {}
 
 CHARGED = "charged to: "
@@ -163,10 +164,18 @@ def run_program(
     if case.clauses == [SPLIT]:
         replies = [send(r) for r in case.requests]
         problem = _refused(case, replies, features)
+        first = not splits
         if problem is None:
             problem = split_difference(case, replies, splits)
-            if problem is not None:
-                problem += f"\n  {charged_line([*_oracle_charge(case, replies, features), SPLIT])}"
+        if first:
+            # The first split run is what the others are compared with: where it differs
+            # from the oracle's, a later difference between runs is charged there.
+            splits[_FIRST_CHARGE] = [{"rules": list(_oracle_charge(case, replies, features))}]
+        elif problem is not None and CHARGED not in problem:
+            rules = _oracle_charge(case, replies, features) or tuple(
+                splits.get(_FIRST_CHARGE, [{}])[0].get("rules", ())
+            )
+            problem += f"\n  {charged_line([*rules, SPLIT])}"
         return problem, replies
     return run_case(send, case, features)
 
