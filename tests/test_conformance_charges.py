@@ -293,3 +293,41 @@ def test_C_CONF_3_a_failure_quotes_only_the_stderr_written_during_its_test() -> 
         driver.kill()
     assert failure.value.stderr == ["this test: giving up"]
     assert "left over" not in str(failure.value)
+
+
+def test_C_WIRE_2_a_past_time_accepted_is_not_charged_to_C_WIRE_2() -> None:
+    # Through the protocol: C-WIRE-2's program schedules in the past among its numbers;
+    # the clock that accepts a past time breaks C-SCH-1 there, not the digit strings.
+    from simclock_conformance.entry._wire_run import LocalDriver, run_driver
+    from simclock_conformance.kit._harness import load_factory
+
+    spec = "backends.broken:past_accepted"
+    factory = load_factory(spec)
+    report = run_driver(
+        [spec],
+        clauses=["C-WIRE-2", "C-TIME-3", "C-SCH-1"],
+        vectors=False,
+        make_driver=lambda: LocalDriver(factory, spec),
+    )
+    assert report.failed() == ["C-SCH-1"]
+    assert report.blocked() == {"C-TIME-3": "C-SCH-1", "C-WIRE-2": "C-SCH-1"}
+    assert report.verdict == "NOT CONFORMING"
+
+
+def test_C_DET_1_a_state_machine_replayed_otherwise_is_one_nondeterminism_everywhere() -> None:
+    from simclock_conformance.report._charges import REPLAYED_OTHERWISE
+
+    rep = _report({})
+    message = f"{REPLAYED_OTHERWISE} when it was replayed (...); first outcome: x"
+    rep.add("SM-ORACLE", Outcome("state-machine", "failed", message))
+    assert rep.failed() == ["C-DET-1", "SM-ORACLE"]
+    data = rep.to_json()
+    assert (data["deterministic"], data["failed"]) == (False, ["C-DET-1", "SM-ORACLE"])
+    assert [e["test"] for e in data["nondeterministic"]] == ["state-machine"]
+    table = rep.table()
+    assert table.splitlines()[2].startswith("NOT DETERMINISTIC: 1 failed test gave")
+    assert re.search(r"^C-DET-1 +failed ", table, re.M)
+    # A deterministic report says so everywhere too.
+    rep = _report({"C-TIE-1": ["C-TIE-1"]})
+    assert rep.to_json()["deterministic"] is True and "NOT DETERMINISTIC" not in rep.table()
+    assert rep.status("C-DET-1") == "passed"

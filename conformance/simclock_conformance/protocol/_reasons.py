@@ -140,6 +140,8 @@ class Firing:
     """Two entries pushed fresh fired at one instant in push order earlier in the program."""
     zero: bool = False
     """Fired by an ``advance(0)``."""
+    at: str = ""
+    """Its time, as the reply writes it."""
     raisers: frozenset[str] = frozenset()
     """Other entries whose callbacks raised earlier in this advance."""
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -174,6 +176,7 @@ class _ClockFacts:
     entries: dict[str, _Entry] = field(default_factory=dict)
     children: dict[str, int] = field(default_factory=dict)
     streams: list[str] = field(default_factory=list)
+    seed: int = 0
 
     def push(self, e: _Entry, due: int | None, first: bool) -> None:
         e.seq = self.seq
@@ -262,22 +265,71 @@ def _due_rules(e: _Entry, time: int, advance: int) -> tuple[str, ...]:
     if e.kind == "every" and not e.fired and time == e.scheduled_now:
         rules.append("C-PER-1")
     rules.append("C-ADV-1")
-    return decide(r for r in (*rules, *_far(time)) if r)
+    # Not _far(time): a far entry that is missing, not late, is not an inexact time
+    # (one put elsewhere is charged by its timing rule, see _missing).
+    return decide(r for r in rules if r)
 
 
-def _draw_rules(facts: _ClockFacts, labels: object) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class _Drawn:
+    """Where a value was first drawn: the clock, its stream's path, the labels as given,
+    and the order in which that clock's streams were first drawn from."""
+
+    clock: str
+    path: str
+    labels: tuple[str, ...]
+    order: tuple[str, ...]
+
+
+def _draw_rules(
+    facts: _ClockFacts,
+    clock: str,
+    labels: object,
+    values: object,
+    seen: dict[str, _Drawn],
+    seen_orders: dict[str, tuple[int, tuple[str, ...]]],
+) -> tuple[str, ...]:
+    """The rule that decides a draw's values (compared as the pattern of equal draws).
+
+    A draw repeating a stream drawn on another clock of the same seed: C-RNG-3 when the
+    labels were given in another form (``child('a').child('b') == child('a/b')``),
+    C-RNG-4 when that clock made its streams in another order, else C-RNG-2 (stable
+    derivation). A draw of values new to the program: C-RNG-2 (distinct paths give
+    distinct streams), C-RNG-1 for the root.
+    """
     if not isinstance(labels, list) or not labels:
-        return ("C-RNG-1",)
-    path = "/".join(str(x).strip("/") for x in labels)
-    if len(labels) > 1 or "/" in str(labels[0]).strip("/"):
-        rule = "C-RNG-3"
-    elif facts.streams and path not in facts.streams:
-        rule = "C-RNG-4"
-    else:
-        rule = "C-RNG-2"
+        return ("C-RNG-1", "C-X-BITS")
+    form = tuple(str(x) for x in labels)
+    path = "/".join(x.strip("/") for x in form)
     if path not in facts.streams:
         facts.streams.append(path)
-    return (rule, "C-X-BITS")
+    order = tuple(facts.streams)
+    first = str(values[0]) if isinstance(values, list) and values else None
+    earlier = seen.get(first) if first is not None else None
+    if first is not None and earlier is None:
+        seen[first] = _Drawn(clock, path, form, order)
+    if earlier is None:
+        # New values: another clock of this seed that made a stream first at the same
+        # place in its order is what a creation-order derivation would repeat (C-RNG-4).
+        place = order.index(path)
+        if any(
+            other != clock
+            and seed == facts.seed
+            and place < len(streams) != 0
+            and streams[place] != path
+            for other, (seed, streams) in seen_orders.items()
+        ):
+            return ("C-RNG-4", "C-X-BITS")
+        seen_orders[clock] = (facts.seed, order)
+        return ("C-RNG-2", "C-X-BITS")
+    seen_orders[clock] = (facts.seed, order)
+    if earlier.clock == clock:
+        return ("C-RNG-2", "C-X-BITS")
+    if earlier.labels != form:
+        return ("C-RNG-3", "C-X-BITS")
+    if earlier.order[: earlier.order.index(earlier.path)] != order[: order.index(path)]:
+        return ("C-RNG-4", "C-X-BITS")
+    return ("C-RNG-2", "C-X-BITS")
 
 
 def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero: bool) -> Firing:
@@ -341,6 +393,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
         actions.update(_kinds(e.on_fire))
         reasons.actions[name] = _kinds(e.on_fire)
         firing = _fire(facts, name, e, time, index, dt == 0)
+        firing.at = str(record.get("now_ns"))
         kinds = _kinds(e.on_fire)
         if "advance" in kinds:
             firing.extra["nested"] = ("C-ADV-4",)
@@ -433,12 +486,15 @@ def _schedule(facts: _ClockFacts, request: Json, reply: Json, kind: str) -> Reas
 def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Reasons]:
     """The :class:`Reasons` of each of the oracle's ``replies`` to ``requests``."""
     clocks: dict[str, _ClockFacts] = {}
+    seen: dict[str, _Drawn] = {}
+    orders: dict[str, tuple[int, tuple[str, ...]]] = {}
     out: list[Reasons] = []
     for request, reply in zip(requests, replies, strict=True):
         op = request.get("op")
         name = str(request.get("clock"))
         if op == "create":
             facts = clocks[name] = _ClockFacts(now=_int(request.get("start_ns")) or 0)
+            facts.seed = _int(request.get("seed")) or 0
             reasons = Reasons(parts={"ok": ("C-TIME-1",), "now_ns": ("C-TIME-1",)})
         else:
             facts = clocks.setdefault(name, _ClockFacts())
@@ -454,7 +510,9 @@ def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Rea
                 reasons = Reasons(parts={"ok": ("C-CAN-1",), "now_ns": ("C-TIME-2",)})
                 _cancel(facts, str(request.get("entry")))
             elif op == "draw":
-                rules = _draw_rules(facts, request.get("labels"))
+                rules = _draw_rules(
+                    facts, name, request.get("labels"), reply.get("values"), seen, orders
+                )
                 ok = ("C-RNG-3",) if reply.get("ok") is False else rules[:1]
                 reasons = Reasons(parts={"ok": ok, "values": rules, "now_ns": ("C-TIME-2",)})
             elif op == "step_ns":
@@ -533,6 +591,10 @@ def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...
     peek, target = _int(observed.get("next_event_ns")), _int(reasons.target)
     if peek is not None and target is not None and peek > target:
         return firing.time
+    if firing.at == reasons.target and firing.due[0] != "C-ADV-1":
+        # Due exactly at the target: its own due rule, or C-ADV-1's "at_ns <= target"
+        # (a backend that stops before the target's entries); another failure settles it.
+        return (f"{firing.due[0]}{EITHER}C-ADV-1", *firing.due[1:])
     return firing.due
 
 

@@ -101,6 +101,7 @@ def python_charge(
     known: Collection[str],
     by_root: dict[str, str],
     programs: str | None,
+    by_kind: dict[str, str] | None = None,
 ) -> str:
     """The clause a failed Python-only test is charged to.
 
@@ -109,7 +110,9 @@ def python_charge(
     charge); else a method that raised is charged to the rule of what it
     returns (:data:`METHOD_RULES`). A difference of a kind a rule decides
     (:data:`PYTHON_RULES`) is charged to that rule, a time beyond ``2**53`` ns
-    that differs to C-TIME-4. Otherwise, when programs of the same clause
+    that differs to C-TIME-4; a difference of the kind a program's difference
+    was (``by_kind``: its root key -> the charge the oracle's reasons gave it)
+    as that program was. Otherwise, when programs of the same clause
     failed, as the first of them was (``programs``: the same clause's
     situations, in the same backend, broke on that rule); else to the test's
     own clause.
@@ -129,4 +132,7 @@ def python_charge(
         far = _FAR_SIDE.search(first)
         if far and int(far.group(1)) > EXACT_BELOW and "C-TIME-4" in known:
             return "C-TIME-4"
+    named = (by_kind or {}).get(key)
+    if named is not None and named in known:
+        return named
     return programs if programs is not None and programs in known else clause

@@ -182,11 +182,16 @@ class BackendReport:
             result[k] = settle_either(v, settled, known)
         by_root = {k: settle_either(v, settled, known) for k, v in by_root.items()}
         programs: dict[str, str] = {}
-        for (c, _), named in result.items():
-            programs.setdefault(c, named)
+        by_kind: dict[str, str] = {}
+        for c in ids:
+            for t in self.tests.get(c, []):
+                named = result.get((c, t.name))
+                if named is not None and c not in AGGREGATES:
+                    programs.setdefault(c, named)
+                    by_kind.setdefault(self.root_key(t), named)
         for c, t in pending:
             result[(c, t.name)] = python_charge(
-                c, t, self.root_key(t), known, by_root, programs.get(c)
+                c, t, self.root_key(t), known, by_root, programs.get(c), by_kind
             )
         self._blocked_memo = (state, result)
         return dict(result)
