@@ -116,6 +116,7 @@ def summarise(name: str, code: int, report: dict[str, Any]) -> dict[str, Any]:
         "counts": report["counts"],
         "conforming": report["conforming"],
         "verdict": report["verdict"],
+        "deterministic": report["deterministic"],
         "root_causes": [
             {"cause": c["cause"], "clauses": c["clauses"]} for c in report["root_causes"]
         ],

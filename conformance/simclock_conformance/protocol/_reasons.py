@@ -580,22 +580,25 @@ def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...
     fired = observed.get("fired")
     if firing.zero and not fired:
         return ("C-ADV-1",)
-    if firing.due[0].startswith(("C-ERR-1", "C-ERR-2")):
-        return firing.due  # not re-armed after its callback raised: the error rules first
+    # Not re-armed after its callback raised: the error rules first, whatever else is
+    # pending beyond the target (this one is not).
+    rearm = firing.due[0].startswith(("C-ERR-1", "C-ERR-2"))
+    peek, target = _int(observed.get("next_event_ns")), _int(reasons.target)
+    if not rearm and peek is not None and target is not None and peek > target:
+        return firing.time
+    # Rules one reply cannot tell apart, in the order charged when no other failure
+    # settles them (report._charges.settle_either): a raise that stopped the advance,
+    # the entry's own due rule, C-ADV-1 for an entry due at the target.
+    options: list[str] = []
     if firing.raisers and isinstance(fired, list):
         names = [f.get("entry") if isinstance(f, dict) else None for f in fired]
         if names and names[-1] in firing.raisers:
-            # Nothing fired after a callback raised: C-ERR-1 ("the remaining entries
-            # still fire"), or the entry's own due rule; another failure settles it.
-            return (f"C-ERR-1{EITHER}{firing.due[0]}", *firing.due[1:])
-    peek, target = _int(observed.get("next_event_ns")), _int(reasons.target)
-    if peek is not None and target is not None and peek > target:
-        return firing.time
-    if firing.at == reasons.target and firing.due[0] != "C-ADV-1":
-        # Due exactly at the target: its own due rule, or C-ADV-1's "at_ns <= target"
-        # (a backend that stops before the target's entries); another failure settles it.
-        return (f"{firing.due[0]}{EITHER}C-ADV-1", *firing.due[1:])
-    return firing.due
+            options.append("C-ERR-1")  # nothing fired after a raise: "the rest still fire"
+    options += firing.due[0].split(EITHER)
+    if firing.at == reasons.target:
+        options.append("C-ADV-1")  # due at the target: "every live entry with at_ns <= target"
+    options = list(dict.fromkeys(options))
+    return (EITHER.join(options), *firing.due[1:])
 
 
 def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -> tuple[str, ...]:
@@ -725,7 +728,13 @@ def charge(
         rules = reasons.parts.get("ok", ())
     elif diff.field == "failures" and diff.item is not None:
         rules = _failure_rules(reasons, observed, expected, diff.item)
-    elif diff.field == "at_ns" and observed.get("at_ns") == reasons.target:
+    elif (
+        diff.field == "at_ns"
+        and observed.get("at_ns") == reasons.target
+        and observed.get("now_ns") != observed.get("at_ns")
+    ):
+        # The halting callback read the target while the clock stopped at its entry's
+        # time: what a callback reads is C-ADV-2's.
         rules = decide(("C-ADV-2", *reasons.parts.get("at_ns", ())))
     else:
         rules = reasons.parts.get(diff.field, ())
