@@ -22,7 +22,8 @@ from simclock_conformance import CLAUSES
 from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.protocol._backends import PythonBackend
 from simclock_conformance.protocol._engine import Engine
-from simclock_conformance.protocol._reasons import PRECEDENCE, decide, reply_reasons
+from simclock_conformance.protocol._precedence import PRECEDENCE, decide
+from simclock_conformance.protocol._reasons import reply_reasons
 from simclock_conformance.protocol._wire_core import SPLIT, expected_replies, run_program
 from simclock_conformance.report._charges import settle_either
 from simclock_conformance.report._outcome import Outcome
@@ -237,7 +238,6 @@ def test_C_TIME_4_a_firing_beyond_2_53_is_charged_to_C_TIME_4_before_its_timing_
     assert _firing_time_rules(program, "p") == ("C-PER-1",)  # at 0: near
     near = [*program[:1], _req("schedule", entry="a", at_ns="5", on_fire=[]), program[3]]
     assert _firing_time_rules(near, "a") == ("C-ADV-2",)
-
 
 
 # -- reports a backend author reads once -----------------------------------------

@@ -4,34 +4,24 @@ Every part of an expected reply rests on a rule of SPEC §1: a refusal and its
 kind (``ok``), the time of a firing, whether an entry is due in an advance, the
 order of two firings at one instant, ``now_ns``, ``next_event_ns``,
 ``stored``, a draw. :func:`reply_reasons` reads a program's requests with the
-oracle's replies and gives each reply its :class:`Reasons`; :func:`charge`
-takes the first difference of an observed reply and names the clause it is
-charged to (C-CONF-3: one defect, one clause, the rule it breaks, not the
-program that found it).
-
-Where one part rests on two rules (a firing beyond ``2**53`` ns rests on
-C-TIME-4 and on the rule that timed it), :data:`PRECEDENCE` says which one the
-difference is charged to; it is written once, here, and each entry has a test.
+oracle's replies and gives each reply its :class:`Reasons`;
+``_charge.charge`` takes the first difference of an observed reply and names the
+clause it is charged to (C-CONF-3: one defect, one clause, the rule it breaks,
+not the program that found it). Where one part rests on two rules (a firing
+beyond ``2**53`` ns rests on C-TIME-4 and on the rule that timed it),
+``_precedence.PRECEDENCE`` decides.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock_conformance.protocol._compare import Difference
+from simclock_conformance.protocol._precedence import EITHER, decide
 
-__all__ = [
-    "EITHER",
-    "EXACT_BELOW",
-    "PRECEDENCE",
-    "Reasons",
-    "charge",
-    "decide",
-    "reply_reasons",
-]
+__all__ = ["EXACT_BELOW", "Firing", "Reasons", "int_of", "reply_reasons"]
 
 Json = dict[str, Any]
 
@@ -39,64 +29,6 @@ EXACT_BELOW = 2**53
 """A time above this is exact only for a backend that keeps C-TIME-4 (float64 is not)."""
 _MAX = 2**64 - 1
 _DIGITS = re.compile(r"[0-9]+")
-
-PRECEDENCE: tuple[tuple[str, str, str], ...] = (
-    # (the rule charged, the rule it wins over, why)
-    ("C-TIME-4", "C-ADV-1", "a time beyond 2**53 ns is first a question of exact times"),
-    ("C-ADV-2", "C-PER-1", "a callback that reads the advance's target reads the wrong time"),
-    ("C-ADV-2", "C-PER-3", "a callback that reads the advance's target reads the wrong time"),
-    ("C-ADV-2", "C-X-RATE", "a callback that reads the advance's target reads the wrong time"),
-    ("C-TIME-4", "C-ADV-2", "a firing beyond 2**53 ns read at a neighbouring time is inexact"),
-    ("C-TIME-4", "C-ADV-3", "an entry pushed beyond 2**53 ns is first a question of exact times"),
-    ("C-TIME-4", "C-PER-1", "a grid point beyond 2**53 ns is first a question of exact times"),
-    ("C-TIME-4", "C-PER-3", "a grid point beyond 2**53 ns is first a question of exact times"),
-    ("C-TIME-4", "C-SCH-1", "a time beyond 2**63 - 1 refused or taken wrongly is magnitude"),
-    ("C-TIME-4", "C-TIME-2", "a far advance that leaves now elsewhere is inexact time"),
-    ("C-WIRE-2", "C-TIME-3", "a time that is not a string of digits is the protocol's first"),
-    ("C-ERR-2", "C-ERR-1", "an advance that a halting callback ends is C-ERR-2's"),
-    ("C-ERR-1", "C-ADV-4", "a raising callback's advance answers as C-ERR-1 says"),
-    ("C-ERR-1", "C-ADV-1", "an advance with a raising callback goes on (C-ERR-1)"),
-    ("C-ERR-2", "C-ADV-1", "an advance a halt ends stops at the halting entry"),
-    ("C-ERR-1", "C-PER-3", "a periodic stays scheduled after its callback raised"),
-    ("C-ERR-1", "C-ADV-3", "after a callback raised the remaining entries still fire"),
-    ("C-ADV-3", "C-PER-3", "a re-push due within its advance fires in it"),
-    ("C-ADV-3", "C-X-RATE", "a re-push due within its advance fires in it"),
-    ("C-ERR-1", "C-PER-1", "after a callback raised the remaining entries still fire"),
-    ("C-ERR-1", "C-SCH-1", "after a callback raised the remaining entries still fire"),
-    ("C-ERR-1", "C-X-RATE", "after a callback raised the remaining entries still fire"),
-    ("C-ERR-2", "C-PER-3", "a periodic is re-armed after its callback halted"),
-    ("C-ADV-4", "C-ADV-1", "an advance with a nested advance answers as C-ADV-4 says"),
-    ("C-PER-2", "C-TIE-1", "at a shared instant a re-pushed periodic's fresh seq decides"),
-    ("C-CAN-2", "C-ADV-1", "a cancelled entry never fires, due or not"),
-    ("C-ADV-3", "C-ADV-1", "an entry a callback pushes is due in the same advance"),
-    ("C-SCH-1", "C-ADV-1", "an entry at == now fires on the next advance, even advance(0)"),
-    ("C-X-RATE", "C-PER-3", "a rate's grid is C-X-RATE's"),
-)
-"""``(winner, loser, why)``: where one reply part rests on two rules, the one charged."""
-
-_BEATS = {(w, loser) for w, loser, _ in PRECEDENCE}
-
-EITHER = " or "
-"""Joins the rules of a charge one reply cannot settle (``C-PER-2 or C-TIE-1``): the report
-charges the one another failure is charged to (``report._charges.settle_either``)."""
-
-
-def decide(rules: Iterable[str]) -> tuple[str, ...]:
-    """``rules`` in the order they are charged: a rule beaten by another (PRECEDENCE) goes after.
-
-    The first is the clause charged; the others are the fallbacks a report uses
-    when it does not cover the first (C-WIRE-2 in process).
-    """
-    pending = list(dict.fromkeys(rules))
-    ordered: list[str] = []
-    while pending:
-        top = next(
-            (r for r in pending if not any((o, r) in _BEATS for o in pending if o != r)),
-            pending[0],
-        )
-        ordered.append(top)
-        pending.remove(top)
-    return tuple(ordered)
 
 
 @dataclass
@@ -209,7 +141,8 @@ def _first_index(e: _Entry, now: int) -> int:
     return hi
 
 
-def _int(value: object) -> int | None:
+def int_of(value: object) -> int | None:
+    """A protocol integer (a string of digits) as an int; anything else None."""
     return int(value) if isinstance(value, str) and _DIGITS.fullmatch(value) else None
 
 
@@ -220,9 +153,9 @@ def _far(*times: int | None) -> tuple[str, ...]:
 def _time_args_rules(request: Json, names: Sequence[str], own: str) -> tuple[str, ...]:
     """Rules of a request whose time arguments the oracle refused or took."""
     values = [request.get(n) for n in names if n in request]
-    if any(_int(v) is None for v in values):
+    if any(int_of(v) is None for v in values):
         return ("C-WIRE-2", "C-TIME-3")
-    numbers = [_int(v) for v in values]
+    numbers = [int_of(v) for v in values]
     if any(n is not None and n > _MAX for n in numbers):
         return ("C-TIME-4",)
     if any(n is not None and n >= 2**63 for n in numbers):
@@ -359,7 +292,7 @@ def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero:
         do = action.get("do")
         if do == "schedule":
             n = facts.children.get(name, 0)
-            at = time + (_int(action.get("delay_ns")) or 0)
+            at = time + (int_of(action.get("delay_ns")) or 0)
             if at <= _MAX:
                 facts.children[name] = n + 1
                 child = _Entry("child", at, time, index, _list(action.get("on_fire", [])))
@@ -375,7 +308,7 @@ def _fire(facts: _ClockFacts, name: str, e: _Entry, time: int, index: int, zero:
 
 def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
     reasons = Reasons()
-    dt = _int(request.get("dt_ns"))
+    dt = int_of(request.get("dt_ns"))
     reasons.target = None if dt is None else str(facts.now + dt)
     index = facts.advances
     facts.advances += 1
@@ -386,7 +319,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
     raisers: set[str] = set()
     for record in fired:
         name = str(record.get("entry", ""))
-        time = _int(record.get("now_ns")) or 0
+        time = int_of(record.get("now_ns")) or 0
         e = facts.entries.get(name)
         if e is None:  # not reached: every fired entry was scheduled by the program
             e = facts.entries[name] = _Entry("at", time, time)
@@ -397,7 +330,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
         kinds = _kinds(e.on_fire)
         if "advance" in kinds:
             firing.extra["nested"] = ("C-ADV-4",)
-        delays = [_int(a.get("delay_ns")) or 0 for a in e.on_fire if a.get("do") == "schedule"]
+        delays = [int_of(a.get("delay_ns")) or 0 for a in e.on_fire if a.get("do") == "schedule"]
         if delays:
             # A child at now or later is taken (C-SCH-1) unless beyond what times hold.
             far = any(time + d >= 2**63 for d in delays)
@@ -422,7 +355,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
     reasons.parts["entry"] = ("C-ERR-2",)
     # The time the halting callback read: its firing's rules.
     reasons.parts["at_ns"] = reasons.firings[-1].time if reasons.firings else ("C-ERR-2",)
-    now = _int(reply.get("now_ns"))
+    now = int_of(reply.get("now_ns"))
     if reply.get("ok") is True:
         reasons.parts["now_ns"] = decide(("C-ADV-1", *_far(now)))
     elif halted:
@@ -464,17 +397,17 @@ def _schedule(facts: _ClockFacts, request: Json, reply: Json, kind: str) -> Reas
     reasons.parts["now_ns"] = ("C-TIME-2",)
     if reply.get("ok") is True:
         e = _Entry(
-            kind, _int(request.get("at_ns")), facts.now, on_fire=_list(request.get("on_fire"))
+            kind, int_of(request.get("at_ns")), facts.now, on_fire=_list(request.get("on_fire"))
         )
         if kind == "every":
             e.grid = (
-                _int(request.get("period_ns")) or 1,
-                _int(request.get("phase_ns", "0")) or 0,
+                int_of(request.get("period_ns")) or 1,
+                int_of(request.get("phase_ns", "0")) or 0,
                 1,
             )
         elif kind == "rate":
-            num, den = (_int(x) or 1 for x in request.get("rate_hz") or ["1", "1"])
-            e.grid = (num, _int(request.get("phase_ns", "0")) or 0, den)
+            num, den = (int_of(x) or 1 for x in request.get("rate_hz") or ["1", "1"])
+            e.grid = (num, int_of(request.get("phase_ns", "0")) or 0, den)
         if e.grid is not None:
             e.k0 = _first_index(e, facts.now)
             e.at = _grid_time(e, e.k0)
@@ -493,8 +426,8 @@ def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Rea
         op = request.get("op")
         name = str(request.get("clock"))
         if op == "create":
-            facts = clocks[name] = _ClockFacts(now=_int(request.get("start_ns")) or 0)
-            facts.seed = _int(request.get("seed")) or 0
+            facts = clocks[name] = _ClockFacts(now=int_of(request.get("start_ns")) or 0)
+            facts.seed = int_of(request.get("seed")) or 0
             reasons = Reasons(parts={"ok": ("C-TIME-1",), "now_ns": ("C-TIME-1",)})
         else:
             facts = clocks.setdefault(name, _ClockFacts())
@@ -531,211 +464,3 @@ def reply_reasons(requests: Sequence[Json], replies: Sequence[Json]) -> list[Rea
             reasons.parts.setdefault("error", reasons.parts["ok"])
         out.append(reasons)
     return out
-
-
-def _order(firing: Firing, other: str) -> tuple[str, ...]:
-    """Whose rule puts ``firing`` before ``other``, pending at the same instant.
-
-    Push order (C-TIE-1), unless a re-pushed periodic is involved and the other
-    firing first is what a re-push that kept its first seq gives (``first_seq``
-    order): then the re-push's fresh seq (C-PER-2) is broken if the program
-    already saw entries pushed fresh fire at one instant in push order; without
-    that, the reply cannot tell a reversed tie from a kept seq, and the charge
-    is ``C-PER-2 or C-TIE-1``: the report settles it (``report._charges``).
-    """
-    seq, first_seq, repush = firing.tied[other]
-    if not (repush or firing.repush):
-        return ("C-TIE-1",)
-    mine = firing.first_seq if firing.repush else firing.seq
-    theirs = first_seq if repush else seq
-    if theirs >= mine:
-        return ("C-TIE-1",)
-    return ("C-PER-2",) if firing.tie_kept else ("C-PER-2" + EITHER + "C-TIE-1",)
-
-
-def _why_not(reasons: Reasons, i: int, name: object, same_instant: bool) -> tuple[str, ...]:
-    """Why the entry ``name`` must not fire at place ``i`` of the expected firings."""
-    firing = reasons.firings[i] if i < len(reasons.firings) else None
-    cancelled = firing.cancelled if firing is not None else frozenset(reasons.elsewhere)
-    if isinstance(name, str) and name in cancelled:
-        return ("C-CAN-2",)
-    if firing is not None and same_instant and isinstance(name, str) and name in firing.tied:
-        return _order(firing, name)
-    for later in reasons.firings[i + 1 :]:
-        if later.entry == name:
-            return later.time
-    if isinstance(name, str) and name in reasons.pending and reasons.otherwise != ("C-ERR-2",):
-        return reasons.pending[name]  # due later: it fired before its time
-    return reasons.otherwise
-
-
-def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...]:
-    """Why an expected firing is missing from the observed reply.
-
-    An ``advance(0)`` that fired nothing breaks C-ADV-1's own sentence
-    ("advance(0) fires what is due at now"). A backend whose next pending
-    entry (``next_event_ns``) lies beyond the target put the entry elsewhere:
-    the rule that timed it. Otherwise it was due and did not fire (its due rules).
-    """
-    fired = observed.get("fired")
-    if firing.zero and not fired:
-        return ("C-ADV-1",)
-    # Not re-armed after its callback raised: the error rules first, whatever else is
-    # pending beyond the target (this one is not).
-    rearm = firing.due[0].startswith(("C-ERR-1", "C-ERR-2"))
-    peek, target = _int(observed.get("next_event_ns")), _int(reasons.target)
-    if not rearm and peek is not None and target is not None and peek > target:
-        return firing.time
-    # Rules one reply cannot tell apart, in the order charged when no other failure
-    # settles them (report._charges.settle_either): a raise that stopped the advance,
-    # the entry's own due rule, C-ADV-1 for an entry due at the target.
-    options: list[str] = []
-    if firing.raisers and isinstance(fired, list):
-        names = [f.get("entry") if isinstance(f, dict) else None for f in fired]
-        if names and names[-1] in firing.raisers:
-            options.append("C-ERR-1")  # nothing fired after a raise: "the rest still fire"
-    options += firing.due[0].split(EITHER)
-    if firing.at == reasons.target:
-        options.append("C-ADV-1")  # due at the target: "every live entry with at_ns <= target"
-    options = list(dict.fromkeys(options))
-    return (EITHER.join(options), *firing.due[1:])
-
-
-def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -> tuple[str, ...]:
-    got = observed.get("fired")
-    want = expected.get("fired") or []
-    got = got if isinstance(got, list) else []
-    e = want[index] if index < len(want) else None
-    o = got[index] if index < len(got) else None
-    name = o.get("entry") if isinstance(o, dict) else None
-    if e is None or index >= len(reasons.firings):
-        return _why_not(reasons, index, name, False)
-    firing = reasons.firings[index]
-    if not isinstance(o, dict):
-        return _missing(reasons, firing, observed)
-    if name == e.get("entry"):
-        if o.get("now_ns") != e.get("now_ns"):
-            if o.get("now_ns") == reasons.target:
-                # It read the advance's target, not its own time: C-ADV-2 says what a
-                # callback reads (the grid and the order, C-PER-*, are kept).
-                return decide(("C-ADV-2", *firing.time))
-            return firing.time
-        for key, rules in firing.extra.items():
-            if o.get(key) != e.get(key):
-                return rules
-        return firing.time
-    late, early = _int(o.get("now_ns")), _int(e.get("now_ns"))
-    if late is not None and early is not None and late > early:
-        return _missing(reasons, firing, observed)  # it did not fire at its time
-    return _why_not(reasons, index, name, o.get("now_ns") == e.get("now_ns"))
-
-
-_ACTION_RULES = {"cancel": "C-CAN-1", "advance": "C-ADV-4", "schedule": "C-SCH-1"}
-"""A callback's call on the clock and the rule of its answer: ``cancel()`` never raises
-(C-CAN-1), a nested advance raises RuntimeError, which the callback catches (C-ADV-4),
-a schedule at now or later is taken (C-SCH-1)."""
-
-
-def _failure_rules(reasons: Reasons, observed: Json, expected: Json, item: int) -> tuple[str, ...]:
-    """A callback failure reported otherwise: C-ERR-1, or the call that raised in a callback.
-
-    A failure the oracle does not have, of a callback whose own actions do not
-    raise, came from one of its calls on the clock: the rule of that call.
-    """
-    got = observed.get("failures")
-    want = expected.get("failures") or []
-    o = got[item] if isinstance(got, list) and item < len(got) else None
-    e = want[item] if item < len(want) else None
-    name = o.get("entry") if isinstance(o, dict) else None
-    if isinstance(name, str) and (e is None or e.get("entry") != name):
-        kinds = reasons.actions.get(name, ())
-        if "raise" not in kinds:
-            calls = [_ACTION_RULES[k] for k in kinds if k in _ACTION_RULES]
-            if calls:
-                return tuple(dict.fromkeys(calls))
-    return reasons.parts.get("failures", ("C-ERR-1",))
-
-
-def _first_fired_difference(observed: Json, expected: Json) -> int | None:
-    """The first place the firings of two advance replies differ (entry or time), or None."""
-    got, want = observed.get("fired"), expected.get("fired")
-    if not isinstance(got, list) or not isinstance(want, list):
-        return None
-    for i, (o, e) in enumerate(zip(got, want, strict=False)):
-        if not isinstance(o, dict) or (o.get("entry"), o.get("now_ns")) != (
-            e.get("entry"),
-            e.get("now_ns"),
-        ):
-            return i
-    return min(len(got), len(want)) if len(got) != len(want) else None
-
-
-def _raised_call(
-    reasons: Reasons, observed: Json, expected: Json, item: int
-) -> tuple[str, ...] | None:
-    """The rule of a call on the clock that raised in a callback before firing ``item``.
-
-    Such a call (a ``cancel()`` that raised, say) shows as a failure the oracle
-    does not have; what fires after it differs as a consequence.
-    """
-    got, want = observed.get("failures"), expected.get("failures") or []
-    fired = observed.get("fired")
-    if not isinstance(got, list) or not isinstance(fired, list):
-        return None
-    last = fired[item] if item < len(fired) else None
-    until = _int(last.get("now_ns")) if isinstance(last, dict) else None
-    default = reasons.parts.get("failures", ("C-ERR-1",))
-    for k, failure in enumerate(got):
-        if not isinstance(failure, dict) or failure in want:
-            continue
-        at = _int(failure.get("at_ns"))
-        if until is not None and (at is None or at > until):
-            continue
-        rules = _failure_rules(reasons, observed, {"failures": want[:k]}, k)
-        if rules != default:
-            return rules
-    return None
-
-
-def charge(
-    reasons: Reasons, observed: Json, expected: Json, diff: Difference, own: Sequence[str]
-) -> tuple[str, ...]:
-    """The clauses ``diff`` is charged to, in order (the first, else the next a report has).
-
-    ``own``: the program's clauses, charged when no rule decided the part
-    (a field the oracle's reply has and no rule of §1 speaks of).
-    """
-    if diff.field == "fired" and diff.item is not None and isinstance(expected.get("fired"), list):
-        rules = _raised_call(reasons, observed, expected, diff.item) or _fired_rules(
-            reasons, observed, expected, diff.item
-        )
-    elif (
-        diff.field in ("ok", "error")
-        and (expected.get("ok") is True or expected.get("error") == "halted")
-        and observed.get("error") not in (None, "halted")
-        and "raise" in reasons.raised
-    ):
-        rules = ("C-ERR-1",)  # a callback's Exception left the advance
-    elif (
-        diff.field in ("ok", "error")
-        and (item := _first_fired_difference(observed, expected)) is not None
-    ):
-        # The advance ended otherwise because something fired otherwise first.
-        rules = _raised_call(reasons, observed, expected, item) or _fired_rules(
-            reasons, observed, expected, item
-        )
-    elif diff.field == "ok" and observed.get("ok") is not True and expected.get("ok") is True:
-        rules = reasons.parts.get("ok", ())
-    elif diff.field == "failures" and diff.item is not None:
-        rules = _failure_rules(reasons, observed, expected, diff.item)
-    elif (
-        diff.field == "at_ns"
-        and observed.get("at_ns") == reasons.target
-        and observed.get("now_ns") != observed.get("at_ns")
-    ):
-        # The halting callback read the target while the clock stopped at its entry's
-        # time: what a callback reads is C-ADV-2's.
-        rules = decide(("C-ADV-2", *reasons.parts.get("at_ns", ())))
-    else:
-        rules = reasons.parts.get(diff.field, ())
-    return tuple(dict.fromkeys((*rules, *own)))

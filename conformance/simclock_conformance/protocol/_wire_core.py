@@ -13,6 +13,7 @@ from typing import Any
 
 from simclock_conformance.clauses._builder import Case
 from simclock_conformance.protocol._backends import OracleBackend
+from simclock_conformance.protocol._charge import charge
 from simclock_conformance.protocol._compare import (
     Difference,
     first_difference,
@@ -29,7 +30,7 @@ from simclock_conformance.protocol._driver import (
     protocol_line,
 )
 from simclock_conformance.protocol._engine import Engine
-from simclock_conformance.protocol._reasons import Reasons, charge, reply_reasons
+from simclock_conformance.protocol._reasons import Reasons, reply_reasons
 
 __all__ = [
     "CHARGED",

@@ -2,12 +2,15 @@
 
 Clause status (C-CONF-1):
 
-- ``failed``: a test of the clause failed (an expected failure, ``xfail``,
-  counts as failed: the backend does not keep the clause);
-- ``blocked``: the clause failed, but every failed test of it is the same
-  defect as a failed test of a clause it relies on (its prerequisites,
-  ``_clauses.PREREQUISITES``), which itself failed: the report names that
-  clause (``blocked by C-TIE-1``) and charges the defect there;
+- ``failed``: a difference is charged to the clause (:meth:`BackendReport.charges`):
+  the first difference of a failing program is charged to the clause whose rule
+  decided that part of the oracle's reply (``protocol/_reasons.py``), from any
+  clause's program; a Python-only test by what it observed (``_charges``); an
+  expected failure (``xfail``) counts as failed; a backend whose failed tests gave
+  another outcome when run again fails C-DET-1;
+- ``blocked``: tests of the clause failed, but every difference is charged to
+  other clauses: the report names the clause its first failed test is charged to
+  (``blocked by C-TIE-1``);
 - ``incomplete``: a test of a mandatory clause was skipped, overridden (e.g.
   by a subclass) or called "not applicable", or ran only in the reduced form
   a backend's declared horizon allows (``limited``, see ``_reach``);
