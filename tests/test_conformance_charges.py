@@ -244,7 +244,7 @@ def test_C_TIME_4_a_firing_beyond_2_53_is_charged_to_C_TIME_4_before_its_timing_
 
 
 def test_C_CONF_3_a_long_program_is_printed_in_at_most_40_lines() -> None:
-    from simclock_conformance.report._report import PROGRAM_LINES, program_lines
+    from simclock_conformance.report._rootkey import PROGRAM_LINES, program_lines
 
     program = "\n".join(f"request {i}" for i in range(1, 2092))
     shown = program_lines(program, "/tmp/r.json")

@@ -57,9 +57,14 @@ from simclock_conformance.report._outcome import (
     STATUSES,
     Outcome,
 )
-from simclock_conformance.report._rootkey import defect_key, program_label, root_key
+from simclock_conformance.report._rootkey import (
+    defect_key,
+    program_label,
+    program_lines,
+    root_key,
+)
 
-__all__ = ["PROGRAM_LINES", "BackendReport", "program_lines"]
+__all__ = ["BackendReport"]
 
 
 @dataclass
@@ -408,29 +413,6 @@ def _program_size(outcome: Outcome) -> int:
     programs = [f.get("program", "") for f in outcome.failures] or [outcome.program]
     sizes = [len(p.splitlines()) for p in programs if p]
     return min(sizes) if sizes else 1_000_000
-
-
-PROGRAM_LINES = 40
-"""The most lines of a program the text report prints; the JSON report has it whole."""
-
-
-def program_lines(program: str, json_path: str = "") -> list[str]:
-    """``program`` (cut at its failing request) in at most :data:`PROGRAM_LINES` lines.
-
-    A longer one keeps its first lines (the clocks made) and its last (up to the
-    failing request), with the count of requests left out and where the whole is.
-    """
-    lines = program.splitlines()
-    if len(lines) <= PROGRAM_LINES:
-        return lines
-    head, tail = 10, PROGRAM_LINES - 11
-    elided = len(lines) - head - tail
-    where = (
-        f"the whole program is in the JSON report {json_path}"
-        if json_path
-        else "run with --json REPORT to keep the whole program"
-    )
-    return [*lines[:head], f"... {elided} requests left out; {where} ...", *lines[-tail:]]
 
 
 def _failure_lines(t: Outcome, indent: str, json_path: str = "") -> list[str]:

@@ -14,11 +14,13 @@ import re
 
 __all__ = [
     "DIFFERENCE",
+    "PROGRAM_LINES",
     "defect_key",
     "driver_failure_key",
     "falsifying_program",
     "fixed_program",
     "program_label",
+    "program_lines",
     "root_key",
 ]
 
@@ -270,3 +272,26 @@ def program_label(kind: str) -> str:
     if kind == "first":
         return "first failing program (not minimised):"
     return "minimal failing program (Hypothesis):"
+
+
+PROGRAM_LINES = 40
+"""The most lines of a program the text report prints; the JSON report has it whole."""
+
+
+def program_lines(program: str, json_path: str = "") -> list[str]:
+    """``program`` (cut at its failing request) in at most :data:`PROGRAM_LINES` lines.
+
+    A longer one keeps its first lines (the clocks made) and its last (up to the
+    failing request), with the count of requests left out and where the whole is.
+    """
+    lines = program.splitlines()
+    if len(lines) <= PROGRAM_LINES:
+        return lines
+    head, tail = 10, PROGRAM_LINES - 11
+    elided = len(lines) - head - tail
+    where = (
+        f"the whole program is in the JSON report {json_path}"
+        if json_path
+        else "run with --json REPORT to keep the whole program"
+    )
+    return [*lines[:head], f"... {elided} requests left out; {where} ...", *lines[-tail:]]
