@@ -70,7 +70,7 @@ def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...
         return ("C-ADV-1",)
     # Not re-armed after its callback raised: the error rules first, whatever else is
     # pending beyond the target (this one is not).
-    rearm = firing.due[0].startswith(("C-ERR-1", "C-ERR-2"))
+    rearm = firing.due[0].startswith(("C-ERR-1", "C-ERR-2")) or (reasons.after_halt and not fired)
     peek, target = int_of(observed.get("next_event_ns")), int_of(reasons.target)
     if not rearm and peek is not None and target is not None and peek > target:
         return firing.time
@@ -78,6 +78,8 @@ def _missing(reasons: Reasons, firing: Firing, observed: Json) -> tuple[str, ...
     # settles them (report._charges.settle_either): a raise that stopped the advance,
     # the entry's own due rule, C-ADV-1 for an entry due at the target.
     options: list[str] = []
+    if reasons.after_halt and not fired:
+        options.append("C-ERR-2")  # nothing fires after a halt: "the clock stays consistent"
     if firing.raisers and isinstance(fired, list):
         names = [f.get("entry") if isinstance(f, dict) else None for f in fired]
         if names and names[-1] in firing.raisers:

@@ -95,6 +95,8 @@ class Reasons:
     """The actions of each entry fired here: what its callback calls on the clock."""
     raised: frozenset[str] = frozenset()
     """The actions of every callback fired here (``raise``: one raised an Exception)."""
+    after_halt: bool = False
+    """The advance before this one on its clock ended in a halt (C-ERR-2)."""
     target: str | None = None
     """An advance's target: a callback reading it instead of its own time breaks C-ADV-2."""
 
@@ -105,6 +107,7 @@ class _ClockFacts:
     advances: int = 0
     seq: int = 0
     tie_kept: bool = False
+    halted: bool = False
     entries: dict[str, _Entry] = field(default_factory=dict)
     children: dict[str, int] = field(default_factory=dict)
     streams: list[str] = field(default_factory=list)
@@ -314,6 +317,8 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
     facts.advances += 1
     fired = reply.get("fired") or []
     halted = reply.get("error") == "halted"
+    reasons.after_halt = facts.halted
+    facts.halted = halted
     actions: set[str] = set()
     previous: tuple[int, bool] | None = None
     raisers: set[str] = set()
