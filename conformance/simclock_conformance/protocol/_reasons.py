@@ -183,19 +183,26 @@ def _time_rules(e: _Entry, time: int) -> tuple[str, ...]:
 def _due_rules(e: _Entry, time: int, advance: int) -> tuple[str, ...]:
     """Why ``e`` is due in this advance: the rule broken when it does not fire here."""
     rules: list[str] = []
-    if e.pushed_in == advance:
-        # Pushed during this advance, by a callback or as a periodic's re-push: due
-        # at or before the target, it fires in the same advance (C-ADV-3).
+    repush = e.kind in ("every", "rate") and e.fired > 0
+    grid = "C-X-RATE" if e.kind == "rate" else "C-PER-3"
+    if e.pushed_in == advance and not repush:
+        # Pushed by a callback during this advance: due at or before the target, it
+        # fires in the same advance (C-ADV-3).
         rules.append("C-ADV-3")
-    if e.kind in ("every", "rate") and e.fired:
+    elif e.pushed_in == advance:
+        # A periodic's next entry, pushed during this advance and due in it: the re-push
+        # (C-PER-2), its grid point (C-PER-3, C-X-RATE) or, read as C-ADV-3's entries
+        # pushed during an advance, C-ADV-3; one reply cannot tell them apart.
+        rules.append(EITHER.join(("C-PER-2", grid, "C-ADV-3")))
+    if repush:
         rearm = {"raise": "C-ERR-1", "halt": "C-ERR-2"}.get(e.last, "")
-        if rearm and rules == ["C-ADV-3"]:
-            # Re-armed after its callback raised (C-ERR-1) and due within this advance
-            # (C-ADV-3): one reply cannot tell a re-push that waits from none at all.
-            rules = [rearm + EITHER + "C-ADV-3"]
+        if rearm and rules:
+            # Re-armed after its callback raised (C-ERR-1): one reply cannot tell a
+            # re-push that waits from none at all.
+            rules = [rearm + EITHER + rules[0]]
         else:
             rules.append(rearm)
-        rules.append("C-X-RATE" if e.kind == "rate" else "C-PER-3")
+        rules.append(grid)
     if e.kind in ("at", "child") and e.at == e.scheduled_now:
         rules.append("C-SCH-1")
     if e.kind == "every" and not e.fired and time == e.scheduled_now:
