@@ -175,6 +175,8 @@ def _time_rules(e: _Entry, time: int) -> tuple[str, ...]:
         own = "C-PER-1" if e.fired == 0 else "C-PER-3"
     elif e.kind == "rate":
         own = "C-X-RATE"
+    elif e.kind == "child":
+        own = "C-ADV-3"  # pushed by a callback: when it fires in the advance is C-ADV-3's
     else:
         own = "C-ADV-2"
     return decide((own, *_far(time)))
