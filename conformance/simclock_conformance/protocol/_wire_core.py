@@ -60,7 +60,6 @@ SPLIT = "C-ADV-5"
 the same, in order and with the same times, as each other."""
 
 _EXPECTED: dict[str, list[Json]] = {}
-_FIRST_CHARGE = "#charge of the first split run"
 _REASONS: dict[str, list[Reasons]] = {}
 
 CHARGED = "charged to: "
@@ -165,17 +164,12 @@ def run_program(
     if case.clauses == [SPLIT]:
         replies = [send(r) for r in case.requests]
         problem = _refused(case, replies, features)
-        first = not splits
         if problem is None:
             problem = split_difference(case, replies, splits)
-        if first:
-            # The first split run is what the others are compared with: where it differs
-            # from the oracle's, a later difference between runs is charged there.
-            splits[_FIRST_CHARGE] = [{"rules": list(_oracle_charge(case, replies, features))}]
-        elif problem is not None and CHARGED not in problem:
-            rules = _oracle_charge(case, replies, features) or tuple(
-                splits.get(_FIRST_CHARGE, [{}])[0].get("rules", ())
-            )
+        if problem is not None and CHARGED not in problem:
+            # This run broke a rule of the oracle's: that rule. Right in these steps and
+            # wrong in the first run's, the run changes with the splitting: C-ADV-5's own.
+            rules = _oracle_charge(case, replies, features)
             problem += f"\n  {charged_line([*rules, SPLIT])}"
         return problem, replies
     return run_case(send, case, features)
