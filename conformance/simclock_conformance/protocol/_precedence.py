@@ -24,7 +24,7 @@ PRECEDENCE: tuple[tuple[str, str, str], ...] = (
     ("C-TIME-4", "C-PER-3", "a grid point beyond 2**53 ns is first a question of exact times"),
     ("C-TIME-4", "C-SCH-1", "a time beyond 2**63 - 1 refused or taken wrongly is magnitude"),
     ("C-TIME-4", "C-TIME-2", "a far advance that leaves now elsewhere is inexact time"),
-    ("C-WIRE-2", "C-TIME-3", "a time that is not a string of digits is the protocol's first"),
+    ("C-TIME-3", "C-WIRE-2", "a time that is not digits reaches the clock's time-int check"),
     ("C-ERR-2", "C-ERR-1", "an advance that a halting callback ends is C-ERR-2's"),
     ("C-ERR-1", "C-ADV-4", "a raising callback's advance answers as C-ERR-1 says"),
     ("C-ERR-1", "C-ADV-1", "an advance with a raising callback goes on (C-ERR-1)"),

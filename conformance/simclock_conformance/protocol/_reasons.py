@@ -157,7 +157,7 @@ def _time_args_rules(request: Json, names: Sequence[str], own: str) -> tuple[str
     """Rules of a request whose time arguments the oracle refused or took."""
     values = [request.get(n) for n in names if n in request]
     if any(int_of(v) is None for v in values):
-        return ("C-WIRE-2", "C-TIME-3")
+        return decide(("C-WIRE-2", "C-TIME-3"))
     numbers = [int_of(v) for v in values]
     if any(n is not None and n > _MAX for n in numbers):
         return ("C-TIME-4",)
