@@ -105,9 +105,10 @@ def _fired_rules(reasons: Reasons, observed: Json, expected: Json, index: int) -
         return _missing(reasons, firing, observed)
     if name == e.get("entry"):
         if o.get("now_ns") != e.get("now_ns"):
-            if o.get("now_ns") == reasons.target:
+            if o.get("now_ns") == reasons.target and not firing.child:
                 # It read the advance's target, not its own time: C-ADV-2 says what a
-                # callback reads (the grid and the order, C-PER-*, are kept).
+                # callback reads (the grid and the order, C-PER-*, are kept). A child's
+                # time is C-ADV-3's, which a timer that fires later may land on the target.
                 return decide(("C-ADV-2", *firing.time))
             return firing.time
         for key, rules in firing.extra.items():

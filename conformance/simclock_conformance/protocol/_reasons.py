@@ -74,6 +74,8 @@ class Firing:
     """Fired by an ``advance(0)``."""
     at: str = ""
     """Its time, as the reply writes it."""
+    child: bool = False
+    """Pushed by a callback: when it fires is C-ADV-3's (see ``_charge``)."""
     raisers: frozenset[str] = frozenset()
     """Other entries whose callbacks raised earlier in this advance."""
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -341,6 +343,7 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
         reasons.actions[name] = _kinds(e.on_fire)
         firing = _fire(facts, name, e, time, index, dt == 0)
         firing.at = str(record.get("now_ns"))
+        firing.child = e.kind == "child"
         kinds = _kinds(e.on_fire)
         if "advance" in kinds:
             firing.extra["nested"] = ("C-ADV-4",)
