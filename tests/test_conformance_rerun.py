@@ -8,8 +8,8 @@ fails them the same way twice and is not called non-deterministic.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

@@ -90,8 +90,10 @@ GO_PEERS_BLOCKED = {
     # Callbacks on goroutines reading the target (C-ADV-2) and due timers run in creation
     # or sorted-slice order (C-ADV-1, C-TIE-1); past times accepted (C-SCH-1).
     "clockwork": {
-        **dict.fromkeys(["C-TIME-1", "C-ADV-3", "C-PER-1", "C-PER-2", "C-PER-3"], "C-ADV-2"),
-        **dict.fromkeys(["C-ADV-4", "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-ERR-1"], "C-ADV-1"),
+        **dict.fromkeys(
+            ["C-ADV-4", "C-PER-1", "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-ERR-1"], "C-ADV-1"
+        ),
+        **dict.fromkeys(["C-TIME-1", "C-ADV-3", "C-PER-2", "C-PER-3"], "C-ADV-2"),
         **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-WIRE-2"], "C-SCH-1"),
         **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
         "C-ADV-5": "C-TIE-1",
