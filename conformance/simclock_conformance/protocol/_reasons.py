@@ -180,7 +180,8 @@ def _time_rules(e: _Entry, time: int) -> tuple[str, ...]:
     elif e.kind == "child":
         own = "C-ADV-3"  # pushed by a callback: when it fires in the advance is C-ADV-3's
     else:
-        own = "C-ADV-2"
+        own = "C-ADV-1"  # at its at_ns, in (at_ns, seq) order: a callback reading the
+        # advance's target instead is C-ADV-2's (see _charge)
     return decide((own, *_far(time)))
 
 
