@@ -100,10 +100,11 @@ GO_PEERS_BLOCKED = {
     },
     "k8sclock": {
         **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-ADV-3", "C-TIE-1", "C-WIRE-2"], "C-SCH-1"),
-        **dict.fromkeys(["C-TIME-1", "C-PER-2", "C-PER-3", "C-CAN-3", "C-ERR-2"], "C-ADV-2"),
+        **dict.fromkeys(["C-TIME-1", "C-PER-2", "C-PER-3", "C-CAN-3"], "C-ADV-2"),
         **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
         **dict.fromkeys(["C-ADV-5", "C-ERR-1"], "C-PER-1"),
         "C-CAN-2": "C-CAN-1",
+        "C-ERR-2": "C-ADV-1",
     },
 }
 """The clauses of :data:`GO_PEERS_FAILED` (not kept) reported as blocked, by what."""

@@ -53,10 +53,24 @@ TOKIO_FAILED = {
 TOKIO_BLOCKED = {
     "ns": {
         **dict.fromkeys(
-            ["C-TIME-1", "C-TIME-2", "C-ADV-5", "C-SCH-1", "C-TIE-1", "C-PER-2", "C-STEP-1"],
+            [
+                "C-TIME-1",
+                "C-TIME-2",
+                "C-TIME-3",
+                "C-ADV-2",
+                "C-ADV-3",
+                "C-ADV-4",
+                "C-ADV-5",
+                "C-SCH-1",
+                "C-TIE-1",
+                "C-PER-2",
+                "C-CAN-1",
+                "C-CAN-3",
+                "C-STEP-1",
+                "C-WIRE-2",
+            ],
             "C-ADV-1",
         ),
-        **dict.fromkeys(["C-TIME-3", "C-ADV-3", "C-ADV-4", "C-CAN-1", "C-WIRE-2"], "C-ADV-2"),
         **dict.fromkeys(["C-PER-3", "C-CAN-2"], "C-PER-1"),
         **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
     },
