@@ -246,9 +246,10 @@ def test_C_CONF_3_exception_root_wins_and_groups_name_each_test_once() -> None:
     rep.add("C-ADV-1", Outcome("test_C_ADV_1_a", "failed", "C-ADV-1: " + diff))
     rep.add("C-ERR-1", Outcome("test_C_ERR_1_a", "failed", "C-ERR-1: " + diff, root="E raised"))
     assert rep.root_causes() == [
-        {"cause": FIRED_ORDER, "clauses": ["C-ADV-1", "C-TIE-1"],
+        {"cause": FIRED_ORDER, "clauses": ["C-ADV-1", "C-TIE-1"], "charged": ["C-TIE-1"],
          "tests": ["test_C_ADV_1_a", "test_C_TIE_1_a"]},
-        {"cause": "E raised", "clauses": ["C-ERR-1"], "tests": ["test_C_ERR_1_a"]},
+        {"cause": "E raised", "clauses": ["C-ERR-1"], "charged": ["C-ERR-1"],
+         "tests": ["test_C_ERR_1_a"]},
     ]  # fmt: skip
     table = rep.table()
     assert table.count("first difference at item 0") == 2  # the example, and C-ERR-1's own
