@@ -254,9 +254,9 @@ PREREQUISITES: dict[str, tuple[str, ...]] = {
 }
 """``clause -> the clauses its tests and programs rely on`` for their expected traces.
 
-Documentation (``docs/clauses.md``): the report does not read it. A difference is
-charged to the clause whose rule decided that part of the oracle's reply
-(``protocol/_reasons.py``); a clause not listed relies on none.
+A failed clause whose every failure is the same defect (the same root key) as a
+failed prerequisite's is reported as blocked by it (see ``_report``). A clause
+not listed has none.
 """
 
 

@@ -8,7 +8,6 @@ here (:func:`reference_raw`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from collections.abc import Callable
 from typing import Any
@@ -92,9 +91,7 @@ class PythonBackend:
             handle = clock.schedule_periodic(10**12, lambda: None)
             if getattr(handle, "stats", _NO_STATS) is not _NO_STATS:
                 found.append("stats")
-            # A cancel() that raises is C-CAN-1's failure, found by its programs.
-            with contextlib.suppress(Exception):
-                handle.cancel()
+            handle.cancel()
             try:
                 params = inspect.signature(self.factory).parameters
             except (TypeError, ValueError):
