@@ -92,7 +92,7 @@ MUTANTS ?= 80
 MUTATION_SEED ?= 7
 
 mutation: $(STAMP)
-	$(BIN)/python conformance/mutation/campaign.py --sample $(MUTANTS) --seed $(MUTATION_SEED) --jobs 2 \
+	$(BIN)/python mutation/campaign.py --sample $(MUTANTS) --seed $(MUTATION_SEED) --jobs 2 \
 		--out mutation-results.jsonl
 
 # A release: the sdist and the wheel in dist/, checked by twine (docs/packaging.md).

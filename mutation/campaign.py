@@ -1,6 +1,6 @@
 """Mutation testing of the scheduling core and the reference clock with the conformance suite.
 
-``python conformance/mutation/campaign.py [--sample N] [--seed S] [--jobs J] [--out FILE]``
+``python mutation/campaign.py [--sample N] [--seed S] [--jobs J] [--out FILE]``
 (``make mutation``). Mutants are cosmic-ray's: its operators, its enumeration
 of mutation sites and its code rewriting. Each mutant is run as one whole
 conformance report (``python -m simclock_conformance
@@ -16,7 +16,7 @@ cannot give (it keeps a pass/fail per mutant, and the report is what says
   mypyc-only ``LazyHeap`` instead of binding the ``heapq`` one, so the code
   only the compiled build runs is run, as Python, and mutated);
 - a mutant is *killed* when the verdict is not CONFORMING (or the run times out),
-  *survived* otherwise; a survivor listed in ``conformance/mutation/equivalent.py`` is
+  *survived* otherwise; a survivor listed in ``mutation/equivalent.py`` is
   *equivalent* (each with its reason);
 - for a killed mutant, the clauses the mutated code cites (ids in the docstring
   and comments of the innermost function or class around the line) are compared
@@ -46,8 +46,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "conformance" / "mutation"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "mutation"))
 
 from equivalent import EQUIVALENT, UNDECIDED  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Surviving mutants that are not counted against the suite, each with its reason.
 
 :data:`EQUIVALENT`: ``path:line:operator:occurrence -> reason`` (the key
-``conformance/mutation/campaign.py`` prints): the mutant behaves the same under every call
+``mutation/campaign.py`` prints): the mutant behaves the same under every call
 SPEC allows. A listed mutant the campaign no longer finds is reported as stale.
 
 :data:`UNDECIDED`: ``path:function -> reason``: code whose behaviour no clause of
