@@ -217,9 +217,7 @@ WHY: dict[str, str] = {
     "C-TIME-4": "Drake's time is float seconds: past about 2**53 ns (104 days) neighbouring "
     "nanoseconds share one double, so events fire and `now_ns()` ends beside the target",
     "C-ADV-5": f"{_RAISES}; and {_FLOAT}",
-    "C-TIE-1": f"{_DECLARED}, so a tie of a periodic's re-push with entries scheduled since "
-    "fires in another order; and entries tied far in time are tied at a neighbouring double "
-    "(see C-TIME-4)",
+    "C-TIE-1": "entries tied far in time are tied at a neighbouring double (see C-TIME-4)",
     "C-PER-2": f"{_DECLARED}; and {_FLOAT}",
     "C-CAN-2": f"{_DECLARED}, so a periodic declared before the entry that cancels it fires "
     "once more at their shared time",

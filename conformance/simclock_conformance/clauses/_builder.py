@@ -101,7 +101,6 @@ class P:
         phase: int | object = 0,
         *on_fire: Json,
         clock: str = "c",
-        accept: list[str] | None = None,
     ) -> P:
         req = {
             "op": "schedule_periodic",
@@ -111,7 +110,7 @@ class P:
             "phase_ns": _s(phase) if isinstance(phase, int) else phase,
             "on_fire": list(on_fire),
         }
-        return self._add(req, accept)
+        return self._add(req)
 
     def rate(
         self, entry: str, num: int | object, den: int | object = 1, phase: int = 0, clock: str = "c"
