@@ -66,8 +66,20 @@ def _sources_key(cargo: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def rust_target_dir() -> Path:
+    """The cargo target directory of this checkout's kit, in the drivers' cache.
+
+    One per checkout: the kit's tests read the golden vectors through
+    ``env!("CARGO_MANIFEST_DIR")``, compiled in, and cargo reuses a test binary built
+    from another checkout of the same crate in a shared target directory, which then
+    reads that checkout's vectors.
+    """
+    key = hashlib.sha256(str(KIT_DIR.resolve()).encode()).hexdigest()[:12]
+    return _cache_dir() / f"rust-target-{key}"
+
+
 def _run_cargo(cargo: str, args: list[str], what: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, CARGO_TARGET_DIR=str(_cache_dir() / "rust-target"))
+    env = dict(os.environ, CARGO_TARGET_DIR=str(rust_target_dir()))
     try:
         done = subprocess.run(
             [cargo, *args],
@@ -104,7 +116,7 @@ def rust_binaries() -> RustBinaries:
             f"{done.stderr[-4000:]}",
             pytrace=False,
         )
-    release = _cache_dir() / "rust-target" / "release"
+    release = rust_target_dir() / "release"
     work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=folder.name + "."))
     try:
         for example in ("heap_clock", "minimal_clock", "careless"):

@@ -34,6 +34,7 @@ import pytest
 from kit_go import GO_DIR
 from kit_java import JAVA_DIR
 from kit_rust import KIT_DIR as RUST_DIR
+from kit_rust import rust_target_dir
 from wire_drivers import CPP_KIT, DRIVERS, JS_DIR, _cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +175,7 @@ def _rust() -> list[str]:
         )
         # The kit's pinned versions, so that nothing new is resolved (cargo adds myclock).
         shutil.copy2(RUST_DIR / "Cargo.lock", work / "Cargo.lock")
-        target = _cache_dir() / "rust-target"  # shared with the kit's own build
+        target = rust_target_dir()  # shared with the kit's own build
         env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
         _run([cargo, "build", "--release"], work, env)
         shutil.copy2(target / "release" / "myclock", work / "myclock")
@@ -401,10 +402,10 @@ def test_the_rust_kit_is_a_crate_cargo_package_accepts() -> None:
     )
 
     def build(work: Path) -> list[str]:
-        env = {**os.environ, "CARGO_TARGET_DIR": str(_cache_dir() / "rust-target")}
+        env = {**os.environ, "CARGO_TARGET_DIR": str(rust_target_dir())}
         args = [cargo, "package", "-p", "simclock-driver", "--locked", "--allow-dirty"]
         _run(args, RUST_DIR, env)  # packs, then builds the packed sources alone
-        packed = _cache_dir() / "rust-target" / "package" / "simclock-driver-0.1.0.crate"
+        packed = rust_target_dir() / "package" / "simclock-driver-0.1.0.crate"
         shutil.copy2(packed, work / packed.name)
         return [str(work / packed.name)]
 
