@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
 # NATIVE_SRC repeats pyproject's [tool.simclock.native] modules, on this one line
 # (tests/test_native.py::test_C_NATIVE_1_one_module_list parses it and compares).
-NATIVE_SRC := simclock/core/_entry.py simclock/core/_heap.py simclock/core/_heapclock.py simclock/core/_mcap_records.py simclock/core/_phases.py simclock/core/_sender.py
+NATIVE_SRC := simclock/core/_entry.py simclock/core/_heap.py simclock/core/_heapclock.py simclock/core/_kernels.py simclock/core/_mcap_records.py simclock/core/_phases.py simclock/core/_sender.py
 NATIVE_MANIFEST := simclock/core/_compiled.json
 
 $(STAMP): pyproject.toml
@@ -77,7 +77,7 @@ test-pure: $(STAMP)
 			tests/test_native.py \
 			tests/test_conformance_heap.py tests/test_sec1_simclock.py \
 			tests/test_fingerprints_golden.py tests/test_devices.py tests/test_session.py \
-			tests/test_sender.py tests/test_recording_records.py tests/test_sec3_bus.py \
+			tests/test_sender.py tests/test_kernels.py tests/test_recording_records.py tests/test_sec3_bus.py \
 			"tests/test_state_machine.py::test_C_ADV_1_C_ADV_5_C_TIE_1_C_PER_2_C_CAN_1_C_ERR_1_state_machine_matches_oracle" \
 			"tests/test_state_machine.py::test_C_CAN_4_schedule_cancel_churn_keeps_heap_bounded_and_matches_oracle"; \
 	else echo "test-pure: the core is pure Python already, the main run covered it"; fi

@@ -15,7 +15,7 @@ _native.install()
 
 # Loaded now with the rest of the build, so COMPILED covers them (the session and the
 # recorder import them).
-from simclock.core import _mcap_records, _phases  # noqa: F401
+from simclock.core import _kernels, _mcap_records, _phases  # noqa: F401
 from simclock.core._bus import EVENTS_TOPIC, Bus, Event, EventKind, Message, Subscriber
 from simclock.core._child import SimclockChildError, run_in_child
 from simclock.core._contract import CONTRACT_VERSION

@@ -40,6 +40,7 @@ NATIVE_MODULES: Final = (
     "simclock.core._entry",
     "simclock.core._heap",
     "simclock.core._heapclock",
+    "simclock.core._kernels",
     "simclock.core._mcap_records",
     "simclock.core._phases",
     "simclock.core._sender",

@@ -27,6 +27,7 @@ from typing import Any
 
 from simclock.core._bus import Bus
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
+from simclock.core._kernels import Forward, SliceReader, StepHook
 from simclock.core._names import safe_repr
 from simclock.core._random import SeededRandomSource
 from simclock.core._timeint import check_time_ns, seconds_to_ns
@@ -218,29 +219,26 @@ class MujocoClock(GridClock):
                 f"got {safe_repr(start_ns)}"
             ) from None
         self._mujoco = mujoco
-        self._mj_step = mujoco.mj_step  # bound once: the hook runs at every boundary
         self.model = model
         """The ``MjModel``."""
         self.data = mujoco.MjData(model) if data is None else data
         """The ``MjData`` stepped once per boundary."""
         self._key_id = key_id
-        self._forward_at = -1
         super().__init__(
             seed,
             step,
             start_ns=start,
             bus=bus,
             default_policy=default_policy,
-            on_step=self._step,
+            # A compiled hook, not a method: it runs at every boundary.
+            on_step=StepHook(mujoco.mj_step, model, self.data),
         )
         # The compiled core's now_ns, bound once: forward() asks it at every sensor read.
         self._now = self._inner.now_ns
+        # mj_forward at most once per instant, shared by forward() and every sensor reader.
+        self._forward = Forward(self._now, mujoco.mj_forward, model, self.data)
         if start:
             self.data.time = seconds
-
-    def _step(self, _k: int) -> None:
-        """The ``on_step`` hook: one ``mj_step`` of the clock's model and data."""
-        self._mj_step(self.model, self.data)
 
     def forward(self) -> None:
         """Make derived quantities (``sensordata``) match the current state, once per boundary.
@@ -250,45 +248,21 @@ class MujocoClock(GridClock):
         boundary ``k`` calls this first. ``mj_forward`` does not change the
         state, and it runs at most once per boundary.
         """
-        now = self._now()
-        if self._forward_at != now:
-            self._mujoco.mj_forward(self.model, self.data)
-            self._forward_at = now
+        self._forward()
 
     def _sensor_reader(
         self, start: int, stop: int, noise_std: float, dim: int
     ) -> Callable[[SeededRandomSource], tuple[float, ...]]:
         """Library API: ``read(noise)``, the values of ``sensordata[start:stop]`` at this boundary.
 
-        `forward` inlined (a call per sample costs as much as the read):
-        ``mj_forward`` at most once per instant. With ``noise_std > 0`` each
-        value is ``value + draw``, ``dim == stop - start`` normals drawn with
+        A compiled `SliceReader` sharing the clock's `forward`: ``mj_forward``
+        at most once per instant. With ``noise_std > 0`` each value is
+        ``value + draw``, ``dim == stop - start`` normals drawn with
         ``_normal_checked`` (the caller checked ``noise_std`` and ``dim``).
         The values are a tuple of Python floats.
         """
-        now = self._now
-        forward = self._mujoco.mj_forward
-        model, data = self.model, self.data
-        # The MjData's buffer never moves: one view for the whole session.
-        sensordata = data.sensordata
-        item = sensordata.item
-
-        noisy = noise_std > 0
-        scalar = stop == start + 1
-
-        def read(noise: SeededRandomSource) -> tuple[float, ...]:
-            at = now()
-            if self._forward_at != at:  # forward(), inlined
-                forward(model, data)
-                self._forward_at = at
-            if noisy:
-                draw = noise._normal_checked(0.0, noise_std, dim)
-                return tuple((sensordata[start:stop] + draw).tolist())
-            if scalar:
-                return (item(start),)
-            return tuple(sensordata[start:stop].tolist())
-
-        return read
+        # The MjData's buffer never moves: one bound item() for the whole session.
+        return SliceReader(self._forward, self.data.sensordata.item, start, stop - start, noise_std)
 
     def sensor_slice(self, name: str) -> slice:
         """Where sensor ``name`` lives in ``data.sensordata``; ``ValueError`` if absent."""
@@ -318,7 +292,7 @@ class MujocoClock(GridClock):
         else:
             self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
-        self._forward_at = self._now()
+        self._forward.at = self._now()
 
 
 def _check_name(name: object, argument: str) -> None:

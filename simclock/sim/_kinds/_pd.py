@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from simclock.core._kernels import PdStep
 from simclock.sim._kinds._base import ControllerKind, KindParams, KindRun
 
 __all__ = ["PdConfig"]
@@ -75,25 +76,21 @@ class PdConfig(ControllerKind):
         self, run: KindRun
     ) -> Callable[[Mapping[str, Any]], tuple[dict[str, float], bytes | None]]:
         """The step of one session: reads ``latest``, writes ``data.ctrl``, returns the command."""
-        act, low, high = self.actuator_index, self.low, self.high
-        kp, kd, target = self.kp, self.kd, self.target
-        angle_id, angle_index = self.angle, self.angle_index
-        rate_id, rate_index = self.rate, self.rate_index
-        ctrl = run.data.ctrl
+        low, high = self.low, self.high
         limited = low is not None and high is not None
-        lo = -math.inf if low is None else low
-        hi = math.inf if high is None else high
-
-        def step(latest: Mapping[str, Any]) -> tuple[dict[str, float], bytes | None]:
-            angle = latest.get(angle_id)
-            rate = latest.get(rate_id)
-            u = 0.0
-            if angle is not None and rate is not None:
-                u = kp * (target - angle.values[angle_index]) - kd * rate.values[rate_index]
-                if limited:
-                    u = min(max(u, lo), hi)
-            ctrl[act] = u
-            # The command's canonical JSON made here, once: u is a float ({"u": <repr>}).
-            return {"u": u}, (_U_JSON % (u,) if u - u == 0.0 else None)
-
-        return step
+        # A compiled step (simclock.core._kernels): it runs at every firing.
+        return PdStep(
+            run.data.ctrl,
+            self.actuator_index,
+            self.kp,
+            self.kd,
+            self.target,
+            self.angle,
+            self.angle_index,
+            self.rate,
+            self.rate_index,
+            limited,
+            -math.inf if low is None else low,
+            math.inf if high is None else high,
+            _U_JSON,
+        )
