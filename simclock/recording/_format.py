@@ -75,7 +75,6 @@ import hashlib
 import io
 import json
 import math
-import operator
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -87,6 +86,7 @@ from mcap_ros2._cdr import CdrWriter
 from mcap_ros2._dynamic import serialize_dynamic
 
 from simclock.core._errors import SimclockTypeError, SimclockValueError
+from simclock.core._mcap_records import draw_value_json, same_json
 from simclock.core._names import exact_str, safe_repr, typed_repr
 from simclock.recording._fingerprint import canonical_json
 
@@ -396,46 +396,8 @@ def draw_record(method: str, args: tuple[Any, ...], index: int, value: Any) -> b
     ).encode()
 
 
-def _same_json(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` are known to have the same JSON text (False: not known)."""
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is tuple and type(b) is tuple and len(a) == len(b) and all(map(operator.is_, a, b)):
-        return True  # the same objects (a sensor's arguments): the common case, in C
-    if kind is not type(b):
-        return False
-    if kind is float:  # equal floats of the same sign have the same repr (NaN is never equal)
-        return bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
-    if kind is int or kind is str:
-        return bool(a == b)
-    if kind is tuple:
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    return False
-
-
-def _value_json(value: Any) -> bytes | None:
-    """`encode_draw_value`'s canonical JSON for a finite float, an int or a 1-D float64 array.
-
-    ``None`` for anything else (the generic encoder's job).
-    """
-    kind = type(value)
-    if kind is float:
-        return repr(value).encode() if value - value == 0.0 else None
-    if kind is int:
-        return repr(value).encode()
-    if kind is np.ndarray and value.ndim == 1 and _dtype_name(value.dtype) == "float64":
-        data = value.tolist()
-        # A finite sum means every value is finite (a NaN or an infinity makes it NaN or
-        # infinite; an overflowing sum of finite values only sends them the generic way).
-        if not math.isfinite(sum(data)):
-            return None
-        # A list's repr is its floats' reprs joined by ", " (a float's repr has no space).
-        return b'{"data":%s,"dtype":"float64","shape":[%d]}' % (
-            repr(data).replace(", ", ",").encode(),
-            len(data),
-        )
-    return None
+_FLOAT64: Final = np.dtype(np.float64)
+"""numpy's native float64 dtype: the arrays whose values `draw_value_json` writes directly."""
 
 
 class DrawRecords:
@@ -444,8 +406,9 @@ class DrawRecords:
     A sensor draws with the same arguments every time: the text around the
     index and the value is made once, and the value of a finite float, an int
     or a 1-D float64 array is written directly. Arguments are matched by
-    their JSON text (`_same_json`: ``0.0`` and ``-0.0``, ``1`` and ``1.0``
-    never share a template); unhashable arguments, other values and the
+    their JSON text (``same_json`` of the compiled core, which the recorder's
+    own draw path uses too: ``0.0`` and ``-0.0``, ``1`` and ``1.0`` never
+    share a template); unhashable arguments, other values and the
     first draw of a template go through the generic encoder. At most
     ``limit`` templates are kept.
     """
@@ -463,8 +426,8 @@ class DrawRecords:
             entry = self._templates.get(key)
         except TypeError:  # unhashable arguments (an array): no template
             return draw_record(method, args, index, value)
-        value_json = _value_json(value)
-        if entry is None or value_json is None or not _same_json(entry[0], args):
+        value_json = draw_value_json(value, np.ndarray, _FLOAT64)
+        if entry is None or value_json is None or not same_json(entry[0], args):
             data = draw_record(method, args, index, value)  # raises as it always did
             if entry is None and len(self._templates) < self._limit:
                 self._templates[key] = (args, *_template(method, args))
