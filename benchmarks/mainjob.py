@@ -15,6 +15,10 @@ the rounds:
   the list of delivered samples (what the metrics are computed from). Its
   trace of samples is asserted equal to the session's (every time and value),
   so both do the same work;
+* that loop plus what any run with a fingerprint must do per message (its
+  canonical JSON, its trace line, SHA-256 over the lines): the floor of an
+  unrecorded run, without a clock, bus, session or sample objects. Its digest
+  is asserted equal to the run's fingerprint;
 * the bare ``mj_step`` loop (5 000 steps, nothing else);
 * the official ``mcap`` Writer alone writing the recorded run's 15 361 records
   again with the Recorder's options (zstd, 1 MiB chunks, CRCs);
@@ -48,6 +52,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
+import hashlib
 import io
 import logging
 import os
@@ -126,6 +131,74 @@ def hand_written(model: Any, seed: int, duration_ns: int) -> list[SampleRow]:
                 u = min(max(u, low), high)
             ctrl[motor] = u
     return samples
+
+
+_SAMPLE_JSON = (
+    b'{"acquisition_ns":%d,"delivery_ns":%d,"device":"%s","episode":0,"episode_start_ns":0,'
+    b'"index":%d,"nominal_acquisition_ns":%d,"requested_delivery_ns":%d,"values":[%s]}'
+)
+
+
+def hand_written_fingerprint(model: Any, seed: int, duration_ns: int) -> str:
+    """The hand-written loop, and the fingerprint of the trace it would publish.
+
+    The floor of an unrecorded ``run_scenario``: the same physics, noise and PD
+    as `hand_written`, plus what any run with a fingerprint must do per message:
+    its canonical JSON (floats as ``repr``, keys sorted), its trace line
+    ``stamp sequence topic json payload``, SHA-256 over every line (C-X-FP).
+    No clock, bus, session or sample objects. Its digest is asserted equal to
+    the run's, so both do the same work.
+    """
+    step = 2 * MS
+    data = mujoco.MjData(model)
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "start")
+    mujoco.mj_resetDataKeyframe(model, data, key)
+    mujoco.mj_forward(model, data)
+    gyro_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "gyro")])
+    angle_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "angle")])
+    motor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "motor")
+    low, high = (float(x) for x in model.actuator_ctrlrange[motor])
+    spawn_key = derive_spawn_key("/sensors/imu0/noise")
+    noise = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=spawn_key)))
+    sensordata = data.sensordata
+    ctrl = data.ctrl
+    lines: list[bytes] = []
+    seq = 0
+    in_flight: list[tuple[int, bytes, float]] = []  # (delivery, payload, rate about y)
+    imu_k = 0
+    imu_next = 0
+    angle = rate = None
+    for k in range(duration_ns // step + 1):
+        now = k * step
+        if k:
+            mujoco.mj_step(model, data)
+            mujoco.mj_forward(model, data)
+        if now >= imu_next:
+            nominal = imu_k * 7 * MS
+            gyro = (sensordata[gyro_adr : gyro_adr + 3] + noise.normal(0.0, 0.02, size=3)).tolist()
+            requested = nominal + 3 * MS
+            delivery = -(-requested // step) * step
+            values = b"%r,%r,%r" % (gyro[0], gyro[1], gyro[2])
+            payload = _SAMPLE_JSON % (now, delivery, b"imu0", imu_k, nominal, requested, values)
+            in_flight.append((delivery, payload, gyro[1]))
+            imu_k += 1
+            imu_next = -(-(imu_k * 7 * MS) // step) * step
+        while in_flight and in_flight[0][0] <= now:
+            _, payload, rate = in_flight.pop(0)
+            lines.append(b"%d %d /sensors/imu0 json %s\n" % (now, seq, payload))
+            seq += 1
+        angle = float(sensordata[angle_adr])
+        payload = _SAMPLE_JSON % (now, now, b"encoder0", k, now, now, b"%r" % (angle,))
+        lines.append(b"%d %d /sensors/encoder0 json %s\n" % (now, seq, payload))
+        seq += 1
+        if now % (4 * MS) == 0:
+            u = 0.0
+            if rate is not None:
+                u = min(max(8.0 * (0.0 - angle) - 0.8 * rate, low), high)
+            ctrl[motor] = u
+            lines.append(b'%d %d /controllers/pd json {"u":%r}\n' % (now, seq, u))
+            seq += 1
+    return hashlib.sha256(b"".join(lines)).hexdigest()
 
 
 def bare_steps(model: Any, steps: int) -> None:
@@ -307,10 +380,15 @@ def main_job(rounds: int, tmp: Path) -> dict[str, tuple[float, float]]:
     plain = simclock.run_scenario(scenario)
     recorded = simclock.run_scenario(scenario, out=out)
     assert plain.fingerprint == recorded.fingerprint
+    floor = hand_written_fingerprint(model, seed, duration)
+    assert floor == plain.fingerprint, "the hand-written fingerprint is not the run's"
     ways: dict[str, Callable[[], object]] = {
         "run_scenario": lambda: simclock.run_scenario(scenario),
         "run_scenario, recorded": lambda: simclock.run_scenario(scenario, out=out),
         "hand-written loop": lambda: hand_written(model, seed, duration),
+        "hand-written loop + its trace's fingerprint": lambda: hand_written_fingerprint(
+            model, seed, duration
+        ),
         "bare mj_step loop": lambda: bare_steps(model, steps),
         "mcap Writer alone, the recorded run's records": writer_only(out),
         "simclock McapWriter alone, the same records": writer_only(out, ours=True),
