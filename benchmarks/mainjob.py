@@ -83,9 +83,12 @@ SampleRow = tuple[str, int, int, int, int, int, tuple[float, ...]]
 """(device, index, nominal acquisition, acquisition, requested delivery, delivery, values)."""
 
 
-def hand_written(model: Any, seed: int, duration_ns: int) -> list[SampleRow]:
-    """The pendulum scenario as a plain MuJoCo loop: the samples it delivers, in order."""
-    step = 2 * MS
+def pendulum_start(model: Any, seed: int) -> tuple[Any, int, int, int, float, float, Any]:
+    """MjData at the ``start`` keyframe, the sensors' and the motor's indexes, the IMU's noise.
+
+    ``(data, gyro_adr, angle_adr, motor, low, high, noise)``: the noise is a numpy
+    ``Generator`` seeded as simclock's stream ``/sensors/imu0/noise``.
+    """
     data = mujoco.MjData(model)
     key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "start")
     mujoco.mj_resetDataKeyframe(model, data, key)
@@ -96,6 +99,13 @@ def hand_written(model: Any, seed: int, duration_ns: int) -> list[SampleRow]:
     low, high = (float(x) for x in model.actuator_ctrlrange[motor])
     spawn_key = derive_spawn_key("/sensors/imu0/noise")
     noise = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=spawn_key)))
+    return data, gyro_adr, angle_adr, motor, low, high, noise
+
+
+def hand_written(model: Any, seed: int, duration_ns: int) -> list[SampleRow]:
+    """The pendulum scenario as a plain MuJoCo loop: the samples it delivers, in order."""
+    step = 2 * MS
+    data, gyro_adr, angle_adr, motor, low, high, noise = pendulum_start(model, seed)
     sensordata = data.sensordata
     ctrl = data.ctrl
     samples: list[SampleRow] = []
@@ -150,16 +160,7 @@ def hand_written_fingerprint(model: Any, seed: int, duration_ns: int) -> str:
     the run's, so both do the same work.
     """
     step = 2 * MS
-    data = mujoco.MjData(model)
-    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "start")
-    mujoco.mj_resetDataKeyframe(model, data, key)
-    mujoco.mj_forward(model, data)
-    gyro_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "gyro")])
-    angle_adr = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "angle")])
-    motor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "motor")
-    low, high = (float(x) for x in model.actuator_ctrlrange[motor])
-    spawn_key = derive_spawn_key("/sensors/imu0/noise")
-    noise = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=spawn_key)))
+    data, gyro_adr, angle_adr, motor, low, high, noise = pendulum_start(model, seed)
     sensordata = data.sensordata
     ctrl = data.ctrl
     lines: list[bytes] = []
