@@ -236,6 +236,7 @@ WHY: dict[str, str] = {
     "push order for equal times; the far ties hang as in C-TIME-4",
     "C-PER-1": f"{_SKEW}: grid points fire off their time",
     "C-PER-2": f"{_SKEW}: a periodic's next firing comes off its time",
+    "C-PER-3": f"{_SKEW}: the n-th firing of a periodic comes 1 ns off phase + n*period",
     "C-CAN-1": f"cancel never raises, but in its program {_SKEW}",
     "C-CAN-2": f"{_SKEW}, on the wrong side of the callback that cancels it",
     "C-CAN-4": "cancelled `TimerHandle`s stay in the heap until the loop runs an iteration "

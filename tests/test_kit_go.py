@@ -91,54 +91,24 @@ GO_PEERS_FAILED = {
 
 
 GO_PEERS_BLOCKED = {
-    # Callbacks on goroutines reading the target: the first differing replies are ties
-    # in another order at one time, so those clauses are blocked by C-TIE-1.
+    # Callbacks on goroutines reading the target (C-ADV-2) and due timers run in creation
+    # or sorted-slice order (C-ADV-1, C-TIE-1); past times accepted (C-SCH-1).
     "clockwork": {
         **dict.fromkeys(
-            [
-                "C-ADV-2",
-                "C-ADV-3",
-                "C-ADV-4",
-                "C-ADV-5",
-                "C-PER-1",
-                "C-PER-2",
-                "C-PER-3",
-                "C-CAN-1",
-                "C-CAN-2",
-                "C-CAN-3",
-                "C-ERR-1",
-            ],
-            "C-TIE-1",
+            ["C-ADV-4", "C-PER-1", "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-ERR-1"], "C-ADV-1"
         ),
-        # A timer due now fires on its goroutine inside the AfterFunc call, so the
-        # schedule's own reply carries it (C-ADV-1 fails first).
-        **dict.fromkeys(["C-TIME-1", "C-PER-1"], "C-ADV-1"),
-        "C-TIME-2": "C-TIE-1",
-        "C-RNG-3": "C-RNG-2",
+        **dict.fromkeys(["C-TIME-1", "C-ADV-3", "C-PER-2", "C-PER-3"], "C-ADV-2"),
+        **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-WIRE-2"], "C-SCH-1"),
+        **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
+        "C-ADV-5": "C-TIE-1",
     },
     "k8sclock": {
-        **dict.fromkeys(
-            [
-                "C-TIME-1",
-                "C-TIME-2",
-                "C-TIME-4",
-                "C-ADV-1",
-                "C-ADV-2",
-                "C-ADV-3",
-                "C-ADV-4",
-                "C-ADV-5",
-                "C-PER-1",
-                "C-PER-2",
-                "C-PER-3",
-                "C-CAN-1",
-                "C-CAN-2",
-                "C-CAN-3",
-                "C-ERR-1",
-                "C-ERR-2",
-            ],
-            "C-TIE-1",
-        ),
-        **dict.fromkeys(["C-DET-1", "C-RNG-3"], "C-RNG-2"),
+        **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-ADV-3", "C-TIE-1", "C-WIRE-2"], "C-SCH-1"),
+        **dict.fromkeys(["C-TIME-1", "C-PER-2", "C-PER-3", "C-CAN-3"], "C-ADV-2"),
+        **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
+        **dict.fromkeys(["C-ADV-5", "C-ERR-1"], "C-PER-1"),
+        "C-CAN-2": "C-CAN-1",
+        "C-ERR-2": "C-ADV-1",
     },
 }
 """The clauses of :data:`GO_PEERS_FAILED` (not kept) reported as blocked, by what."""
