@@ -240,6 +240,22 @@ def test_C_TIME_4_a_firing_beyond_2_53_is_charged_to_C_TIME_4_before_its_timing_
     assert _firing_time_rules(near, "a") == ("C-ADV-1",)
 
 
+def test_C_SCH_1_a_refusal_of_now_beyond_2_63_is_settled_between_C_SCH_1_and_C_TIME_4() -> None:
+    # at_ns == now is C-SCH-1's own wording; beyond 2**63 - 1 it is C-TIME-4's range too:
+    # one refusal cannot tell which the clock broke, so the report settles it.
+    start = str(2**64 - 8)
+    program = [
+        _req("create", seed="0", start_ns=start),
+        _req("schedule", entry="a", at_ns=start, on_fire=[]),
+        _req("schedule", entry="b", at_ns=str(2**64 - 4), on_fire=[]),
+    ]
+    now, later = reply_reasons(program, _replies(program))[1:]
+    assert now.parts["ok"] == ("C-SCH-1 or C-TIME-4",)
+    assert later.parts["ok"] == ("C-TIME-4", "C-SCH-1")
+    assert settle_either("C-SCH-1 or C-TIME-4", {"C-SCH-1"}, CLAUSES) == "C-SCH-1"
+    assert settle_either("C-SCH-1 or C-TIME-4", {"C-TIME-4"}, CLAUSES) == "C-TIME-4"
+
+
 # -- reports a backend author reads once -----------------------------------------
 
 

@@ -362,6 +362,10 @@ def _advance(facts: _ClockFacts, request: Json, reply: Json) -> Reasons:
         previous = (time, firing.repush)
     reasons.raised = frozenset(actions)
     ok_rules = _time_args_rules(request, ["dt_ns"], "C-ADV-1")
+    if dt is not None and facts.now + dt >= 2**63:
+        # A target beyond 2**63 - 1 (a small dt from a far now): reaching it is C-TIME-4's
+        # range first, as a time argument beyond it is (PRECEDENCE: C-TIME-4 over C-ADV-1).
+        ok_rules = decide(("C-TIME-4", *ok_rules))
     if halted:
         ok_rules = ("C-ERR-2",)
     elif "raise" in actions:
@@ -410,8 +414,12 @@ def _schedule(facts: _ClockFacts, request: Json, reply: Json, kind: str) -> Reas
     reasons = Reasons()
     op_rule = {"at": "C-SCH-1", "every": "C-PER-1", "rate": "C-X-RATE"}[kind]
     names = {"at": ["at_ns"], "every": ["period_ns", "phase_ns"], "rate": ["phase_ns"]}[kind]
-    rules = _time_args_rules(request, names, op_rule)
-    reasons.parts["ok"] = decide(rules)
+    rules = decide(_time_args_rules(request, names, op_rule))
+    if kind == "at" and int_of(request.get("at_ns")) == facts.now and rules[0] == "C-TIME-4":
+        # A time equal to now beyond 2**63 - 1: taken by C-SCH-1's own wording ("at_ns >=
+        # now") and by C-TIME-4's range; one refusal cannot tell which the clock broke.
+        rules = ("C-SCH-1" + EITHER + "C-TIME-4", *rules[2:])
+    reasons.parts["ok"] = rules
     reasons.parts["now_ns"] = ("C-TIME-2",)
     if reply.get("ok") is True:
         e = _Entry(

@@ -10,6 +10,7 @@ charged to themselves. A Python-only test has no oracle reply behind it:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 
@@ -24,7 +25,9 @@ __all__ = [
     "PYTHON_RULES",
     "REPLAYED_OTHERWISE",
     "program_charge",
+    "program_refusal",
     "python_charge",
+    "refusal_key",
     "settle_either",
 ]
 
@@ -61,7 +64,7 @@ re-pushed periodic at a shared instant)."""
 
 _FAR_SIDE = re.compile(r"expected \(?[^,]*?(\d{16,})")
 _TIME_KINDS = (f"{DIFFERENCE}fired now_ns differs", f"{DIFFERENCE}now_ns differs")
-_RAISED_IN = re.compile(r"^\S+ raised in \S+:\d+ \((\w+)\)$")
+_RAISED_IN = re.compile(r"^\S+ raised in \S+:\d+ \((\w+)\)(, from a callback)?$")
 
 
 def _message(outcome: Outcome) -> str:
@@ -94,6 +97,35 @@ def settle_either(charge: str, settled: Collection[str], known: Collection[str])
     return next((n for n in names if n in settled), names[0] if names else charge)
 
 
+_OBSERVED = re.compile(r"^\s*observed reply: (\{.*\})\s*$", re.M)
+_NUMBER = re.compile(r"[0-9]+")
+
+
+_CLAUSE_PREFIX = re.compile(r"^(?:C|SM)-[A-Z0-9-]+: ")
+
+
+def refusal_key(text: str) -> str:
+    """A refusal's message with its numbers left out: one check refusing other values.
+
+    The first line only, without the clause id a test's message starts with.
+    """
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return _NUMBER.sub("N", _CLAUSE_PREFIX.sub("", first))
+
+
+def program_refusal(outcome: Outcome) -> str | None:
+    """:func:`refusal_key` of the message a program's observed reply refused with, or None."""
+    found = _OBSERVED.search(_message(outcome))
+    if found is None:
+        return None
+    try:
+        reply = json.loads(found.group(1))
+    except ValueError:
+        return None
+    message = reply.get("message") if isinstance(reply, dict) else None
+    return refusal_key(message) if isinstance(message, str) and message else None
+
+
 def python_charge(
     clause: str,
     outcome: Outcome,
@@ -102,6 +134,7 @@ def python_charge(
     by_root: dict[str, str],
     programs: str | None,
     by_kind: dict[str, str] | None = None,
+    by_refusal: dict[str, str] | None = None,
 ) -> str:
     """The clause a failed Python-only test is charged to.
 
@@ -110,7 +143,10 @@ def python_charge(
     charge); else a method that raised is charged to the rule of what it
     returns (:data:`METHOD_RULES`). A difference of a kind a rule decides
     (:data:`PYTHON_RULES`) is charged to that rule, a time beyond ``2**53`` ns
-    that differs to C-TIME-4; a difference of the kind a program's difference
+    that differs to C-TIME-4; a backend exception whose message a program's
+    observed refusal also had (``by_refusal``: :func:`refusal_key` -> that
+    program's charge: the same check refused another value) as that program
+    was; a difference of the kind a program's difference
     was (``by_kind``: its root key -> the charge the oracle's reasons gave it)
     as that program was. Otherwise, when programs of the same clause
     failed, as the first of them was (``programs``: the same clause's
@@ -121,7 +157,12 @@ def python_charge(
         named = by_root.get(defect_key(outcome.root))
         if named is not None and named in known:
             return named
+        refused = (by_refusal or {}).get(refusal_key(_message(outcome)))
+        if refused is not None and refused in known:
+            return refused
         raised = _RAISED_IN.match(outcome.root)
+        if raised and raised.group(2) and "C-ERR-1" in known:
+            return "C-ERR-1"  # a callback's Exception left the backend: C-ERR-1's rule
         rule = METHOD_RULES.get(raised.group(1)) if raised else None
         return rule if rule is not None and rule in known else clause
     rule = PYTHON_RULES.get(key)

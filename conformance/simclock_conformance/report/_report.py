@@ -37,6 +37,7 @@ from simclock_conformance.report._charges import (
     EITHER,
     REPLAYED_OTHERWISE,
     program_charge,
+    program_refusal,
     python_charge,
     settle_either,
 )
@@ -174,6 +175,7 @@ class BackendReport:
         result: dict[tuple[str, str], str] = {}
         pending: list[tuple[str, Outcome]] = []
         by_root: dict[str, str] = {}
+        by_refusal: dict[str, str] = {}
         for c in ids:
             for t in self.tests.get(c, []):
                 if t.outcome != FAILED:
@@ -185,10 +187,14 @@ class BackendReport:
                 result[(c, t.name)] = named
                 if t.root and c not in AGGREGATES:
                     by_root.setdefault(defect_key(t.root), named)
+                refusal = program_refusal(t) if c not in AGGREGATES else None
+                if refusal is not None:
+                    by_refusal.setdefault(refusal, named)
         settled = {v for v in result.values() if EITHER not in v}
         for k, v in result.items():
             result[k] = settle_either(v, settled, known)
         by_root = {k: settle_either(v, settled, known) for k, v in by_root.items()}
+        by_refusal = {k: settle_either(v, settled, known) for k, v in by_refusal.items()}
         programs: dict[str, str] = {}
         by_kind: dict[str, str] = {}
         for c in ids:
@@ -199,7 +205,7 @@ class BackendReport:
                     by_kind.setdefault(self.root_key(t), named)
         for c, t in pending:
             result[(c, t.name)] = python_charge(
-                c, t, self.root_key(t), known, by_root, programs.get(c), by_kind
+                c, t, self.root_key(t), known, by_root, programs.get(c), by_kind, by_refusal
             )
         self._blocked_memo = (state, result)
         return dict(result)

@@ -14,6 +14,7 @@ import re
 
 __all__ = [
     "DIFFERENCE",
+    "FROM_CALLBACK",
     "PROGRAM_LINES",
     "defect_key",
     "driver_failure_key",
@@ -234,7 +235,10 @@ def root_key(message: str) -> str:
     return f"{clause}: {text[:160]}" if rest else text[:160]
 
 
-_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))$")
+FROM_CALLBACK = ", from a callback"
+"""How a root cause ends when the exception was a callback's, let out of the backend."""
+
+_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))(?:, from a callback)?$")
 
 
 def defect_key(key: str) -> str:
