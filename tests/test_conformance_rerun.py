@@ -28,6 +28,8 @@ TIE_TESTS = [
     "test_C_TIE_1_far_ties_reached_by_long_advances",
     "test_C_TIE_1_program[tie-1/push-order]",
     "test_C_TIE_1_program[tie-1/far-ties]",
+    "test_C_TIE_1_program[tie-1/mixed-origins]",
+    "test_C_TIE_1_program[tie-1/mixed-origins-near-2-64]",
 ]
 
 
