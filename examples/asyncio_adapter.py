@@ -230,6 +230,8 @@ WHY: dict[str, str] = {
     f"(C-TIE-1), and {_SKEW}: one 1 ns past the target fires in this advance",
     "C-ADV-3": f"{_SKEW}, also for entries callbacks push",
     "C-ADV-4": f"the nested advance is refused, but {_SKEW}",
+    "C-SCH-1": f"a time at now is taken, but in its program {_SKEW}: an entry a callback "
+    "schedules at now fires 1 ns late",
     "C-ADV-5": f"{_SKEW}: the stop timer at the target counts as due 1 ns before it, so "
     "`advance(1)` after `advance(2)` ends at 2",
     "C-TIE-1": "the timer heap (`heapq` of `TimerHandle`s ordered by time alone) keeps no "

@@ -200,6 +200,46 @@ def test_C_CONF_1_aggregates_are_charged_to_themselves() -> None:
     assert rep.blocked() == {}
 
 
+def test_C_CONF_1_a_python_test_ending_in_a_programs_refusal_is_charged_as_that_program() -> None:
+    # The same check refusing another value: the charge the oracle's reasons gave the program.
+    rep = _report({})
+    refused = "SimclockValueError: at_ns=9223372036854775809 does not fit a signed 64-bit time"
+    program = (
+        "C-TIME-4: case x, request 2 of 3: ...\n"
+        "  first difference: ok: expected True, observed False\n"
+        '  observed reply: {"ok":false,"error":"ValueError","message":"'
+        + refused.replace("9223372036854775809", "18446744073709551615")
+        + '","now_ns":"0"}\n'
+        "  charged to: C-TIME-4 (else C-SCH-1)"
+    )
+    rep.add("C-TIME-4", Outcome("test_C_TIME_4_program[x]", "failed", program))
+    root = "SimclockValueError raised in clock.py:5 (_time)"
+    rep.add("C-TIE-1", Outcome("test_C_TIE_1_far", "failed", f"C-TIE-1: {refused}", root=root))
+    assert rep.failed() == ["C-TIME-4"]
+    assert rep.blocked() == {"C-TIE-1": "C-TIME-4"}
+
+
+def test_C_ERR_1_a_callbacks_exception_let_out_of_the_backend_is_charged_to_C_ERR_1() -> None:
+    from simclock_conformance.report._charges import python_charge
+    from simclock_conformance.report._rootkey import FROM_CALLBACK, defect_key
+
+    root = "ValueError raised in clock.py:9 (_fire)"
+    failed = Outcome("test_C_DET_1_x", "failed", "C-DET-1: ValueError: boom", root=root)
+    assert python_charge("C-DET-1", failed, root, CLAUSES, {}, None) == "C-DET-1"
+    failed.root = root + FROM_CALLBACK
+    assert python_charge("C-DET-1", failed, failed.root, CLAUSES, {}, None) == "C-ERR-1"
+    assert defect_key(failed.root) == defect_key(root) == "raised in clock.py:9 (_fire)"
+
+
+def test_C_CAN_4_memory_measured_is_charged_to_C_CAN_4_whatever_its_programs_broke() -> None:
+    # No program's reply measures memory: a C-CAN-4 program charged elsewhere (its entries
+    # fired out of order) does not explain tombstones that grow memory.
+    rep = _report({"C-CAN-4": ["C-ADV-1"]})
+    grew = "C-CAN-4: memory grew by [2169696, 2166784] bytes over two windows"
+    rep.add("C-CAN-4", Outcome("test_C_CAN_4_tombstones_are_bounded", "failed", grew))
+    assert rep.failed() == ["C-ADV-1", "C-CAN-4"]
+
+
 # -- precedence: one test per entry ------------------------------------------------
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "CHARGED",
     "EXACT_BELOW",
     "METHOD_RULES",
+    "OWN_MEASURES",
     "PYTHON_RULES",
     "REPLAYED_OTHERWISE",
     "program_charge",
@@ -61,6 +62,13 @@ PYTHON_RULES: dict[str, str] = {
 """The kind of a Python-only test's first difference and the rule that decides it: two entries
 of one instant in another order is the tie rule's (C-TIE-1; no Python-only test has a
 re-pushed periodic at a shared instant)."""
+
+OWN_MEASURES: dict[str, str] = {
+    "memory grew by": "C-CAN-4",
+}
+"""A Python-only test's measurement that no reply part carries, and the one rule that decides
+it: memory kept for cancelled entries is C-CAN-4's alone (no program's reply measures memory,
+so a program of the same clause failing elsewhere does not explain it)."""
 
 _FAR_SIDE = re.compile(r"expected \(?[^,]*?(\d{16,})")
 _TIME_KINDS = (f"{DIFFERENCE}fired now_ns differs", f"{DIFFERENCE}now_ns differs")
@@ -148,7 +156,8 @@ def python_charge(
     program's charge: the same check refused another value) as that program
     was; a difference of the kind a program's difference
     was (``by_kind``: its root key -> the charge the oracle's reasons gave it)
-    as that program was. Otherwise, when programs of the same clause
+    as that program was; a measurement only one rule decides (:data:`OWN_MEASURES`)
+    to that rule. Otherwise, when programs of the same clause
     failed, as the first of them was (``programs``: the same clause's
     situations, in the same backend, broke on that rule); else to the test's
     own clause.
@@ -173,6 +182,9 @@ def python_charge(
         far = _FAR_SIDE.search(first)
         if far and int(far.group(1)) > EXACT_BELOW and "C-TIME-4" in known:
             return "C-TIME-4"
+    for measure, rule in OWN_MEASURES.items():
+        if measure in _message(outcome) and rule in known:
+            return rule
     named = (by_kind or {}).get(key)
     if named is not None and named in known:
         return named
