@@ -75,6 +75,16 @@ def test_real_defects_are_broken_backends_with_both_expected_sets() -> None:
         assert list(served) == sorted(served, key=list(WIRE_CLAUSES).index), name
 
 
+def test_the_docs_table_of_real_defects_is_rendered_from_the_expected_sets() -> None:
+    from backends.table import DOC, REAL_END, REAL_START, render_real_defects
+
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split(REAL_START, 1)[1].split(REAL_END, 1)[0].strip()
+    assert table == render_real_defects(), (
+        "docs/conformance.md is stale: run PYTHONPATH=tests:examples python -m backends.table"
+    )
+
+
 def _check(name: str, tmp: Path) -> None:
     data = _serve_report(name, tmp)
     assert data["verdict"] == "NOT CONFORMING"

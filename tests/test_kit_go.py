@@ -83,7 +83,7 @@ GO_PEERS_FAILED = {
     name: [
         "C-TIME-1", "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-2", "C-ADV-3",
         "C-ADV-4", "C-ADV-5", "C-SCH-1", "C-TIE-1", "C-PER-1", "C-PER-2", "C-PER-3",
-        "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-ERR-1", "C-ERR-2", "C-DET-1", "C-RNG-1",
+        "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-CAN-4", "C-ERR-1", "C-ERR-2", "C-DET-1", "C-RNG-1",
         "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE", "C-WIRE-7",
     ]
     for name in ("clockwork", "k8sclock")
@@ -92,19 +92,24 @@ GO_PEERS_FAILED = {
 
 GO_PEERS_BLOCKED = {
     # Callbacks on goroutines reading the target (C-ADV-2) and due timers run in creation
-    # or sorted-slice order (C-ADV-1, C-TIE-1); past times accepted (C-SCH-1).
+    # or sorted-slice order (C-ADV-1); past times accepted (C-SCH-1). A ticker's first
+    # tick comes a period after its start, never at its phase: C-PER-1 fails on its own
+    # (per-1/grid-first-point's ticker), and the tie, error and split programs whose
+    # first difference is that missing first tick are blocked by it. C-CAN-4's programs
+    # fire their live entries in one advance: the first difference is their order.
     "clockwork": {
         **dict.fromkeys(
-            ["C-ADV-4", "C-PER-1", "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-ERR-1"], "C-ADV-1"
+            ["C-ADV-4", "C-TIE-1", "C-CAN-1", "C-CAN-2", "C-CAN-3", "C-CAN-4"], "C-ADV-1"
         ),
         **dict.fromkeys(["C-TIME-1", "C-ADV-3", "C-PER-2", "C-PER-3"], "C-ADV-2"),
         **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-WIRE-2"], "C-SCH-1"),
         **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
-        "C-ADV-5": "C-TIE-1",
+        **dict.fromkeys(["C-ADV-5", "C-ERR-1"], "C-PER-1"),
     },
+    # C-CAN-4: its programs' entries fire read at the advance's target (C-ADV-2) first.
     "k8sclock": {
         **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-ADV-3", "C-TIE-1", "C-WIRE-2"], "C-SCH-1"),
-        **dict.fromkeys(["C-TIME-1", "C-PER-2", "C-PER-3", "C-CAN-3"], "C-ADV-2"),
+        **dict.fromkeys(["C-TIME-1", "C-PER-2", "C-PER-3", "C-CAN-3", "C-CAN-4"], "C-ADV-2"),
         **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
         **dict.fromkeys(["C-ADV-5", "C-ERR-1"], "C-PER-1"),
         "C-CAN-2": "C-CAN-1",

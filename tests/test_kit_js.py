@@ -91,12 +91,12 @@ def test_C_WIRE_7_the_kits_reference_heap_clock_replays_every_golden_vector() ->
 JEST_FAILED = {
     "modern": [
         "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-3", "C-ADV-4", "C-ADV-5", "C-SCH-1",
-        "C-TIE-1", "C-PER-2", "C-PER-3", "C-ERR-1", "C-ERR-2", "C-DET-1", "C-RNG-1",
+        "C-TIE-1", "C-PER-2", "C-PER-3", "C-CAN-4", "C-ERR-1", "C-ERR-2", "C-DET-1", "C-RNG-1",
         "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE", "C-WIRE-7",
     ],
     "legacy": [
         "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-4", "C-ADV-5", "C-SCH-1", "C-TIE-1",
-        "C-PER-1", "C-PER-2", "C-PER-3", "C-ERR-1", "C-DET-1", "C-RNG-1", "C-RNG-2",
+        "C-PER-1", "C-PER-2", "C-PER-3", "C-CAN-4", "C-ERR-1", "C-DET-1", "C-RNG-1", "C-RNG-2",
         "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE", "C-WIRE-7",
     ],
 }  # fmt: skip
@@ -107,7 +107,9 @@ JEST_BLOCKED = {
         **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-WIRE-2"], "C-SCH-1"),
         **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
         "C-ADV-5": "C-ADV-3",
-        "C-TIE-1": "C-ADV-1",
+        # A delay above 2**31 - 1 becomes 1: the far entry C-CAN-4's programs keep fires
+        # before its time (C-ADV-1), as far ties do.
+        **dict.fromkeys(["C-TIE-1", "C-CAN-4"], "C-ADV-1"),
         "C-PER-2": "C-ERR-1",
     },
     "legacy": {
@@ -115,7 +117,11 @@ JEST_BLOCKED = {
         "C-ADV-5": "C-ERR-1",
         "C-TIE-1": "C-TIME-4",
         "C-PER-3": "C-PER-1",
-        **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
+        # Delays truncated to 32 bits: the far entry C-CAN-4's programs keep fires first,
+        # at a negative time (C-ADV-1). C-DET-1's program draws from a stream, which Jest
+        # has none of (C-RNG-2's refusal comes first).
+        "C-CAN-4": "C-ADV-1",
+        **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
     },
 }
 """The clauses of :data:`JEST_FAILED` (not kept) reported as blocked, by what."""
