@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-thorough test-pure check docs bench lint typecheck native dist clean
+.PHONY: demo test test-thorough test-pure check docs bench lint typecheck native dist clean mutation
 
 # The compiled core (C-NATIVE-1): rebuilt in place when one of its sources is newer
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
@@ -84,6 +84,16 @@ test-pure: $(STAMP)
 
 bench: $(STAMP) $(NATIVE_MANIFEST)
 	@for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Mutation testing of the scheduling core and the reference clock with the conformance
+# suite (docs/conformance.md, "Mutation testing"); not part of `make test`. A whole
+# campaign is hours on 2 cores: MUTANTS=N runs a random sample of N (0: every mutant).
+MUTANTS ?= 80
+MUTATION_SEED ?= 7
+
+mutation: $(STAMP)
+	$(BIN)/python conformance/mutation/campaign.py --sample $(MUTANTS) --seed $(MUTATION_SEED) --jobs 2 \
+		--out mutation-results.jsonl
 
 # A release: the sdist and the wheel in dist/, checked by twine (docs/packaging.md).
 dist: $(STAMP)

@@ -230,12 +230,15 @@ WHY: dict[str, str] = {
     f"(C-TIE-1), and {_SKEW}: one 1 ns past the target fires in this advance",
     "C-ADV-3": f"{_SKEW}, also for entries callbacks push",
     "C-ADV-4": f"the nested advance is refused, but {_SKEW}",
+    "C-SCH-1": f"a time at now is taken, but in its program {_SKEW}: an entry a callback "
+    "schedules at now fires 1 ns late",
     "C-ADV-5": f"{_SKEW}: the stop timer at the target counts as due 1 ns before it, so "
     "`advance(1)` after `advance(2)` ends at 2",
     "C-TIE-1": "the timer heap (`heapq` of `TimerHandle`s ordered by time alone) keeps no "
     "push order for equal times; the far ties hang as in C-TIME-4",
     "C-PER-1": f"{_SKEW}: grid points fire off their time",
     "C-PER-2": f"{_SKEW}: a periodic's next firing comes off its time",
+    "C-PER-3": f"{_SKEW}: the n-th firing of a periodic comes 1 ns off phase + n*period",
     "C-CAN-1": f"cancel never raises, but in its program {_SKEW}",
     "C-CAN-2": f"{_SKEW}, on the wrong side of the callback that cancels it",
     "C-CAN-4": "cancelled `TimerHandle`s stay in the heap until the loop runs an iteration "

@@ -217,6 +217,8 @@ WHY: dict[str, str] = {
     "C-TIME-4": "Drake's time is float seconds: past about 2**53 ns (104 days) neighbouring "
     "nanoseconds share one double, so events fire and `now_ns()` ends beside the target",
     "C-ADV-5": f"{_RAISES}; and {_FLOAT}",
+    "C-ADV-3": f"{_RAISES}, so an entry a callback pushed, due before the target, does not "
+    f"fire in it; and {_FLOAT}",
     "C-TIE-1": "entries tied far in time are tied at a neighbouring double (see C-TIME-4)",
     "C-PER-2": f"{_DECLARED}; and {_FLOAT}",
     "C-CAN-2": f"{_DECLARED}, so a periodic declared before the entry that cancels it fires "

@@ -1,10 +1,13 @@
-"""Attribution of failures to clauses (C-CONF-1, C-CONF-3): "blocked by C-..." in every report.
+"""Charges of failures to clauses (C-CONF-1, C-CONF-3): "blocked by C-..." in every report.
 
-A failed clause whose every failure is the defect (the same root key) of a failed
-clause it relies on (``_clauses.PREREQUISITES``) is reported as blocked by that
-clause; the verdict stays NOT CONFORMING. Unit tests on hand-made reports; the
-self-check (``test_conformance_selfcheck.py``) compares every broken backend's
-failed clauses exactly.
+A failed program names the clause its first difference is charged to (the rule
+that decided that part of the oracle's reply, ``protocol._reasons``); a clause
+fails when a difference is charged to it and is blocked by the charged clause
+when its tests failed only through differences charged elsewhere; the verdict
+stays NOT CONFORMING. A Python-only test is charged by what it observed
+(``report._charges``). Unit tests on hand-made reports; the self-check
+(``test_conformance_selfcheck.py``) compares every broken backend's failed and
+blocked clauses exactly.
 """
 
 from __future__ import annotations
@@ -14,45 +17,42 @@ import re
 import pytest
 
 from simclock_conformance import CLAUSES
-from simclock_conformance.clauses._clauses import PREREQUISITES, prerequisites
 from simclock_conformance.report._html import render_matrix
 from simclock_conformance.report._outcome import Outcome
 from simclock_conformance.report._report import BackendReport
-from simclock_conformance.report._rootkey import defect_key, root_key
+from simclock_conformance.report._rootkey import defect_key, driver_failure_key, root_key
 
 ORDER = "first differing reply: fired order differs at equal now_ns"
 TIME = "first differing reply: fired now_ns differs"
 MISSING = "first differing reply: fired: an expected entry is missing"
 
 
-def _report(failures: dict[str, list[str]]) -> BackendReport:
-    """Every clause passed once, then ``clause -> [root of each failed test]``."""
+def _report(
+    charged: dict[str, list[str]], python: dict[str, list[tuple[str, str]]] | None = None
+) -> BackendReport:
+    """Every clause passed once; ``clause -> [charge of each failed program]``; then
+    ``clause -> [(message, root) of each failed Python-only test]``."""
     rep = BackendReport("x:y")
     for clause in CLAUSES:
         rep.add(clause, Outcome(f"test_{clause.replace('-', '_')}_ok", "passed"))
-    for clause, roots in failures.items():
-        for i, root in enumerate(roots):
+    for clause, charges in charged.items():
+        for i, to in enumerate(charges):
+            name = f"test_{clause.replace('-', '_')}_program[p{i}]"
+            text = f"{clause}: case p{i}, request 2 of 3: x\n  charged to: {to}"
+            root = "NameError raised in clock.py:9 (_report)" if to == "C-ERR-1" else ""
+            rep.add(clause, Outcome(name, "failed", text, root=root))
+    for clause, tests in (python or {}).items():
+        for i, (message, root) in enumerate(tests):
             name = f"test_{clause.replace('-', '_')}_bad{i}"
-            rep.add(clause, Outcome(name, "failed", f"{clause}: broken", root=root))
+            rep.add(clause, Outcome(name, "failed", f"{clause}: {message}", root=root))
     return rep
 
 
-def test_C_CONF_1_prerequisites_are_registered_clauses_in_no_self_loop() -> None:
-    assert {c for reqs in PREREQUISITES.values() for c in reqs} - set(CLAUSES) == set()
-    assert set(PREREQUISITES) - set(CLAUSES) == set()
-    assert [c for c, reqs in PREREQUISITES.items() if c in reqs] == []
-    assert prerequisites("SM-ORACLE") == ()  # the state machine fails for any defect
-    assert prerequisites("C-REP-9") == ()  # a clause without a row relies on none
-    assert prerequisites("C-TIE-1") == ("C-ADV-2", "C-ADV-1", "C-ADV-3", "C-SCH-1", "C-TIME-4")
-    with pytest.raises(TypeError, match=r"^clause_id must be a str, got int 1$"):
-        prerequisites(1)  # type: ignore[arg-type]
-
-
-def test_C_CONF_1_a_failure_of_a_prerequisites_defect_is_blocked_by_it() -> None:
-    rep = _report({"C-TIE-1": [ORDER], "C-ADV-1": [ORDER, ORDER], "SM-ORACLE": [ORDER]})
+def test_C_CONF_1_a_clause_charged_fails_the_others_are_blocked_by_it() -> None:
+    rep = _report({"C-TIE-1": ["C-TIE-1"], "C-ADV-1": ["C-TIE-1", "C-TIE-1"], "SM-ORACLE": ["x"]})
     assert rep.blocked() == {"C-ADV-1": "C-TIE-1"}
     assert (rep.status("C-ADV-1"), rep.status("C-TIE-1")) == ("blocked", "failed")
-    assert rep.failed() == ["C-TIE-1", "SM-ORACLE"]  # SM-ORACLE relies on nothing
+    assert rep.failed() == ["C-TIE-1", "SM-ORACLE"]  # the state machine is its own
     assert rep.verdict == "NOT CONFORMING"
     data = rep.to_json()
     assert (data["failed"], data["blocked"]) == (["C-TIE-1", "SM-ORACLE"], {"C-ADV-1": "C-TIE-1"})
@@ -64,75 +64,79 @@ def test_C_CONF_1_a_failure_of_a_prerequisites_defect_is_blocked_by_it() -> None
     assert re.search(r"^C-ADV-1 +blocked by C-TIE-1 +advance fires due entries", table, re.M)
     assert re.search(r"^C-TIE-1 +failed +equal at_ns", table, re.M)
     assert "2 failed, 1 blocked, 0 incomplete" in table
-    # The root-cause block still lists every failed test once, blocked clauses' too.
-    (cause,) = rep.root_causes()
-    assert cause["clauses"] == ["C-ADV-1", "C-TIE-1", "SM-ORACLE"] and len(cause["tests"]) == 4
-    assert table.count("ROOT CAUSE") == 1
 
 
-def test_C_CONF_1_a_failure_of_its_own_keeps_a_clause_failed() -> None:
-    # C-PER-1 also misses an entry: a defect C-TIE-1 does not show.
-    rep = _report({"C-TIE-1": [ORDER], "C-PER-1": [ORDER, MISSING]})
+def test_C_CONF_1_one_difference_of_its_own_keeps_a_clause_failed() -> None:
+    rep = _report({"C-TIE-1": ["C-TIE-1"], "C-PER-1": ["C-TIE-1", "C-PER-1"]})
     assert (rep.blocked(), rep.failed()) == ({}, ["C-TIE-1", "C-PER-1"])
-    # The other way round the evidence holds: C-TIE-1 relies on C-ADV-1 (its ties fire
-    # in advances), and C-ADV-1 shows C-TIE-1's one defect too.
-    rep = _report({"C-TIE-1": [ORDER], "C-ADV-1": [ORDER, MISSING]})
-    assert (rep.blocked(), rep.failed()) == ({"C-TIE-1": "C-ADV-1"}, ["C-ADV-1"])
-    # The same defect in a clause that is not a prerequisite blocks nothing.
-    rep = _report({"C-RNG-4": [ORDER], "C-ADV-1": [ORDER]})
-    assert (rep.blocked(), rep.failed()) == ({}, ["C-ADV-1", "C-RNG-4"])
 
 
-def test_C_CONF_1_two_clauses_failing_alike_never_block_each_other() -> None:
-    # C-ADV-1 and C-SCH-1 rely on each other and fail alike: a missing firing is
-    # C-ADV-1's subject, so it fails.
-    rep = _report({"C-SCH-1": [MISSING], "C-ADV-1": [MISSING], "C-TIME-4": [MISSING]})
-    assert rep.failed() == ["C-ADV-1"]
-    assert rep.blocked() == {"C-TIME-4": "C-ADV-1", "C-SCH-1": "C-ADV-1"}
-    # Firings at other times are C-ADV-2's subject (a callback reading another time).
-    five = ("C-ADV-1", "C-ADV-2", "C-ADV-3", "C-TIE-1", "C-PER-1")
-    rep = _report({c: [TIME] for c in five})
-    assert rep.failed() == ["C-ADV-2"]
-    assert set(rep.blocked().values()) == {"C-ADV-2"}
-    # Ties in another order are C-TIE-1's, though C-ADV-1 comes first in the report.
-    rep = _report({c: [ORDER] for c in five})
-    assert rep.failed() == ["C-TIE-1"]
-    assert set(rep.blocked().values()) == {"C-TIE-1"}
-    # Missing firings are C-ADV-1's, though C-TIE-1 relies on it too.
-    rep = _report({c: [MISSING] for c in five if c != "C-ADV-2"})
-    assert rep.failed() == ["C-ADV-1"]
-    # A kind no clause owns: the most basic clause of the cycle (C-ADV-2 here).
-    odd = "first differing reply: nested differs"
-    rep = _report({c: [odd] for c in five})
-    assert rep.failed() == ["C-ADV-2"]
-    # now_ns() elsewhere than an advance's target is C-TIME-4's (far times not exact),
-    # though C-TIE-1 is the more basic clause: Drake's far ties in float seconds.
-    now = "first differing reply: now_ns differs"
-    rep = _report({"C-TIME-4": [now, TIME], "C-TIE-1": [now, TIME]})
+def test_C_CONF_1_no_prerequisite_list_decides_who_blocks_whom() -> None:
+    # C-SCH-1's rule decided the difference in C-ADV-1's program: C-SCH-1 fails though
+    # its own programs passed, and C-ADV-1, which C-SCH-1's programs rely on, is blocked.
+    rep = _report({"C-ADV-1": ["C-SCH-1"]})
+    assert (rep.failed(), rep.blocked()) == (["C-SCH-1"], {"C-ADV-1": "C-SCH-1"})
+    # The blocking clause is the one the clause's first failed test is charged to.
+    rep = _report({"C-ERR-2": ["C-PER-2", "C-TIE-1"], "C-TIE-1": ["C-TIE-1"]})
+    assert rep.blocked() == {"C-ERR-2": "C-PER-2"}
+    assert rep.failed() == ["C-TIE-1", "C-PER-2"]
+
+
+def test_C_CONF_1_python_only_tests_are_charged_by_what_they_observed() -> None:
+    place = "NameError raised in clock.py:9 (_report)"
+    # The same raising line as a program charged to C-ERR-1.
+    rep = _report({"C-ERR-1": ["C-ERR-1"]}, {"C-BUS-1": [("broken", place)]})
+    assert (rep.failed(), rep.blocked()) == (["C-ERR-1"], {"C-BUS-1": "C-ERR-1"})
+    # A backend method that raised: the rule of what it returns.
+    rep = _report({}, {"C-BUS-3": [("broken", "ValueError raised in clock.py:5 (cancel)")]})
+    assert (rep.failed(), rep.blocked()) == (["C-CAN-1"], {"C-BUS-3": "C-CAN-1"})
+    # Entries of one instant in another order: the tie rule.
+    order = "firings: first difference at item 1: expected ('a', 5), observed ('b', 5)"
+    rep = _report({}, {"C-BUS-3": [(order, "")]})
+    assert (rep.failed(), rep.blocked()) == (["C-TIE-1"], {"C-BUS-3": "C-TIE-1"})
+    # A far time that differs: exact times (C-TIME-4).
+    far = (
+        "firing times: first difference at item 0: expected 9007199254740993, "
+        "observed 9007199254740992"
+    )
+    rep = _report({}, {"C-TIE-1": [(far, "")]})
     assert (rep.failed(), rep.blocked()) == (["C-TIME-4"], {"C-TIE-1": "C-TIME-4"})
-
-
-def test_C_CONF_1_a_clause_whose_explainers_are_all_blocked_fails() -> None:
-    # C-RNG-3 relies on C-RNG-2 only through RNG-2's defect, blocked by C-RNG-4; C-RNG-3
-    # does not list C-ERR-1, so it is not blocked by what blocks C-RNG-2.
-    key = "ValueError raised in clock.py:9 (_run)"
-    rep = _report({"C-ERR-1": [key], "C-RNG-2": [key], "C-RNG-3": [key]})
-    assert rep.blocked() == {"C-RNG-2": "C-ERR-1"}
-    assert rep.failed() == ["C-ERR-1", "C-RNG-3"]
+    # Otherwise as the clause's programs were, else its own.
+    near = "firing times: first difference at item 0: expected 5, observed 4"
+    rep = _report({"C-PER-3": ["C-ADV-2"]}, {"C-PER-3": [(near, "")]})
+    assert (rep.failed(), rep.blocked()) == (["C-ADV-2"], {"C-PER-3": "C-ADV-2"})
+    rep = _report({}, {"C-PER-3": [(near, "")]})
+    assert (rep.failed(), rep.blocked()) == (["C-PER-3"], {})
 
 
 def test_C_CONF_1_exceptions_raised_at_one_place_are_one_defect() -> None:
     assert defect_key("ValueError raised in clock.py:78 (_run)") == "raised in clock.py:78 (_run)"
     assert defect_key(ORDER) == ORDER
     rep = _report(
+        {"C-ERR-1": ["C-ERR-1"]},
         {
-            "C-ERR-1": ["LookupError raised in clock.py:78 (_run)"],
-            "C-BUS-1": ["ValueError raised in clock.py:78 (_run)"],
-            "C-RNG-6": ["ValueError raised in clock.py:79 (_run)"],
-        }
+            "C-BUS-1": [("x", "ValueError raised in clock.py:9 (_report)")],
+            "C-RNG-6": [("x", "ValueError raised in clock.py:10 (_report)")],
+        },
     )
     assert rep.blocked() == {"C-BUS-1": "C-ERR-1"}
     assert rep.failed() == ["C-ERR-1", "C-RNG-6"]
+
+
+def test_C_CONF_3_a_driver_fault_is_one_root_cause_whatever_test_it_ends() -> None:
+    def crash(case: str, request: str) -> str:
+        return (
+            f"C-ERR-2: case {case}: driver failure: the driver exited with status 2 while "
+            f"answering the request {request}\nlast lines of the driver's stderr:\n"
+            "  | panic: halt at 0xc000012345 [recovered]\n  | goroutine 1 [running]:"
+        )
+
+    one = crash("err-2/a", '{"op":"advance","clock":"c","dt_ns":"10"}')
+    two = crash("det-1/b", '{"op":"advance","clock":"c","dt_ns":"30"}')
+    key = "driver failure: the driver exited with status N (panic: halt at N [recovered])"
+    assert driver_failure_key(one) == driver_failure_key(two) == root_key(one) == key
+    hang = "C-X: case y: driver failure: the driver gave no reply within 10 s to the request {}"
+    assert root_key(hang) == "driver failure: the driver gave no reply within N s"
 
 
 @pytest.mark.parametrize(
@@ -185,7 +189,7 @@ def test_C_CONF_3_in_process_wordings_share_the_programs_keys(message: str, key:
 
 
 def test_C_CONF_1_the_matrix_shows_a_blocked_cell_with_its_blocker() -> None:
-    data = _report({"C-TIE-1": [ORDER], "C-ADV-1": [ORDER]}).to_json()
+    data = _report({"C-TIE-1": ["C-TIE-1"], "C-ADV-1": ["C-TIE-1"]}).to_json()
     page = render_matrix([data])
     assert '<span class="blk">blocked</span>' in page
     assert '<td class="blk"><a href="#b0-C-ADV-1">blocked by C-TIE-1</a></td>' in page
@@ -201,13 +205,6 @@ def test_C_CONF_1_the_matrix_shows_a_blocked_cell_with_its_blocker() -> None:
 
 
 def test_C_CONF_3_a_blocked_clauses_lone_failure_says_what_blocks_it() -> None:
-    # Two exceptions raised at one place are one defect, but two root causes of one test.
-    rep = _report(
-        {
-            "C-ERR-1": ["LookupError raised in clock.py:78 (_run)"],
-            "C-BUS-1": ["ValueError raised in clock.py:78 (_run)"],
-        }
-    )
-    table = rep.table()
-    assert "\nFAILED C-BUS-1 (blocked by C-ERR-1): test_C_BUS_1_bad0\n  C-BUS-1: broken" in table
-    assert "\nFAILED C-ERR-1: test_C_ERR_1_bad0\n" in table
+    table = _report({"C-TIE-1": ["C-TIE-1"], "C-BUS-1": ["C-TIE-1"]}).table()
+    assert "\nFAILED C-BUS-1 (blocked by C-TIE-1): test_C_BUS_1_program[p0]\n  C-BUS-1: " in table
+    assert "\nFAILED C-TIE-1: test_C_TIE_1_program[p0]\n" in table

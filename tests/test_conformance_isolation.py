@@ -146,7 +146,7 @@ def test_C_CONF_1_pytest_routes_leave_out_looptime_and_give_the_backends_verdict
     assert json.loads(out.read_text())["verdict"] == "CONFORMING"
     lines = proc.stdout.splitlines()
     assert lines.count(_LOOPTIME_LEFT_OUT) == 1, proc.stdout
-    assert re.fullmatch(r"82 passed in .*", lines[-1]), proc.stdout
+    assert re.fullmatch(r"96 passed in .*", lines[-1]), proc.stdout
 
 
 def test_C_CONF_1_a_plugin_reordering_and_reseeding_tests_changes_no_verdict(
@@ -160,7 +160,7 @@ def test_C_CONF_1_a_plugin_reordering_and_reseeding_tests_changes_no_verdict(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(out.read_text())["verdict"] == "CONFORMING"
-    assert "shuffling_plugin: reseeded before 82 tests" in proc.stdout.splitlines()
+    assert "shuffling_plugin: reseeded before 96 tests" in proc.stdout.splitlines()
 
 
 def _statuses(report: dict[str, Any]) -> dict[str, str]:

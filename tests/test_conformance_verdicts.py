@@ -234,6 +234,7 @@ def test_C_CAN_1_a_wrong_firing_and_a_raising_cancel_both_show_both_replies() ->
         '  expected reply: {"ok":true,"now_ns":"0","next_event_ns":null,"stored":"0"}',
         '  observed reply: {"ok":false,"error":"ValueError","message":"SimclockValueError: '
         'handle already cancelled","now_ns":"0","next_event_ns":null,"stored":"0"}',
+        "  charged to: C-CAN-1",
     ]
 
 
@@ -341,6 +342,7 @@ def test_C_CONF_3_the_message_is_the_same_in_the_text_and_json_reports(tmp_path:
         {
             "cause": "first differing reply: fired order differs at equal now_ns",
             "clauses": ["C-TIME-3"],
+            "charged": ["C-TIE-1"],
             "tests": [t["name"] for t in failed],
         }
     ]

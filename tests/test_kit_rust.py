@@ -43,7 +43,7 @@ TOKIO_FAILED = {
         "C-STEP-1", "C-RNG-1", "C-RNG-2", "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE",
     ],
     "ms": [
-        "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-4", "C-SCH-1", "C-TIE-1", "C-PER-1",
+        "C-TIME-2", "C-TIME-3", "C-TIME-4", "C-ADV-1", "C-ADV-4", "C-SCH-1", "C-TIE-1", "C-PER-1",
         "C-PER-2", "C-PER-3", "C-CAN-4", "C-ERR-2", "C-DET-1", "C-RNG-1", "C-RNG-2",
         "C-RNG-3", "C-RNG-4", "C-WIRE-2", "SM-ORACLE",
     ],
@@ -52,14 +52,36 @@ TOKIO_FAILED = {
 
 TOKIO_BLOCKED = {
     "ns": {
-        **dict.fromkeys(["C-TIME-4", "C-ADV-4", "C-SCH-1"], "C-ADV-1"),
-        **dict.fromkeys(["C-PER-3", "C-CAN-1"], "C-TIE-1"),
-        "C-RNG-3": "C-RNG-2",
+        **dict.fromkeys(
+            [
+                "C-TIME-1",
+                "C-TIME-2",
+                "C-TIME-3",
+                "C-ADV-2",
+                "C-ADV-3",
+                "C-ADV-4",
+                "C-ADV-5",
+                "C-SCH-1",
+                "C-TIE-1",
+                "C-PER-2",
+                "C-CAN-1",
+                "C-CAN-3",
+                "C-STEP-1",
+                "C-WIRE-2",
+            ],
+            "C-ADV-1",
+        ),
+        **dict.fromkeys(["C-PER-3", "C-CAN-2"], "C-PER-1"),
+        **dict.fromkeys(["C-RNG-3", "C-RNG-4"], "C-RNG-2"),
+        # det-1/same-seed-same-run's first advance, which a halting callback ends at 10 ns,
+        # gets a reply over the line limit (an interval's burst, the README's row): a
+        # driver failure is charged to the rule of the request it ended, C-ERR-2 here.
+        "C-DET-1": "C-ERR-2",
     },
     "ms": {
-        **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-ERR-2"], "C-SCH-1"),
-        "C-TIE-1": "C-TIME-4",
-        **dict.fromkeys(["C-RNG-2", "C-RNG-3"], "C-RNG-4"),
+        **dict.fromkeys(["C-TIME-2", "C-TIME-3", "C-WIRE-2"], "C-SCH-1"),
+        **dict.fromkeys(["C-TIE-1", "C-PER-3"], "C-ADV-1"),
+        **dict.fromkeys(["C-DET-1", "C-RNG-3", "C-RNG-4"], "C-RNG-2"),
     },
 }
 """The clauses of :data:`TOKIO_FAILED` (not kept) reported as blocked, by what."""

@@ -28,11 +28,15 @@ from pathlib import Path
 
 import pytest
 
+from simclock_conformance.report._report import BackendReport
+
 __all__ = [
     "BROKEN_VARIANTS",
     "CPP_KIT",
     "CPP_SOURCE",
     "JS_DIR",
+    "SLOW_FAR_ADVANCE",
+    "assert_judged",
     "cpp_driver",
     "jest_driver",
     "node_test_driver",
@@ -237,3 +241,26 @@ def node_test_driver() -> list[str]:
     if (major, minor) < (20, 4):
         pytest.skip(f"node {version} has no node:test mock.timers (needs >= 20.4)")
     return [node, "--no-warnings", str(JS_DIR / "peers" / "node-mock-timers.mjs")]
+
+
+SLOW_FAR_ADVANCE: dict[str, tuple[str, ...]] = {"C-PER-3": ("C-ADV-1", "failed")}
+"""per-3/no-drift's far advance, its interval clamped to 1 unit, fires until the kit stops it
+(about 39 000 callbacks, 3 s on an idle machine) with an error reply: an advance refused,
+C-ADV-1's. On a loaded machine the deadline comes first, and a hang fails its own test."""
+
+
+def assert_judged(
+    report: BackendReport,
+    failed: list[str],
+    blocked: dict[str, str],
+    timed: dict[str, tuple[str, ...]],
+) -> None:
+    """``report`` fails ``failed`` less ``blocked``, blocks ``blocked``; ``timed`` either way."""
+    seen = report.blocked()
+    for clause, statuses in timed.items():
+        status = seen.pop(clause, "failed" if clause in report.failed() else "passed")
+        assert status in statuses, (clause, status)
+    assert seen == {c: b for c, b in blocked.items() if c not in timed}
+    assert [c for c in report.failed() if c not in timed] == [
+        c for c in failed if c not in blocked and c not in timed
+    ]

@@ -101,6 +101,7 @@ class P:
         phase: int | object = 0,
         *on_fire: Json,
         clock: str = "c",
+        accept: list[str] | None = None,
     ) -> P:
         req = {
             "op": "schedule_periodic",
@@ -110,7 +111,7 @@ class P:
             "phase_ns": _s(phase) if isinstance(phase, int) else phase,
             "on_fire": list(on_fire),
         }
-        return self._add(req)
+        return self._add(req, accept)
 
     def rate(
         self, entry: str, num: int | object, den: int | object = 1, phase: int = 0, clock: str = "c"

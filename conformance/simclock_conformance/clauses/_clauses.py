@@ -219,7 +219,9 @@ PREREQUISITES: dict[str, tuple[str, ...]] = {
     "C-CAN-1": (*_SCHEDULING, "C-PER-1", "C-PER-2", "C-CAN-2"),
     "C-CAN-2": (*_SCHEDULING, "C-PER-1", "C-PER-2"),
     "C-CAN-3": (*_SCHEDULING, "C-PER-1", "C-PER-2"),
-    "C-CAN-4": (),
+    # The bound is measured over programs whose live entries fire (in order, at their
+    # times) and whose cancelled ones must not.
+    "C-CAN-4": ("C-TIE-1", "C-ADV-2", "C-ADV-1", "C-CAN-2"),
     # C-ERR-1 lists no periodic clause: its periodics re-arm after a raise, which a
     # defect of C-ERR-1 breaks in C-PER-2's tests too; that defect is C-ERR-1's.
     "C-ERR-1": _SCHEDULING,
@@ -252,9 +254,9 @@ PREREQUISITES: dict[str, tuple[str, ...]] = {
 }
 """``clause -> the clauses its tests and programs rely on`` for their expected traces.
 
-A failed clause whose every failure is the same defect (the same root key) as a
-failed prerequisite's is reported as blocked by it (see ``_report``). A clause
-not listed has none.
+Documentation (``docs/clauses.md``): the report does not read it. A difference is
+charged to the clause whose rule decided that part of the oracle's reply
+(``protocol/_reasons.py``); a clause not listed relies on none.
 """
 
 

@@ -25,7 +25,7 @@ from simclock_conformance.clauses import (
 )
 from simclock_conformance.clauses._builder import Case
 
-__all__ = ["CASES"]
+__all__ = ["CASES", "SITUATIONS"]
 
 # Invariant: the families' order (and each family's own order) is the report's
 # order; ids and their order are pinned by the docs tables and recorded verdicts.
@@ -37,3 +37,14 @@ CASES: list[Case] = [
     *_programs_ext.cases(),
 ]
 """Every clause program of the wire profile, in report order."""
+
+SITUATIONS: dict[str, dict[str, str]] = {
+    **_programs_time.SITUATIONS,
+    **_programs_schedule.SITUATIONS,
+    **_programs_cancel.SITUATIONS,
+}
+"""``clause -> situation id -> what it is``: what each clause's programs must reach.
+
+Each family lists its own beside its programs; ``_situations.DETECTORS`` decides
+them from the oracle's replies, and the self-test checks every one is reached.
+"""

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from simclock_conformance.clauses._builder import HALT, Case, P, cancel, fail, sched
 
-__all__ = ["cases"]
+__all__ = ["SITUATIONS", "cases"]
+
+SITUATIONS: dict[str, dict[str, str]] = {
+    "C-ERR-1": {
+        "err/periodic-rearmed-after-raise": "a periodic whose callback raised fires again",
+    },
+    "C-ERR-2": {
+        "err/periodic-rearmed-after-halt": (
+            "a periodic whose callback halted the advance (a BaseException) fires again"
+        ),
+        "err/halt-leaves-others-pending": "entries due at the halting instant fire later",
+    },
+}
+"""``clause -> situation id -> what it is`` (see ``_programs_time.SITUATIONS``)."""
 
 
 def cases() -> list[Case]:
@@ -66,6 +79,31 @@ def cases() -> list[Case]:
         p.at(f"live{i}", 10**12 + i)
     for i in range(1500):
         p.at(f"churn{i}", 10**12 + i).cancel(f"churn{i}")
+    add(p.observe().drop())
+
+    # Live entries that fire (not only cancels) lower the live count: the far
+    # tombstones left behind must still be bounded (2*live + 1024) afterwards. A live
+    # entry before them keeps them from reaching the front, where a peek drops them.
+    p = P("can-4/bound-kept-when-live-entries-fire", ["C-CAN-4"]).create().at("keep", 10**12 - 1)
+    for i in range(1300):
+        p.at(f"near{i}", 1 + i)
+    for i in range(1300):
+        p.at(f"far{i}", 10**12 + i).cancel(f"far{i}")
+    add(p.adv(1400).observe().drop())
+    # Tombstones that leave (popped by an advance, dropped at the front by a peek) must
+    # leave the count of tombstones right: cancelling the rest then still compacts.
+    p = P("can-4/count-kept-as-tombstones-leave", ["C-CAN-4"]).create().at("keep", 10**12 - 1)
+    for i in range(1500):
+        p.at(f"hold{i}", 10**12 + i)
+    for i in range(750):
+        p.at(f"gate{i}", 2 * i + 2).at(f"tomb{i}", 2 * i + 3).cancel(f"tomb{i}")
+    p.adv(1502)
+    for i in range(750):
+        p.at(f"front{i}", 2000 + i)
+    for i in range(750):
+        p.cancel(f"front{i}")
+    for i in range(1500):
+        p.cancel(f"hold{i}")
     add(p.observe().drop())
 
     # -- C-ERR ----------------------------------------------------------------

@@ -52,6 +52,11 @@ def cases() -> list[Case]:
         .adv(10**9 - 50_000_000)
         .drop()
     )
+    # Phases a period or more after now: the first firing is the phase itself (k = 0),
+    # for whole and fractional rates.
+    p = P("x-rate/phase-periods-after-now", ["C-X-RATE"], ["rate"]).create().adv(7)
+    p.rate("three", 3, 1, 10**9 + 11).rate("half", 7, 2, 2 * 10**9).rate("ntsc", 30000, 1001, 10**8)
+    add(p.adv(3 * 10**9).drop())
     add(
         P("x-rate/bad-rates", ["C-X-RATE"], ["rate"])
         .create()

@@ -4,7 +4,27 @@ from __future__ import annotations
 
 from simclock_conformance.clauses._builder import MAX, Case, P, cancel, fail, nested, sched
 
-__all__ = ["cases"]
+__all__ = ["SITUATIONS", "cases"]
+
+SITUATIONS: dict[str, dict[str, str]] = {
+    "C-TIME-4": {
+        "time/odd-beyond-2-53": "an entry fires at an odd time above 2**53 (float64 rounds it)",
+        "time/fires-at-2-64-minus-1": "an entry fires at 2**64 - 1 itself",
+        "time/beyond-wrapped-ahead": (
+            "a time past 2**64 - 1 whose value modulo 2**64 is after now: a wrapping clock "
+            "accepts it and fires it early"
+        ),
+        "time/beyond-wrapped-at-now": "a time past 2**64 - 1 whose value modulo 2**64 is now",
+        "time/beyond-wrapped-behind": (
+            "a time past 2**64 - 1 whose value modulo 2**64 is before now (a wrapping clock "
+            "refuses it as past)"
+        ),
+        "time/advance-beyond": "an advance whose target is past 2**64 - 1",
+        "time/beyond-period": "a period past 2**64 - 1 (modulo 2**64 a short one)",
+    },
+}
+"""``clause -> situation id -> what it is``: what the clause's programs must reach
+(decided from the oracle's replies by ``_situations.DETECTORS``)."""
 
 
 def cases() -> list[Case]:
@@ -73,11 +93,42 @@ def cases() -> list[Case]:
         .drop()
     )
 
+    # Beyond 2**64 - 1 from starts where the time taken modulo 2**64 (what an unsigned
+    # 64-bit counter keeps) lies ahead of now, at now and behind it: a wrapped time in
+    # the past is refused as past and looks like a clean refusal; ahead, it fires.
+    beyond = ["ValueError"]
+    for name, start, at in (
+        ("wrapped-ahead", 7, 2**64 + 12),
+        ("wrapped-at-now", 7, 2**64 + 7),
+        ("wrapped-behind", 7, 2**64 + 3),
+        ("2-65-wrapped-ahead", 7, 2**65 + 9),
+        ("wrapped-ahead-of-a-far-now", 2**63, 2**64 + 2**63 + 5),
+    ):
+        p = P(f"time-4/beyond-{name}", ["C-TIME-4"]).create().adv(start).at("near", start + 2)
+        p.at("w", at, accept=beyond).adv(0).adv(10).observe()
+        add(p.drop())
+    p = P("time-4/beyond-periodic-phase-wrapped-ahead", ["C-TIME-4"]).create().adv(3)
+    add(p.every("p", 5, 2**64 + 4, accept=beyond).adv(10).drop())
+    p = P("time-4/beyond-period-wrapped-small", ["C-TIME-4"]).create()
+    add(p.every("p", 2**64 + 2, 1, accept=beyond).adv(6).drop())
+    # (A callback's child beyond 2**64 - 1 is not asked for: its refusal cannot end a
+    # program, and a backend may refuse it.)
+
     # -- C-ADV ----------------------------------------------------------------
     p = P("adv-1/fires-due-in-order", ["C-ADV-1"]).create()
     for name, at in (("a", 5), ("b", 3), ("c", 5), ("d", 10), ("e", 11), ("f", 0)):
         p.at(name, at)
     add(p.adv(10).adv(0).adv(1).drop())
+    # Cancelling many entries compacts the queue while many live ones are left: they
+    # still fire in (at_ns, seq) order (scrambled times, with ties).
+    p = P("adv-1/order-after-compaction", ["C-ADV-1"]).create()
+    for i in range(150):
+        p.at(f"live{i}", 1 + (i * 37) % 61)
+    for i in range(1400):
+        p.at(f"gone{i}", 1 + (i * 53) % 67).cancel(f"gone{i}")
+    for i in range(150, 170):
+        p.at(f"late{i}", 1 + (i * 41) % 59)
+    add(p.adv(30).adv(0).adv(40).drop())
     add(
         P("adv-1/advance-zero", ["C-ADV-1"])
         .create()

@@ -431,7 +431,11 @@ class ResultCollector:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print one per-clause table per backend."""
+        path = self.config.getoption("simclock_json")
+        # run() without --json writes to a temporary directory it then removes: not shown.
+        shown = path and not Path(path).parent.name.startswith("simclock-conformance-")
         for rep in self.reports.values():
+            rep.json_path = str(path) if shown and len(self.reports) == 1 else ""
             terminalreporter.write_line("")
             for line in rep.table().splitlines():
                 terminalreporter.write_line(line)

@@ -272,6 +272,7 @@ def replay(session: Session, lines: Sequence[Json]) -> tuple[list[str], dict[str
         case, replies = _as_case(line)
         if any(f not in session.features for f in case.requires):
             continue
+        session.mark()
         try:
             problem, _ = run_case(session.send, case, session.features, replies)
         except DriverError as failure:

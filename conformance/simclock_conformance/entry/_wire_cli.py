@@ -115,6 +115,7 @@ def _driver(argv: list[str]) -> int:
         deadline_s=args.request_timeout,
         vectors=not args.no_vectors,
     )
+    report.json_path = args.json or ""
     print(report.table())
     if args.json:
         write_json(report, args.json)

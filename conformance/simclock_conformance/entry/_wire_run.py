@@ -27,11 +27,14 @@ from simclock_conformance.machine._wire_machine import run_wire_machine
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
     DriverError,
+    protocol_line,
 )
 from simclock_conformance.protocol._engine import MAX_NS
 from simclock_conformance.protocol._wire_core import (
     LocalDriver,
     Session,
+    charged_line,
+    expected_reasons,
     program_text,
     replies_difference,
     run_program,
@@ -144,6 +147,7 @@ def _run_one(
                 report.add(clause, Outcome(case.id, NOT_APPLICABLE, message=why))
         return
     program = program_text(case.requests)
+    session.mark()
     try:
         problem, replies = run_program(session.send, case, session.features, splits)
         session.drain()
@@ -151,16 +155,29 @@ def _run_one(
             problem = _second_process(session, case, replies)
     except DriverError as failure:
         session.failed()
+        text = f"case {case.id}: {failure}"
+        crashed = _crashed_request(case, str(failure))
+        if crashed is not None and "gave no reply within" not in failure.evidence:
+            # A crash (not a hang, which is its own test's time limit) has no reply to
+            # compare: it is charged to the rule of the request it ended.
+            rules = expected_reasons(case)[crashed].parts.get("ok", ())
+            text += f"\n  {charged_line([*rules, *case.clauses])}"
         for clause in case.clauses:
-            report.add(
-                clause, _failure_outcome(case.id, clause, f"case {case.id}: {failure}", program)
-            )
+            report.add(clause, _failure_outcome(case.id, clause, text, program))
         return
     for clause in case.clauses:
         if problem is None:
             report.add(clause, Outcome(case.id, PASSED))
         else:
             report.add(clause, _failure_outcome(case.id, clause, problem, program))
+
+
+def _crashed_request(case: Case, evidence: str) -> int | None:
+    """The index of the request a driver failure names, or None."""
+    for k, request in enumerate(case.requests):
+        if protocol_line(request) in evidence:
+            return k
+    return None
 
 
 def _second_process(session: Session, case: Case, first: list[Json]) -> str | None:
@@ -175,6 +192,7 @@ def _second_process(session: Session, case: Case, first: list[Json]) -> str | No
 
 
 def _run_machine(session: Session, profile: str) -> Outcome:
+    session.mark()
     try:
         problem = run_wire_machine(session, profile)
     except DriverError as failure:

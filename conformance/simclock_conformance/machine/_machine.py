@@ -68,6 +68,7 @@ from simclock_conformance.machine._strategies import (
     FAR_TIE_DELAYS,
     LEAP_OFFSETS,
     MAX_NS,
+    MIXED_TIE_DELAYS,
     PERIODS,
     PHASES,
     QUIET,
@@ -75,7 +76,10 @@ from simclock_conformance.machine._strategies import (
     RATE_NUMERATORS,
     RATE_PHASES,
     SPLIT,
+    WRAP_MULTIPLES,
+    WRAPPED_OFFSETS,
     Behaviour,
+    Entry,
     private_hypothesis_home,
 )
 from simclock_conformance.machine._transport import InProcess, Transport
@@ -109,6 +113,45 @@ class OracleMachine(RequestMachine):
     def schedule_beyond(self, k: int, behaviour: Behaviour) -> int:
         """At 2**64 - 2 .. 2**64 + 1: kept exactly, or refused with ValueError above the max."""
         return self._at(max(self.now, self.on_grid(MAX_NS) + k * self.UNIT), behaviour)
+
+    @rule(target=handles, k=WRAP_MULTIPLES, offset=WRAPPED_OFFSETS, behaviour=BEHAVIOURS)
+    def schedule_wrapped(self, k: int, offset: int, behaviour: Behaviour) -> int:
+        """Past ``2**64 - 1`` at ``k * 2**64`` plus a time just behind, at or ahead of now.
+
+        Exact or refused with ValueError (C-TIME-4); a clock that keeps times modulo
+        2**64 fires it early when the kept time is ahead of now.
+        """
+        kept = min(MAX_NS, max(0, self.now + offset * self.UNIT))
+        return self._at(self.on_grid(k * 2**64 + kept), behaviour)
+
+    @rule(target=handles, period=PERIODS, offset=WRAPPED_OFFSETS, behaviour=BEHAVIOURS)
+    def periodic_wrapped_phase(self, period: int, offset: int, behaviour: Behaviour) -> int:
+        """A periodic whose phase is ``2**64`` plus a time near now (C-TIME-4, as above)."""
+        phase = self.on_grid(2**64 + min(MAX_NS, max(0, self.now + offset * self.UNIT)))
+        entry = Entry("schedule_periodic", period_ns=self.units(period), phase_ns=phase)
+        return self._entry(entry, behaviour, phase)
+
+    @rule(delay=MIXED_TIE_DELAYS, period=st.integers(1, 5))
+    def mixed_ties(self, delay: int, period: int) -> None:
+        """One instant reached by every kind of push, over several advances (C-TIE-1).
+
+        A top-level entry, then a periodic whose grid passes the instant (its
+        re-pushes), a callback that pushes a child there during the first
+        advance, a second top-level entry after that, then an advance there:
+        they fire in push order, whoever pushed them.
+        """
+        unit = self.UNIT
+        now = self.now
+        if now + (delay + 2) * unit > MAX_NS or now % unit:
+            return
+        at = now + delay * unit
+        self._at(at, ("plain", 0))
+        n = self._periodic(period, (at // unit) % period, ("plain", 0))
+        self._at(now + unit, ("spawn", delay - 1))
+        self._advance(2 * unit)
+        self._at(at, ("plain", 0))
+        self._advance(at - self.now)
+        self._cancel(f"e{n}")
 
     @rule(delay=BURST_DELAYS, count=st.integers(2, 12), behaviour=BEHAVIOURS)
     def burst(self, delay: int, count: int, behaviour: Behaviour) -> None:

@@ -29,8 +29,11 @@ __all__ = [
     "DELAYS",
     "KINDS",
     "MAX_NS",
+    "MIXED_TIE_DELAYS",
     "PERIODS",
     "PHASES",
+    "WRAPPED_OFFSETS",
+    "WRAP_MULTIPLES",
     "Behaviour",
     "Entry",
     "Grid",
@@ -55,6 +58,15 @@ FAR_OFFSETS = st.integers(-2, 3)
 
 BEYOND_OFFSETS = st.integers(-1, 2)
 """Offsets around ``2**64 - 1``: the last two valid times and the first two beyond."""
+
+WRAP_MULTIPLES = st.integers(1, 3)
+"""Times past ``2**64 - 1`` are ``k * 2**64`` plus a small time (what a 64-bit counter keeps)."""
+
+WRAPPED_OFFSETS = st.integers(-3, 40)
+"""Where that kept time lies from now: just behind, at, or ahead (where a wrap fires early)."""
+
+MIXED_TIE_DELAYS = st.integers(6, 30)
+"""How far ahead a tie of top-level, callback and re-pushed entries is made (C-TIE-1)."""
 
 PERIODS: st.SearchStrategy[int] = st.one_of(
     st.integers(1, 25), st.integers(26, 5000), st.integers(2**20, 2**62)

@@ -21,6 +21,7 @@ from simclock_conformance.machine._requests import PROGRAM_MARK
 from simclock_conformance.machine._strategies import private_hypothesis_home
 from simclock_conformance.machine._transport import OverWire, Transport
 from simclock_conformance.protocol._driver import DriverError
+from simclock_conformance.report._charges import REPLAYED_OTHERWISE
 
 if TYPE_CHECKING:
     from simclock_conformance.protocol._wire_core import Session
@@ -75,8 +76,8 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
         # The first outcome in full: its expected and observed replies are the evidence.
         inner = [str(e) for e in getattr(exc, "exceptions", ()) if str(e)]
         return (
-            "SM-ORACLE: the driver answered the same program differently when it was "
-            "replayed (not deterministic, or a reply deadline hit on one run only)"
+            f"{REPLAYED_OTHERWISE} when it was replayed (not deterministic, or a reply "
+            "deadline hit on one run only; reported as C-DET-1's failure)"
             + (f"; first outcome: {inner[0]}" if inner else ""),
             "",
         )

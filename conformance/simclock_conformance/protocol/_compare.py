@@ -13,9 +13,9 @@ which (the pattern of first occurrences), not the numbers (C-RNG-1..4).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["first_difference", "value_patterns"]
+__all__ = ["Difference", "first_difference", "locate_difference", "value_patterns"]
 
 Json = dict[str, Any]
 _TOMBSTONE_SLACK = 1024
@@ -40,12 +40,20 @@ def _show(value: object) -> str:
     return text if len(text) <= 400 else text[:400] + "...(truncated)"
 
 
-def _fired_difference(name: str, observed: object, expected: list[Any]) -> str | None:
+class Difference(NamedTuple):
+    """Where a reply first differs: the field, the item of a list field (else None), the text."""
+
+    field: str
+    item: int | None
+    text: str
+
+
+def _fired_difference(name: str, observed: object, expected: list[Any]) -> Difference | None:
     if not isinstance(observed, list):
-        return f"{name}: expected a list, observed {_show(observed)}"
+        return Difference(name, 0, f"{name}: expected a list, observed {_show(observed)}")
     for i, (o, e) in enumerate(zip(observed, expected, strict=False)):
         if not isinstance(o, dict):
-            return f"{name}[{i}]: expected {_show(e)}, observed {_show(o)}"
+            return Difference(name, i, f"{name}[{i}]: expected {_show(e)}, observed {_show(o)}")
         keys = {
             *e,
             *(k for k in ("entry", "now_ns", "nested", "refused", "at_ns", "message") if k in o),
@@ -53,21 +61,31 @@ def _fired_difference(name: str, observed: object, expected: list[Any]) -> str |
         mine = {k: o.get(k) for k in sorted(keys)}
         theirs = {k: e.get(k) for k in sorted(keys)}
         if mine != theirs:
-            return f"{name}[{i}]: expected {_show(theirs)}, observed {_show(mine)}"
+            return Difference(
+                name, i, f"{name}[{i}]: expected {_show(theirs)}, observed {_show(mine)}"
+            )
     if len(observed) != len(expected):
         extra = (
             observed[len(expected)] if len(observed) > len(expected) else expected[len(observed)]
         )
         side = "observed" if len(observed) > len(expected) else "expected"
-        return (
+        return Difference(
+            name,
+            min(len(observed), len(expected)),
             f"{name}: expected {len(expected)} items, observed {len(observed)}; "
-            f"first {side} only: {_show(extra)}"
+            f"first {side} only: {_show(extra)}",
         )
     return None
 
 
 def first_difference(observed: Json, expected: Json, features: Sequence[str]) -> str | None:
     """How ``observed`` differs from ``expected`` (``field: expected X, observed Y``), or None."""
+    diff = locate_difference(observed, expected, features)
+    return diff.text if diff else None
+
+
+def locate_difference(observed: Json, expected: Json, features: Sequence[str]) -> Difference | None:
+    """:func:`first_difference` with its place: the reply part a charge is read from."""
     for key, want in expected.items():
         if key == "message":
             continue
@@ -79,16 +97,20 @@ def first_difference(observed: Json, expected: Json, features: Sequence[str]) ->
         if key == "stored":
             got = observed.get("stored")
             if not (isinstance(got, str) and got.isdigit()):
-                return f"stored: expected a string of digits, observed {_show(got)}"
+                return Difference(
+                    key, None, f"stored: expected a string of digits, observed {_show(got)}"
+                )
             live = int(want)
             if int(got) > 3 * live + _TOMBSTONE_SLACK:
-                return (
+                return Difference(
+                    key,
+                    None,
                     f"stored: {got} entries held for {live} live ones; C-CAN-4 allows at most "
-                    f"2*live + 1024 tombstones ({3 * live + _TOMBSTONE_SLACK} in all)"
+                    f"2*live + 1024 tombstones ({3 * live + _TOMBSTONE_SLACK} in all)",
                 )
             continue
         if key not in observed:
-            return f"{key}: expected {_show(want)}, observed no such field"
+            return Difference(key, None, f"{key}: expected {_show(want)}, observed no such field")
         got = observed[key]
         if key in ("fired", "failures") and isinstance(want, list):
             diff = _fired_difference(key, got, want)
@@ -96,5 +118,5 @@ def first_difference(observed: Json, expected: Json, features: Sequence[str]) ->
                 return diff
             continue
         if got != want:
-            return f"{key}: expected {_show(want)}, observed {_show(got)}"
+            return Difference(key, None, f"{key}: expected {_show(want)}, observed {_show(got)}")
     return None

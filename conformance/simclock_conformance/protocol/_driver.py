@@ -123,6 +123,8 @@ class Driver:
         self._lines: queue.Queue[_Line] = queue.Queue(maxsize=_QUEUED_LINES)
         self._dead = False
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        self._written = 0  # stderr lines read so far
+        self._mark = 0  # ... when the current test began (see mark())
         self._oversized: _Oversized | None = None
         try:
             self._proc = subprocess.Popen(
@@ -178,11 +180,17 @@ class Driver:
             if not middle:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 self._stderr.append(line if raw.endswith(b"\n") else line + "...(truncated)")
+                self._written += 1
             middle = not raw.endswith(b"\n")
 
+    def mark(self) -> None:
+        """A test begins: :meth:`stderr_tail` quotes only what the driver writes from now on."""
+        self._mark = self._written
+
     def stderr_tail(self) -> list[str]:
-        """The last lines the driver wrote on stderr."""
-        return list(self._stderr)
+        """The last lines the driver wrote on stderr since :meth:`mark` (the current test)."""
+        since = self._written - self._mark
+        return list(self._stderr)[-since:] if since > 0 else []
 
     def _fail(self, evidence: str) -> DriverError:
         self.kill()

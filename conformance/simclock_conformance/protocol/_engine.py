@@ -131,8 +131,14 @@ class Engine:
         clock = st.clock
         reply["now_ns"] = str(clock.now_ns())
         if "peek" in self.features:
-            peek = clock.next_event_ns()
-            reply["next_event_ns"] = None if peek is None else str(peek)
+            # An optional method that raises answers its own field only (C-X-PEEK): the
+            # field is compared in C-X-PEEK's programs alone, the reply stays the op's.
+            try:
+                peek = clock.next_event_ns()
+            except Exception as exc:
+                reply["next_event_ns"] = f"raised {exception_text(exc)}"
+            else:
+                reply["next_event_ns"] = None if peek is None else str(peek)
         size = getattr(clock, "heap_size", None) or getattr(clock, "pending_count", None)
         # Without a size method the backend's own count is unknown: the live entries are
         # what it must hold at least (C-CAN-4 is then measured in process, by memory).

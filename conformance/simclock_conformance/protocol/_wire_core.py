@@ -13,7 +13,13 @@ from typing import Any
 
 from simclock_conformance.clauses._builder import Case
 from simclock_conformance.protocol._backends import OracleBackend
-from simclock_conformance.protocol._compare import first_difference, value_patterns
+from simclock_conformance.protocol._charge import charge
+from simclock_conformance.protocol._compare import (
+    Difference,
+    first_difference,
+    locate_difference,
+    value_patterns,
+)
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
     MAX_REPLY_BYTES,
@@ -24,12 +30,16 @@ from simclock_conformance.protocol._driver import (
     protocol_line,
 )
 from simclock_conformance.protocol._engine import Engine
+from simclock_conformance.protocol._reasons import Reasons, reply_reasons
 
 __all__ = [
+    "CHARGED",
     "SELF_COMPARED",
     "SPLIT",
     "LocalDriver",
     "Session",
+    "charged_line",
+    "expected_reasons",
     "expected_replies",
     "program_text",
     "replies_difference",
@@ -50,6 +60,23 @@ SPLIT = "C-ADV-5"
 the same, in order and with the same times, as each other."""
 
 _EXPECTED: dict[str, list[Json]] = {}
+_REASONS: dict[str, list[Reasons]] = {}
+
+CHARGED = "charged to: "
+"""How the line naming the clause a difference is charged to starts (see ``_reasons``)."""
+
+
+def charged_line(clauses: Sequence[str]) -> str:
+    """``charged to: C-X (else C-Y, ...)``: the first the report has is charged."""
+    first, *rest = clauses
+    return CHARGED + first + (f" (else {', '.join(rest)})" if rest else "")
+
+
+def expected_reasons(case: Case) -> list[Reasons]:
+    """The rules behind every reply of :func:`expected_replies` (cached by id)."""
+    if case.id not in _REASONS:
+        _REASONS[case.id] = reply_reasons(case.requests, expected_replies(case))
+    return _REASONS[case.id]
 
 
 def expected_replies(case: Case) -> list[Json]:
@@ -92,14 +119,22 @@ def run_case(
     if rng and "bits" not in features:
         compare_got, compare_want = value_patterns(got), value_patterns(want)
     for k, (o, e) in enumerate(zip(compare_got, compare_want, strict=True)):
-        diff = first_difference(o, e, features)
+        diff = locate_difference(o, e, features)
         if diff:
+            reasons = expected_reasons(case)[k] if expected is None else None
+            rules = charge(reasons, o, e, diff, case.clauses) if reasons else tuple(case.clauses)
+            if diff.field == "values" and "bits" in features and rng:
+                # Exact bits compared: the same pattern of equal draws is C-X-BITS's alone.
+                (o_pattern,), (e_pattern,) = value_patterns([o]), value_patterns([e])
+                same = first_difference(o_pattern, e_pattern, features) is None
+                rules = ("C-X-BITS",) if same else tuple(r for r in rules if r != "C-X-BITS")
             return (
                 f"case {case.id}, request {k + 1} of {len(case.steps)}: "
                 f"{protocol_line(case.steps[k][0])}\n"
-                f"  first difference: {diff}\n"
+                f"  first difference: {diff.text}\n"
                 f"  expected reply: {clip(protocol_line(e))}\n"
-                f"  observed reply: {clip(protocol_line(o))}"
+                f"  observed reply: {clip(protocol_line(o))}\n"
+                f"  {charged_line(rules)}"
             ), got
     return None, got
 
@@ -122,14 +157,38 @@ def run_program(
     if SELF_COMPARED.issuperset(case.clauses):
         replies = [send(r) for r in case.requests]
         again = [send(r) for r in case.requests]
-        problem = _refused(case, replies) or replies_difference(
+        problem = _refused(case, replies, features) or replies_difference(
             case, again, replies, features, "the same backend, run again,"
         )
         return problem, replies
     if case.clauses == [SPLIT]:
         replies = [send(r) for r in case.requests]
-        return _refused(case, replies) or split_difference(case, replies, splits), replies
+        problem = _refused(case, replies, features)
+        if problem is None:
+            problem = split_difference(case, replies, splits)
+        if problem is not None and CHARGED not in problem:
+            # This run broke a rule of the oracle's: that rule. Right in these steps and
+            # wrong in the first run's, the run changes with the splitting: C-ADV-5's own.
+            rules = _oracle_charge(case, replies, features)
+            problem += f"\n  {charged_line([*rules, SPLIT])}"
+        return problem, replies
     return run_case(send, case, features)
+
+
+def _oracle_charge(case: Case, replies: list[Json], features: Sequence[str]) -> tuple[str, ...]:
+    """The rule the first difference of ``replies`` from the oracle's breaks, or none.
+
+    Two runs of one program in other steps differ (C-ADV-5) because one of them
+    breaks a rule of the oracle's: that rule is charged.
+    """
+    want = expected_replies(case)[: len(replies)]
+    if any(c in _RNG for c in case.clauses) and "bits" not in features:
+        replies, want = value_patterns(replies), value_patterns(want)
+    for k, (o, e) in enumerate(zip(replies, want, strict=True)):
+        diff = locate_difference(o, e, features)
+        if diff:
+            return charge(expected_reasons(case)[k], o, e, diff, [])
+    return ()
 
 
 def _fired_trace(case: Case, replies: list[Json]) -> list[Json]:
@@ -165,16 +224,21 @@ def split_difference(case: Case, replies: list[Json], splits: dict[str, list[Jso
     return None
 
 
-def _refused(case: Case, replies: list[Json]) -> str | None:
+def _refused(case: Case, replies: list[Json], features: Sequence[str]) -> str | None:
     """The first request a self-compared run answered ``ok`` otherwise than the oracle did."""
     for k, (got, want) in enumerate(zip(replies, expected_replies(case), strict=True)):
         if got.get("ok") != want.get("ok"):
+            text = f"ok: expected {want.get('ok')!r}, observed {got.get('ok')!r}"
+            # An earlier reply that differed from the oracle's is the first difference.
+            rules = _oracle_charge(case, replies[: k + 1], features) or charge(
+                expected_reasons(case)[k], got, want, Difference("ok", None, text), []
+            )
             return (
                 f"case {case.id}, request {k + 1} of {len(case.requests)}: "
-                f"{protocol_line(case.requests[k])}\n  first difference: ok: expected "
-                f"{want.get('ok')!r}, observed {got.get('ok')!r}\n"
+                f"{protocol_line(case.requests[k])}\n  first difference: {text}\n"
                 f"  expected reply: {clip(protocol_line(want))}\n"
-                f"  observed reply: {clip(protocol_line(got))}"
+                f"  observed reply: {clip(protocol_line(got))}\n"
+                f"  {charged_line([*rules, *case.clauses])}"
             )
     return None
 
@@ -242,6 +306,12 @@ class Session:
     def send(self, request: Json) -> Json:
         reply: Json = self.start().request(request)
         return reply
+
+    def mark(self) -> None:
+        """A test begins: a failure quotes only the stderr written during it."""
+        mark = getattr(self.driver, "mark", None)
+        if callable(mark):
+            mark()
 
     def drain(self) -> None:
         drain = getattr(self.driver, "drain", None)

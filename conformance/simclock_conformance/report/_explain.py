@@ -21,7 +21,7 @@ from simclock_conformance.kit._watchdog import (
     is_standard_library,
     is_suite_file,
 )
-from simclock_conformance.report._rootkey import fixed_program
+from simclock_conformance.report._rootkey import FROM_CALLBACK, fixed_program
 
 __all__ = ["PROTOCOL_NOTE", "explain"]
 
@@ -88,6 +88,16 @@ def _root(exc: BaseException) -> str:
         return f"the backend hung (C-CONF-2 time limit) in {place.rsplit(':', 1)[0]} ({func})"
     tb = current.__traceback__
     frame = None
+    origin = tb
+    while origin is not None and origin.tb_next is not None:
+        origin = origin.tb_next
+    # Raised by the suite's own callback and let out of the backend (C-ERR-1: a callback's
+    # Exception is reported, never raised from advance); a BaseException must propagate.
+    escaped = (
+        isinstance(current, Exception)
+        and origin is not None
+        and is_suite_file(origin.tb_frame.f_code.co_filename)
+    )
     # The innermost frame of the backend or its library; of the standard library only if none.
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
@@ -102,7 +112,8 @@ def _root(exc: BaseException) -> str:
     if frame is None:
         return ""
     where = backend_frame(frame).rsplit(":", 1)[0]
-    return f"{type(current).__qualname__} raised in {where}:{line} ({frame.f_code.co_name})"
+    root = f"{type(current).__qualname__} raised in {where}:{line} ({frame.f_code.co_name})"
+    return root + FROM_CALLBACK if escaped else root
 
 
 def _swallowed_timeout(exc: BaseException) -> ConformanceTimeout | None:

@@ -2,12 +2,15 @@
 
 Clause status (C-CONF-1):
 
-- ``failed``: a test of the clause failed (an expected failure, ``xfail``,
-  counts as failed: the backend does not keep the clause);
-- ``blocked``: the clause failed, but every failed test of it is the same
-  defect as a failed test of a clause it relies on (its prerequisites,
-  ``_clauses.PREREQUISITES``), which itself failed: the report names that
-  clause (``blocked by C-TIE-1``) and charges the defect there;
+- ``failed``: a difference is charged to the clause (:meth:`BackendReport.charges`):
+  the first difference of a failing program is charged to the clause whose rule
+  decided that part of the oracle's reply (``protocol/_reasons.py``), from any
+  clause's program; a Python-only test by what it observed (``_charges``); an
+  expected failure (``xfail``) counts as failed; a backend whose failed tests gave
+  another outcome when run again fails C-DET-1;
+- ``blocked``: tests of the clause failed, but every difference is charged to
+  other clauses: the report names the clause its first failed test is charged to
+  (``blocked by C-TIE-1``);
 - ``incomplete``: a test of a mandatory clause was skipped, overridden (e.g.
   by a subclass) or called "not applicable", or ran only in the reduced form
   a backend's declared horizon allows (``limited``, see ``_reach``);
@@ -28,8 +31,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simclock_conformance.clauses._clauses import CLAUSES, WIRE_ONLY, prerequisites
-from simclock_conformance.report._attribution import first_of_a_closed_cycle
+from simclock_conformance.clauses._clauses import CLAUSES, WIRE_ONLY
+from simclock_conformance.report._charges import (
+    AGGREGATES,
+    EITHER,
+    REPLAYED_OTHERWISE,
+    program_charge,
+    program_refusal,
+    python_charge,
+    settle_either,
+)
 from simclock_conformance.report._outcome import (
     BLOCKED,
     CONFORMING,
@@ -47,7 +58,12 @@ from simclock_conformance.report._outcome import (
     STATUSES,
     Outcome,
 )
-from simclock_conformance.report._rootkey import defect_key, program_label, root_key
+from simclock_conformance.report._rootkey import (
+    defect_key,
+    program_label,
+    program_lines,
+    root_key,
+)
 
 __all__ = ["BackendReport"]
 
@@ -66,7 +82,9 @@ class BackendReport:
     """The clauses this report covers; by default every registered one but the wire-only ones."""
     label: str = ""
     """The profile a CONFORMING verdict names (``wire profile 1`` for a driver, C-CONF-1)."""
-    _blocked_memo: tuple[object, dict[str, str]] | None = field(
+    json_path: str = ""
+    """Where the JSON report (every program whole) is written, for the text report to say."""
+    _blocked_memo: tuple[object, dict[tuple[str, str], str]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -91,11 +109,17 @@ class BackendReport:
         return clause.optional if clause else False
 
     def status(self, clause_id: str) -> str:
-        """``passed``, ``failed``, ``blocked``, ``incomplete``, ``not applicable``, ``not run``."""
+        """``passed``, ``failed``, ``blocked``, ``incomplete``, ``not applicable``, ``not run``.
+
+        ``failed`` when a difference is charged to the clause (by any test), or
+        the backend is not deterministic (C-DET-1); ``blocked`` when its tests
+        failed only through differences charged elsewhere.
+        """
+        charged = set(self.charges().values()) | self._nondeterminism_charge()
+        if clause_id in charged:
+            return FAILED
         status = self._own_status(clause_id)
-        if status == FAILED and clause_id in self.blocked():
-            return BLOCKED
-        return status
+        return BLOCKED if status == FAILED else status
 
     def _own_status(self, clause_id: str) -> str:
         """The status from the clause's own tests alone, before blocking."""
@@ -115,67 +139,89 @@ class BackendReport:
         return NOT_APPLICABLE
 
     def blocked(self) -> dict[str, str]:
-        """``clause -> the failed clause blocking it``, in report order.
+        """``clause -> the clause charged with its failures``, in report order.
 
-        A clause X that failed is blocked by Y when Y is one of X's
-        prerequisites, Y is failed (not blocked), and the defect of every
-        failed test of X (:func:`defect_key` of its root key) is the defect of
-        some failed test of Y. Clauses are settled in rounds: one with no such
-        Y is failed; one with such a Y already failed is blocked by the first
-        in its prerequisites' order. When only clauses that could each be
-        explained by another unsettled one are left (a cycle: two clauses
-        failing with the same defect, each relying on the other), the first
-        clause of a cycle that waits on nothing outside it is failed and the
-        rounds go on: the clause whose subject the shared kind of failure is
-        (``_attribution._OWNER``: ties in another order are C-TIE-1's), else the most basic
-        (``_attribution._MOST_BASIC``), else the first in report order.
-        So two clauses never block each other and every blocked clause names
-        a failed one.
+        A clause is blocked when tests of it failed but none of their first
+        differences is charged to it (:meth:`charges`): it is blocked by the
+        clause its first failed test is charged to, which is failed.
+        """
+        charges = self.charges()
+        charged = set(charges.values()) | self._nondeterminism_charge()
+        out: dict[str, str] = {}
+        for c in self.clause_ids():
+            if c in charged or self._own_status(c) != FAILED:
+                continue
+            first = next(t for t in self.tests[c] if t.outcome == FAILED)
+            out[c] = charges[(c, first.name)]
+        return out
+
+    def charges(self) -> dict[tuple[str, str], str]:
+        """``(clause, test) -> the clause its first difference is charged to``, failed tests only.
+
+        A program's failure names its charge (``charged to: C-X``, from the rules
+        behind the oracle's reply, ``protocol._reasons``); the first of its
+        clauses this report has is charged. The aggregates (SM-ORACLE, the golden
+        vectors) are charged to themselves. A Python-only test is charged by
+        :func:`~simclock_conformance.report._charges.python_charge`.
         """
         ids = self.clause_ids()
-        # Every status, count and table line asks: settle once per state of the outcomes.
         state = tuple(
             (c, *((id(t), t.outcome, t.root, t.message) for t in self.tests.get(c, [])))
             for c in ids
         )
         if self._blocked_memo is not None and self._blocked_memo[0] == state:
             return dict(self._blocked_memo[1])
-        result = self._settle(ids)
+        known = set(ids)
+        result: dict[tuple[str, str], str] = {}
+        pending: list[tuple[str, Outcome]] = []
+        by_root: dict[str, str] = {}
+        by_refusal: dict[str, str] = {}
+        for c in ids:
+            for t in self.tests.get(c, []):
+                if t.outcome != FAILED:
+                    continue
+                named = program_charge(c, t, known)
+                if named is None:
+                    pending.append((c, t))
+                    continue
+                result[(c, t.name)] = named
+                if t.root and c not in AGGREGATES:
+                    by_root.setdefault(defect_key(t.root), named)
+                refusal = program_refusal(t) if c not in AGGREGATES else None
+                if refusal is not None:
+                    by_refusal.setdefault(refusal, named)
+        settled = {v for v in result.values() if EITHER not in v}
+        for k, v in result.items():
+            result[k] = settle_either(v, settled, known)
+        by_root = {k: settle_either(v, settled, known) for k, v in by_root.items()}
+        by_refusal = {k: settle_either(v, settled, known) for k, v in by_refusal.items()}
+        programs: dict[str, str] = {}
+        by_kind: dict[str, str] = {}
+        for c in ids:
+            for t in self.tests.get(c, []):
+                named = result.get((c, t.name))
+                if named is not None and c not in AGGREGATES:
+                    programs.setdefault(c, named)
+                    by_kind.setdefault(self.root_key(t), named)
+        for c, t in pending:
+            result[(c, t.name)] = python_charge(
+                c, t, self.root_key(t), known, by_root, programs.get(c), by_kind, by_refusal
+            )
         self._blocked_memo = (state, result)
         return dict(result)
 
-    def _settle(self, ids: list[str]) -> dict[str, str]:
-        """:meth:`blocked`, computed."""
-        defects = {
-            c: {defect_key(self.root_key(t)) for t in self.tests[c] if t.outcome == FAILED}
-            for c in ids
-            if self._own_status(c) == FAILED
-        }
-        candidates = {
-            x: [y for y in prerequisites(x) if y != x and y in defects and defects[x] <= defects[y]]
-            for x in defects
-        }
-        failed: set[str] = set()
-        blocked: dict[str, str] = {}
-        # Invariant: undecided keeps report order; each round settles at least one clause.
-        undecided = [c for c in ids if c in defects]
-        while undecided:
-            settled = []
-            for x in undecided:
-                if not candidates[x] or all(y in blocked for y in candidates[x]):
-                    failed.add(x)
-                    settled.append(x)
-                    continue
-                by = next((y for y in candidates[x] if y in failed), None)
-                if by is not None:
-                    blocked[x] = by
-                    settled.append(x)
-            if not settled:
-                first = first_of_a_closed_cycle(undecided, candidates, defects)
-                settled = [first]
-                failed.add(first)
-            undecided = [c for c in undecided if c not in settled]
-        return {c: blocked[c] for c in ids if c in blocked}
+    def _nondeterminism_charge(self) -> set[str]:
+        """C-DET-1 when a test's two runs differed: it fails, whatever its own tests say."""
+        return {"C-DET-1"} if self.nondeterminism() and "C-DET-1" in self.clause_ids() else set()
+
+    def nondeterminism(self) -> list[dict[str, str]]:
+        """Every failed test whose runs differed: the re-run's, and a state machine's replay."""
+        out = list(self.nondeterministic)
+        for c in self.clause_ids():
+            for t in self.tests.get(c, []):
+                if t.outcome == FAILED and t.message.startswith(REPLAYED_OTHERWISE):
+                    out.append({"clause": c, "test": t.name, "first": t.message, "second": ""})
+        return out
 
     def clause_ids(self) -> list[str]:
         """Registered clauses in report order, then any unregistered ids seen."""
@@ -246,13 +292,18 @@ class BackendReport:
         ones in the order of their first clause.
         """
         causes: dict[str, dict[str, Any]] = {}
+        charges = self.charges()
         for c in self.clause_ids():
             for t in self.tests.get(c, []):
                 if t.outcome == FAILED:
                     key = self.root_key(t)
-                    entry = causes.setdefault(key, {"cause": key, "clauses": [], "tests": []})
+                    entry = causes.setdefault(
+                        key, {"cause": key, "clauses": [], "charged": [], "tests": []}
+                    )
                     if c not in entry["clauses"]:
                         entry["clauses"].append(c)
+                    if charges[(c, t.name)] not in entry["charged"]:
+                        entry["charged"].append(charges[(c, t.name)])
                     entry["tests"].append(t.name)
         return sorted(causes.values(), key=lambda entry: -len(entry["tests"]))
 
@@ -278,8 +329,8 @@ class BackendReport:
             "profile": self.profile,
             "verdict": self.verdict,
             "conforming": self.conforming,
-            "deterministic": not self.nondeterministic,
-            "nondeterministic": self.nondeterministic,
+            "deterministic": not self.nondeterminism(),
+            "nondeterministic": self.nondeterminism(),
             "counts": self.counts(),
             "failed": self.failed(),
             "blocked": blocked,
@@ -306,7 +357,7 @@ class BackendReport:
         from simclock_conformance.report._rerun import describe
 
         lines = [f"simclock conformance: {self.backend} (profile {self.profile})", ""]
-        lines.extend(describe(self.nondeterministic))
+        lines.extend(describe(self.nondeterminism()))
         blocked = self.blocked()
         status_width = max([14, *(len(f"blocked by {b}") for b in blocked.values())])
         lines.append(f"{'clause':<{width}}  {'status':<{status_width}}  summary")
@@ -352,14 +403,14 @@ class BackendReport:
             # One failure in full: the one with the shortest program shows the cause best.
             c, t = min(group, key=lambda ct: _program_size(ct[1]))
             lines.append(f"  for example, {c}: {t.name}")
-            lines.extend(_failure_lines(t, "    "))
+            lines.extend(_failure_lines(t, "    ", self.json_path))
         for c, t in failed:
             if len(by_key[self.root_key(t)]) > 1:
                 continue
             lines.append("")
             why = f" (blocked by {blocked[c]})" if c in blocked else ""
             lines.append(f"FAILED {c}{why}: {t.name}")
-            lines.extend(_failure_lines(t, "  "))
+            lines.extend(_failure_lines(t, "  ", self.json_path))
         return "\n".join(lines)
 
 
@@ -370,7 +421,7 @@ def _program_size(outcome: Outcome) -> int:
     return min(sizes) if sizes else 1_000_000
 
 
-def _failure_lines(t: Outcome, indent: str) -> list[str]:
+def _failure_lines(t: Outcome, indent: str, json_path: str = "") -> list[str]:
     """The message of a failed test and each distinct failure with its program."""
     lines = [indent + line for line in t.message.splitlines()[:12]]
     failures = t.failures or (
@@ -382,5 +433,7 @@ def _failure_lines(t: Outcome, indent: str) -> list[str]:
             lines.append(f"{indent}  {failure['message']}")
         if failure["program"]:
             lines.append(indent + program_label(failure.get("program_kind", "")))
-            lines.extend(f"{indent}  {line}" for line in failure["program"].splitlines())
+            lines.extend(
+                f"{indent}  {line}" for line in program_lines(failure["program"], json_path)
+            )
     return lines

@@ -14,10 +14,14 @@ import re
 
 __all__ = [
     "DIFFERENCE",
+    "FROM_CALLBACK",
+    "PROGRAM_LINES",
     "defect_key",
+    "driver_failure_key",
     "falsifying_program",
     "fixed_program",
     "program_label",
+    "program_lines",
     "root_key",
 ]
 
@@ -95,6 +99,29 @@ def _length_difference(field_name: str, want: str, got: str) -> str | None:
     return None
 
 
+_DRIVER_FAILURE = re.compile(r"driver failure: (.*)$", re.M)
+_REQUEST_QUOTED = re.compile(
+    r",? (?:while answering|before|after|to|of|came before) the request \{.*$"
+    r"|(?:to|with) the request \{.*$|\{.*\}"
+)
+_STDERR_LINE = re.compile(r"^\s*\| (.+)$", re.M)
+
+
+def driver_failure_key(message: str) -> str | None:
+    """One key for one driver fault, whatever test and request it ended (C-CONF-3).
+
+    The evidence without the request it was answering, numbers as ``N``, and the
+    first line the driver wrote on stderr during that test (a panic's message).
+    """
+    found = _DRIVER_FAILURE.search(message)
+    if found is None:
+        return None
+    evidence = re.sub(r"\d+", "N", _REQUEST_QUOTED.sub("", found.group(1)).strip())
+    stderr = _STDERR_LINE.search(message, found.end())
+    said = re.sub(r"0x[0-9a-fA-F]+|\d+", "N", stderr.group(1).strip())[:160] if stderr else ""
+    return f"driver failure: {evidence}" + (f" ({said})" if said else "")
+
+
 def root_key(message: str) -> str:
     """The root-cause key of a failure without a backend exception, from its message.
 
@@ -128,6 +155,9 @@ def root_key(message: str) -> str:
       own root unless another test words its failure the same way.
     """
     first = message.splitlines()[0] if message else ""
+    crash = driver_failure_key(message)
+    if crash is not None:
+        return crash
     wire = _WIRE_DIFF.search(message)
     if wire:
         field_name, index, rest = wire.groups()
@@ -205,7 +235,10 @@ def root_key(message: str) -> str:
     return f"{clause}: {text[:160]}" if rest else text[:160]
 
 
-_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))$")
+FROM_CALLBACK = ", from a callback"
+"""How a root cause ends when the exception was a callback's, let out of the backend."""
+
+_RAISED_AT = re.compile(r"^\S+ raised in (\S+:\d+ \(\S+\))(?:, from a callback)?$")
 
 
 def defect_key(key: str) -> str:
@@ -243,3 +276,26 @@ def program_label(kind: str) -> str:
     if kind == "first":
         return "first failing program (not minimised):"
     return "minimal failing program (Hypothesis):"
+
+
+PROGRAM_LINES = 40
+"""The most lines of a program the text report prints; the JSON report has it whole."""
+
+
+def program_lines(program: str, json_path: str = "") -> list[str]:
+    """``program`` (cut at its failing request) in at most :data:`PROGRAM_LINES` lines.
+
+    A longer one keeps its first lines (the clocks made) and its last (up to the
+    failing request), with the count of requests left out and where the whole is.
+    """
+    lines = program.splitlines()
+    if len(lines) <= PROGRAM_LINES:
+        return lines
+    head, tail = 10, PROGRAM_LINES - 11
+    elided = len(lines) - head - tail
+    where = (
+        f"the whole program is in the JSON report {json_path}"
+        if json_path
+        else "run with --json REPORT to keep the whole program"
+    )
+    return [*lines[:head], f"... {elided} requests left out; {where} ...", *lines[-tail:]]

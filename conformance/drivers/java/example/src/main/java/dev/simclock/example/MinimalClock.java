@@ -47,6 +47,10 @@ public final class MinimalClock implements SimClockBackend<MinimalClock.Entry> {
     @Override public void cancel(Entry e) {
         if (e.queued && !e.cancelled) dead++;
         e.cancelled = true;
+        compact();
+    }
+
+    private void compact() { // C-CAN-4: tombstones <= 2*live + 1024, after a cancel and after firings
         if (heap.size() > 2 * (heap.size() - dead) + 64) { heap.removeIf(x -> x.cancelled); dead = 0; }
     }
 
@@ -71,6 +75,7 @@ public final class MinimalClock implements SimClockBackend<MinimalClock.Entry> {
             now = target;
         } finally {
             advancing = false;
+            compact();
         }
     }
     /** Serve this clock on standard input and output. */

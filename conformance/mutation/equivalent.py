@@ -1,0 +1,71 @@
+"""Surviving mutants that are not counted against the suite, each with its reason.
+
+:data:`EQUIVALENT`: ``path:line:operator:occurrence -> reason`` (the key
+``conformance/mutation/campaign.py`` prints): the mutant behaves the same under every call
+SPEC allows. A listed mutant the campaign no longer finds is reported as stale.
+
+:data:`UNDECIDED`: ``path:function -> reason``: code whose behaviour no clause of
+the conformance suite decides (it is outside the protocol a backend offers); the
+library's own tests check it. Survivors there are reported apart from the score.
+"""
+
+from __future__ import annotations
+
+EQUIVALENT: dict[str, str] = {
+    "oracles/simclock_oracles/_reference.py:179:core/NumberReplacer:20": (
+        "the first seq is 1, not 0: seqs are only compared with each other (C-TIE-1), never "
+        "shown, so every order and every reply is the same"
+    ),
+    "oracles/simclock_oracles/_reference.py:301:core/ReplaceBinaryOperator_Mul_LShift:2": (
+        "the exponential search quadruples instead of doubling: lo_k still only takes grid "
+        "indexes below now, so the binary search that follows finds the same first index"
+    ),
+    "simclock/core/_heapclock.py:212:core/ReplaceComparisonOperator_IsNot_NotEq:1": (
+        "kind is a type object: `kind != _FUNCTION` is `kind is not _FUNCTION` (types compare "
+        "by identity)"
+    ),
+}
+
+_NOT_PROTOCOL = (
+    "not part of the SimClock protocol (SPEC §1) or its extensions (§15): no backend "
+    "offers it, so no conformance program calls it; tests/test_sec1_simclock.py and "
+    "the Session tests check it"
+)
+_SELF_CHECK = (
+    "the invariant check the library's state machine calls (tests/test_state_machine.py); "
+    "the conformance suite never calls it"
+)
+
+UNDECIDED: dict[str, str] = {
+    "oracles/simclock_oracles/_reference.py:_show": (
+        "the text of the oracle's refusal messages (and its guard against a raising repr): "
+        "a reply's message is never compared (C-WIRE-3), a refused call's kind is"
+    ),
+    "simclock/core/_heapclock.py:HeapSimClock.run_until": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.run_steps": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock._run_to": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.skip_to": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.schedule_repeating": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock._check": _SELF_CHECK,
+    "simclock/core/_heapclock.py:HeapSimClock.__init__": (
+        "the constructor's own arguments (step_ns, compact_threshold, bus) are HeapSimClock's, "
+        "not the protocol's: the suite makes every clock with FACTORY(seed, bus)"
+    ),
+    "simclock/core/_entry.py:_Entry.first_k_at_or_after": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_entry.py:_Entry.missed_last_before": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_entry.py:_Entry.at_index": "used by skip_to only; " + _NOT_PROTOCOL,
+    "simclock/core/_heap.py:_check_heap": _SELF_CHECK,
+    "simclock/core/_heap.py:LazyHeap.live": (
+        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+    ),
+    "simclock/core/_heap.py:_TupleHeap.live": (
+        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+    ),
+    "simclock/core/_heapclock.py:HeapSimClock.pending_count": (
+        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+    ),
+    "simclock/core/_heap.py:LazyHeap._check": _SELF_CHECK,
+    "simclock/core/_heap.py:LazyHeap.live_items": _SELF_CHECK,
+    "simclock/core/_heap.py:_TupleHeap._check": _SELF_CHECK,
+    "simclock/core/_heap.py:_TupleHeap.live_items": _SELF_CHECK,
+}
