@@ -192,6 +192,7 @@ class HeapSimClock:
     # -- scheduling ---------------------------------------------------------
 
     def _push(self, at: int, entry: _Entry) -> Handle:
+        """Push ``entry`` at ``at`` (its ``seq``: C-TIE-1) and return its handle (C-SCH-2)."""
         self._queue.push(entry, at)
         return Handle(entry, entry.stats)
 
@@ -298,7 +299,10 @@ class HeapSimClock:
     def _repeating(
         self, cb: Callback, phase: int, period: int, rate: Fraction | None, quantum: int
     ) -> Handle:
-        """`schedule_repeating` with arguments already checked by the caller."""
+        """`schedule_repeating` with arguments already checked by the caller.
+
+        (C-PER-1, C-X-RATE: the first firing is the first grid time ``>= now``.)
+        """
         now = self._now
         if rate is None:
             kind = _PERIODIC if quantum == 1 else _QUANTISED
@@ -467,6 +471,7 @@ class HeapSimClock:
         self.bus._discard_before(t)
 
     def _check_idle(self, what: str) -> None:
+        """Refuse a call made from inside a callback (C-ADV-4)."""
         if self._running:
             raise SimclockRuntimeError(
                 f"{what}() called from inside a callback at now={self._now} ns; "
