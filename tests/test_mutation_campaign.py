@@ -195,3 +195,11 @@ def test_the_quantised_backend_asks_the_grid_for_off_grid_entries(
         ("schedule_periodic", (30, 20), {"policy": "next_boundary"}),
         ("schedule_periodic", (30, 3), {}),
     ]
+
+
+def test_a_module_constant_is_named_by_the_name_it_binds() -> None:
+    lines = (ROOT / RANDOM).read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.startswith("_INT64_MIN ="))
+    assert campaign.function_at(RANDOM, line) == "_INT64_MIN"
+    assert "_INT64_MIN" in campaign.functions_of(RANDOM)
+    assert campaign.function_at(RANDOM, 1) == ""

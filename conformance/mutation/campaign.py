@@ -195,14 +195,32 @@ def functions_of(path: str) -> set[str]:
                 if isinstance(node, ast.ClassDef):
                     visit(node.body, prefix + node.name + ".")
 
-    visit(_tree(path).body, "")
+    tree = _tree(path)
+    visit(tree.body, "")
+    out.update(name for node in tree.body for name in _assigned(node))
     return out
 
 
+def _assigned(node: ast.stmt) -> list[str]:
+    """Names a module-level assignment binds (``X = ...``, ``X: T = ...``)."""
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    if isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
 def function_at(path: str, line: int) -> str:
-    """``Class.method`` or ``function`` around ``line`` of ``path`` ("" at module level)."""
+    """``Class.method`` or ``function`` around ``line`` of ``path``.
+
+    At module level: the name a module-level assignment there binds (a constant),
+    else "".
+    """
     tree = _tree(path)
     best = ""
+    for node in tree.body:
+        names = _assigned(node)
+        if names and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return names[0]
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         nonlocal best
@@ -428,10 +446,13 @@ def summary(results: list[Result]) -> dict[str, Any]:
     """Counts: the score over non-equivalent mutants and the charges of the killed ones."""
     counts: dict[str, int] = {}
     charges: dict[str, int] = {}
+    killed_by: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
         if r.status in ("killed", "timeout"):
             charges[r.charge or "timeout"] = charges.get(r.charge or "timeout", 0) + 1
+            by = r.killed_by or r.status
+            killed_by[by] = killed_by.get(by, 0) + 1
     killed = counts.get("killed", 0) + counts.get("timeout", 0)
     live = killed + counts.get("survived", 0)
     cited = sum(n for c, n in charges.items() if c in ("exact", "also", "elsewhere"))
@@ -440,6 +461,10 @@ def summary(results: list[Result]) -> dict[str, Any]:
         "counts": counts,
         "score": f"{killed}/{live}" + (f" ({100 * killed / live:.1f} %)" if live else ""),
         "charges": charges,
+        "killed_by": killed_by,
+        "charge_percent": {
+            c: round(100 * n / sum(charges.values()), 1) for c, n in sorted(charges.items())
+        },
         "charged_to_cited_clause": (
             f"{charges.get('exact', 0)}/{cited} exactly, {charges.get('also', 0)}/{cited} among "
             f"others, {charges.get('elsewhere', 0)}/{cited} elsewhere"

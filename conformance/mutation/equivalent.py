@@ -36,6 +36,11 @@ EQUIVALENT: dict[str, str] = {
         "more often, never less when the bound is exceeded; compaction keeps the (at, seq) "
         "order and `stored` is compared only against C-CAN-4's bound"
     ),
+    "simclock/core/_entry.py:89:core/ReplaceComparisonOperator_Gt_GtE:1": (
+        "first_rate_index steps down while k >= 0 instead of k > 0: the function returns 0 "
+        "before the loops when elapsed <= 0, so at k == 0 rate_offset_ns(-1) < 0 < elapsed "
+        "and the loop stops there either way"
+    ),
 }
 
 _NOT_PROTOCOL = (
@@ -53,9 +58,41 @@ _NO_FAILED_COUNT = (
     "skipped and overrun only, and the wire's `stats` reply carries those three"
 )
 
+_DRAW_ARGUMENTS = (
+    "which arguments a draw accepts (integers() bounds, a size's limit, a NaN, infinite or "
+    "negative parameter): no clause decides it, and the wire's `draw` sends only arguments "
+    "every version accepts"
+)
+_OVERRUN = (
+    "the overrun count of a quantised entry, a firing at or after the next nominal time: "
+    "only a period shorter than the clock's step has one (GridClock, C-GRID-2, checked by "
+    "the library's tests); a backend following SPEC §1's 1 ns semantics never overruns, "
+    "so the second backend (quantised.py), which follows it exactly, never does either"
+)
+
 UNDECIDED: dict[str, str] = {
     # Single sites (a mutant key) in functions whose other lines a clause decides.
     "simclock/core/_entry.py:174:core/NumberReplacer:49": _NO_FAILED_COUNT,
+    "simclock/core/_entry.py:40:core/NumberReplacer:11": (
+        "_FAILED equal to _FIRED: only a one-shot's stats().failed changes; " + _NO_FAILED_COUNT
+    ),
+    "simclock/core/_heapclock.py:510:core/ReplaceComparisonOperator_GtE_Eq:1": _OVERRUN,
+    "simclock/core/_random.py:261:core/ReplaceComparisonOperator_LtE_NotEq:0": (
+        "uniform(a, b) refusing a == b and accepting a > b: " + _DRAW_ARGUMENTS
+    ),
+    "oracles/simclock_oracles/_reference.py:122:core/ExceptionReplacer:1": (
+        "the name of a callback whose __qualname__ raises: C-ERR-1 names the callback's "
+        "qualified name and says nothing of a callback that has none; the suite's callbacks "
+        "(in process and over the wire) all have one"
+    ),
+    # Whole functions and module constants.
+    "simclock/core/_random.py:check_real": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:check_size": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:check_sigma": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:check_bounds": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:MAX_DRAW_ELEMENTS": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:_INT64_MIN": _DRAW_ARGUMENTS,
+    "simclock/core/_random.py:_INT64_END": _DRAW_ARGUMENTS,
     "oracles/simclock_oracles/_reference.py:_show": (
         "the text of the oracle's refusal messages (and its guard against a raising repr): "
         "a reply's message is never compared (C-WIRE-3), a refused call's kind is"
