@@ -41,6 +41,16 @@ EQUIVALENT: dict[str, str] = {
         "before the loops when elapsed <= 0, so at k == 0 rate_offset_ns(-1) < 0 < elapsed "
         "and the loop stops there either way"
     ),
+    "simclock/core/_entry.py:271:core/ReplaceComparisonOperator_Eq_Is:9": (
+        "state is _SKIPPED for state == _SKIPPED: both are small ints (0..6), which the "
+        "interpreter keeps one object each of, so identity is equality"
+    ),
+    "simclock/core/_heap.py:285:core/ReplaceBinaryOperator_Mul_BitAnd:5": (
+        "_TupleHeap.tombstoned compacts when size > (2 & live) + threshold: at every cancel "
+        "once the heap holds more than threshold + 2 items, so more often, never less; "
+        "compaction keeps the (at, seq) order and `stored` is compared only against "
+        "C-CAN-4's bound (a cost, not a behaviour)"
+    ),
 }
 
 _NOT_PROTOCOL = (
@@ -59,9 +69,9 @@ _NO_FAILED_COUNT = (
 )
 
 _DRAW_ARGUMENTS = (
-    "which arguments a draw accepts (integers() bounds, a size's limit, a NaN, infinite or "
-    "negative parameter): no clause decides it, and the wire's `draw` sends only arguments "
-    "every version accepts"
+    "which arguments a draw refuses (integers() bounds, a size's limit, a NaN, infinite or "
+    "negative parameter): no clause decides it; the clauses draw with valid arguments only, "
+    "so a mutant refusing one of those is killed, one accepting a bad one survives"
 )
 _OVERRUN = (
     "the overrun count of a quantised entry, a firing at or after the next nominal time: "
@@ -76,7 +86,7 @@ UNDECIDED: dict[str, str] = {
     "simclock/core/_entry.py:40:core/NumberReplacer:11": (
         "_FAILED equal to _FIRED: only a one-shot's stats().failed changes; " + _NO_FAILED_COUNT
     ),
-    "simclock/core/_heapclock.py:510:core/ReplaceComparisonOperator_GtE_Eq:1": _OVERRUN,
+    "simclock/core/_heapclock.py:511:core/ReplaceComparisonOperator_GtE_Eq:1": _OVERRUN,
     "simclock/core/_random.py:261:core/ReplaceComparisonOperator_LtE_NotEq:0": (
         "uniform(a, b) refusing a == b and accepting a > b: " + _DRAW_ARGUMENTS
     ),
@@ -101,7 +111,11 @@ UNDECIDED: dict[str, str] = {
     "simclock/core/_heapclock.py:HeapSimClock.run_steps": _NOT_PROTOCOL,
     "simclock/core/_heapclock.py:HeapSimClock._run_to": _NOT_PROTOCOL,
     "simclock/core/_heapclock.py:HeapSimClock.skip_to": _NOT_PROTOCOL,
-    "simclock/core/_heapclock.py:HeapSimClock.schedule_repeating": _NOT_PROTOCOL,
+    "simclock/core/_heapclock.py:HeapSimClock.schedule_repeating": (
+        "its own argument checks: the library API behind GridClock's repeating schedules; the "
+        "second backend (quantised.py) reaches it only through GridClock, which has checked "
+        "the arguments already, and what it schedules is _repeating's, which is judged"
+    ),
     "simclock/core/_heapclock.py:HeapSimClock._check": _SELF_CHECK,
     "simclock/core/_heapclock.py:HeapSimClock.__init__": (
         "the constructor's own arguments (step_ns, compact_threshold, bus) are HeapSimClock's, "
@@ -112,13 +126,19 @@ UNDECIDED: dict[str, str] = {
     "simclock/core/_entry.py:_Entry.at_index": "used by skip_to only; " + _NOT_PROTOCOL,
     "simclock/core/_heap.py:_check_heap": _SELF_CHECK,
     "simclock/core/_heap.py:LazyHeap.live": (
-        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+        "pending_count(): not part of the protocol; the suite reads it only as `stored` of a "
+        "backend without heap_size() (the second backend), where C-CAN-4 bounds it and "
+        "nothing compares it"
     ),
     "simclock/core/_heap.py:_TupleHeap.live": (
-        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+        "pending_count(): not part of the protocol; the suite reads it only as `stored` of a "
+        "backend without heap_size() (the second backend), where C-CAN-4 bounds it and "
+        "nothing compares it"
     ),
     "simclock/core/_heapclock.py:HeapSimClock.pending_count": (
-        "pending_count() is not part of the protocol: the suite reads heap_size() (C-CAN-4)"
+        "pending_count(): not part of the protocol; the suite reads it only as `stored` of a "
+        "backend without heap_size() (the second backend), where C-CAN-4 bounds it and "
+        "nothing compares it"
     ),
     "simclock/core/_heap.py:LazyHeap._check": _SELF_CHECK,
     "simclock/core/_heap.py:LazyHeap.live_items": _SELF_CHECK,

@@ -483,7 +483,8 @@ class HeapSimClock:
 
         Pops, sets ``now``, runs, reports a failure (C-ERR-1) and re-arms a
         repeating entry after its callback (C-PER-2), then re-establishes the
-        C-CAN-4 bound. Callers check nesting and move ``now`` afterwards.
+        C-CAN-4 bound; it keeps a repeating entry's counts (C-X-STATS: ``fired``,
+        ``overrun``). Callers check nesting and move ``now`` afterwards.
         """
         queue = self._queue  # a local: this loop is the clock's hot path
         self._running = True

@@ -102,7 +102,7 @@ def check_real(value: object, name: str) -> float:
 
     Checked before the draw: numpy would broadcast an array-like (drawing
     first), overflow on 10**400, or return NaN for a NaN parameter. No clause
-    decides which arguments a draw accepts.
+    decides which arguments a draw refuses (the clauses draw with valid ones).
     """
     if (
         isinstance(value, bool)
@@ -127,8 +127,8 @@ def check_real(value: object, name: str) -> float:
 def check_size(size: object) -> int | tuple[int, ...] | None:
     """``size`` of a draw: None, an int or a tuple of ints, at most ``MAX_DRAW_ELEMENTS``.
 
-    No clause decides which arguments a draw accepts (the wire's ``draw`` sends
-    none that this refuses).
+    No clause decides which arguments a draw refuses (the clauses draw with valid
+    ones).
     """
     if size is None:
         return None
@@ -157,7 +157,7 @@ def check_size(size: object) -> int | tuple[int, ...] | None:
 def check_sigma(sigma: object) -> None:
     """``sigma`` of ``normal``: finite and ``>= 0``.
 
-    No clause decides which arguments a draw accepts.
+    No clause decides which arguments a draw refuses (the clauses draw with valid ones).
     """
     # numpy's own refusal ("scale < 0") names neither the argument nor the value.
     if check_real(sigma, "sigma") < 0:
@@ -167,7 +167,7 @@ def check_sigma(sigma: object) -> None:
 def check_bounds(low: object, high: object) -> None:
     """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated.
 
-    No clause decides which arguments a draw accepts.
+    No clause decides which arguments a draw refuses (the clauses draw with valid ones).
     """
     for name, value in (("low", low), ("high", high)):
         if isinstance(value, bool) or not (isinstance(value, int) or is_numpy_integer(value)):
