@@ -51,6 +51,7 @@ def _show(value: object) -> str:
 
 
 def _time_int(value: object, name: str) -> int:
+    """``value`` as a time-int, else ``TypeError``/``ValueError`` (C-TIME-3)."""
     # bool is an int subclass, hence the exact type test (SPEC §0).
     if type(value) is int:
         result = value
@@ -69,6 +70,7 @@ def _time_int(value: object, name: str) -> int:
 
 
 def _positive_time_int(value: object, name: str) -> int:
+    """A period: a time-int ``> 0`` (C-PER-1, C-TIME-3)."""
     result = _time_int(value, name)
     if result == 0:
         raise SimclockValueError(f"{name} must be > 0, got 0; pass a positive int")
@@ -103,6 +105,7 @@ def _rate(value: object) -> Fraction:
 
 
 def _callable(cb: object) -> Callable[[], object]:
+    """``cb`` if callable, else ``TypeError``; no clause decides a non-callable callback."""
     if not callable(cb):
         raise SimclockTypeError(f"cb must be callable, got {type(cb).__name__} {_show(cb)}")
     return cb
@@ -149,6 +152,7 @@ class _Schedule:
         self.failed = 0
 
     def stats(self) -> PeriodicStats:
+        """The schedule's counts (C-X-STATS)."""
         return PeriodicStats(fired=self.fired, failed=self.failed)
 
 
@@ -236,6 +240,7 @@ class ReferenceClock:
         fn = _callable(cb)
 
         def time_of(k: int) -> int:
+            # C-X-RATE: phase + ceil(k * 10**9 / rate), exactly.
             exact = k * _NS_PER_S / rate
             return phase + -(-exact.numerator // exact.denominator)
 
@@ -291,6 +296,7 @@ class ReferenceClock:
                 self._push(schedule, entry.k + 1)
 
     def _first_index(self, schedule: _Schedule, phase: int) -> int:
+        """The first grid index whose time is ``>= now`` (C-PER-1, C-X-RATE)."""
         if phase >= self._now:
             return 0
         # Exponential then binary search for the first k with time_of(k) >= now;
@@ -308,10 +314,12 @@ class ReferenceClock:
         return hi_k
 
     def _push(self, schedule: _Schedule, k: int) -> None:
+        """Queue firing ``k`` with the next ``seq`` (C-TIE-1)."""
         self._pending.append(_Entry(schedule.time_of(k), self._seq, schedule, k))
         self._seq += 1
 
     def _earliest(self) -> _Entry | None:
+        """The pending entry first in ``(at_ns, seq)`` order (C-ADV-1, C-TIE-1, C-X-PEEK)."""
         best: _Entry | None = None
         for entry in self._pending:
             if best is None or (entry.at_ns, entry.seq) < (best.at_ns, best.seq):
@@ -320,6 +328,7 @@ class ReferenceClock:
 
     def _handle(self, schedule: _Schedule) -> Handle:
         def cancel() -> None:
+            # C-CAN-1, C-CAN-2: removed at once, never raising, a repeat does nothing.
             schedule.cancelled = True
             self._pending = [e for e in self._pending if e.schedule is not schedule]
 

@@ -77,7 +77,10 @@ def rate_offset_ns(k: int, rate: Fraction) -> int:
 
 
 def first_rate_index(elapsed: int, rate: Fraction) -> int:
-    """Smallest ``k >= 0`` with ``rate_offset_ns(k, rate) >= elapsed``."""
+    """Smallest ``k >= 0`` with ``rate_offset_ns(k, rate) >= elapsed``.
+
+    (C-X-RATE: the first firing at or after now.)
+    """
     if elapsed <= 0:
         return 0
     k = (elapsed * rate.numerator) // (_NS_PER_S * rate.denominator)
@@ -158,7 +161,10 @@ class _Entry:
     def repeating(
         self, phase: int, k: int, period: int = 0, rate: Fraction | None = None, quantum: int = 1
     ) -> int:
-        """Fill in a periodic/rate entry's grid; return the time of firing ``k``."""
+        """Fill in a periodic/rate entry's grid; return the time of firing ``k``.
+
+        (C-PER-1, C-X-RATE; C-X-STATS: the counts start at 0.)
+        """
         self.phase = phase
         self.period = period
         self.rate = rate
@@ -178,7 +184,10 @@ class _Entry:
         return self.phase + rate_offset_ns(k, rate)
 
     def at_k(self) -> int:
-        """Time of firing ``k``: the nominal time, up to the next multiple of ``quantum``."""
+        """Time of firing ``k``: the nominal time, up to the next multiple of ``quantum``.
+
+        (C-PER-1, C-PER-3, C-X-RATE: with ``quantum == 1``, the grid time itself.)
+        """
         t = self.nominal(self.k)
         q = self.quantum
         return t if q == 1 else -(-t // q) * q

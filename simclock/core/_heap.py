@@ -51,7 +51,10 @@ __all__ = ["COMPILED", "LazyHeap"]
 
 
 def _sift_up(heap: list[_Entry], start: i64, pos: i64, item: _Entry) -> None:
-    """Put ``item`` in slot ``pos``, moving larger-keyed parents down, never above ``start``."""
+    """Put ``item`` in slot ``pos``, moving larger-keyed parents down, never above ``start``.
+
+    (C-ADV-1, C-TIE-1: the ``(at, seq)`` order firings follow; C-X-PEEK reads its root.)
+    """
     at = item.at
     seq = item.seq
     while pos > start:
@@ -72,7 +75,8 @@ def _sift_leafward(heap: list[_Entry], pos: i64, item: _Entry) -> None:
     Bottom-up: the smaller child moves up until a leaf is reached, then
     ``item`` sifts up from there; fewer comparisons on average than stopping
     early, since an item taken from the end usually belongs near the leaves.
-    Each slot is read once.
+    Each slot is read once. (C-ADV-1, C-TIE-1: the ``(at, seq)`` order firings
+    follow; C-X-PEEK reads its root.)
     """
     end: i64 = len(heap)
     start = pos
@@ -94,6 +98,7 @@ def _sift_leafward(heap: list[_Entry], pos: i64, item: _Entry) -> None:
 
 
 def _heapify(heap: list[_Entry]) -> None:
+    """Re-establish the heap order of ``heap`` in place, bottom-up (C-ADV-1, C-TIE-1)."""
     pos: i64 = len(heap) // 2 - 1
     while pos >= 0:
         _sift_leafward(heap, pos, heap[pos])
@@ -149,7 +154,8 @@ class LazyHeap(EntryQueue):
 
         Tombstones reaching the root on the way leave and are uncounted. One call
         per firing (test and pop together) keeps the pure build at one Python
-        call per entry. O(log n) per item removed.
+        call per entry. O(log n) per item removed. (C-ADV-1: the first due item in
+        ``(at, seq)`` order; C-CAN-2: a tombstone never fires; C-CAN-4: its count.)
         """
         heap = self.items
         while heap:
@@ -166,7 +172,10 @@ class LazyHeap(EntryQueue):
         return None
 
     def peek(self) -> _Entry | None:
-        """The first live item, left in place (tombstones at the root leave), or ``None``."""
+        """The first live item, left in place (tombstones at the root leave), or ``None``.
+
+        (C-X-PEEK; C-CAN-2: a tombstone is never the answer; C-CAN-4: its count.)
+        """
         heap = self.items
         while heap:
             first = heap[0]
@@ -179,14 +188,17 @@ class LazyHeap(EntryQueue):
         return None
 
     def tombstoned(self) -> None:
-        """Count one item just made dead in place; compact if tombstones outnumber live items."""
+        """Count one item just made dead in place; compact if tombstones outnumber live items.
+
+        (C-CAN-4: the bound after a cancel.)
+        """
         self.dead += 1
         heap = self.items
         if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
             self.compact()
 
     def restore_bound(self) -> None:
-        """Re-establish the size bound after live items left (a firing or a skip).
+        """Re-establish the size bound after live items left (a firing or a skip) (C-CAN-4).
 
         Firing live items lowers the live count while far-future tombstones stay,
         so the bound must be checked there too, not only when an item is cancelled.
@@ -196,7 +208,10 @@ class LazyHeap(EntryQueue):
             self.compact()
 
     def compact(self) -> None:
-        """Drop every tombstone, in place (a running firing loop holds this object). O(n)."""
+        """Drop every tombstone, in place (a running firing loop holds this object). O(n).
+
+        (C-CAN-4; the order kept is C-ADV-1's and C-TIE-1's.)
+        """
         heap = self.items
         heap[:] = [item for item in heap if not item.state]
         _heapify(heap)
@@ -207,7 +222,7 @@ class LazyHeap(EntryQueue):
         return len(self.items) - self.dead
 
     def size(self) -> int:
-        """_Entrys physically in the heap, tombstones included."""
+        """Entries physically in the heap, tombstones included: ``heap_size()`` (C-CAN-4)."""
         return len(self.items)
 
     def live_items(self) -> list[_Entry]:
@@ -234,6 +249,7 @@ class _TupleHeap(EntryQueue):
         self.threshold = threshold
 
     def push(self, item: _Entry, at: int) -> None:
+        """Put live ``item`` in the heap at ``at`` with the next ``seq`` (C-TIE-1)."""
         seq = self.next_seq
         self.next_seq = seq + 1
         item.at = at
@@ -241,6 +257,7 @@ class _TupleHeap(EntryQueue):
         heapq.heappush(self.items, (at, seq, item))
 
     def pop_due(self, limit: int) -> _Entry | None:
+        """The first live item if due, else ``None`` (C-ADV-1, C-CAN-2, C-CAN-4)."""
         heap = self.items
         while heap and heap[0][0] <= limit:
             item: _Entry = heapq.heappop(heap)[2]
@@ -251,6 +268,7 @@ class _TupleHeap(EntryQueue):
         return None
 
     def peek(self) -> _Entry | None:
+        """The first live item, left in place, or ``None`` (C-X-PEEK, C-CAN-2, C-CAN-4)."""
         heap = self.items
         while heap:
             item: _Entry = heap[0][2]
@@ -261,17 +279,20 @@ class _TupleHeap(EntryQueue):
         return None
 
     def tombstoned(self) -> None:
+        """Count one item just made dead; compact past the bound (C-CAN-4)."""
         self.dead += 1
         heap = self.items
         if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
             self.compact()
 
     def restore_bound(self) -> None:
+        """Re-establish the size bound after live items left (C-CAN-4)."""
         heap = self.items
         if len(heap) > 2 * (len(heap) - self.dead) + self.threshold:
             self.compact()
 
     def compact(self) -> None:
+        """Drop every tombstone, in place (C-CAN-4; the order kept is C-ADV-1's and C-TIE-1's)."""
         heap = self.items
         heap[:] = [entry for entry in heap if not entry[2].state]
         heapq.heapify(heap)
@@ -281,6 +302,7 @@ class _TupleHeap(EntryQueue):
         return len(self.items) - self.dead
 
     def size(self) -> int:
+        """Entries physically in the heap, tombstones included: ``heap_size()`` (C-CAN-4)."""
         return len(self.items)
 
     def live_items(self) -> list[_Entry]:

@@ -192,6 +192,7 @@ class HeapSimClock:
     # -- scheduling ---------------------------------------------------------
 
     def _push(self, at: int, entry: _Entry) -> Handle:
+        """Push ``entry`` at ``at`` (its ``seq``: C-TIE-1) and return its handle (C-SCH-2)."""
         self._queue.push(entry, at)
         return Handle(entry, entry.stats)
 
@@ -298,7 +299,10 @@ class HeapSimClock:
     def _repeating(
         self, cb: Callback, phase: int, period: int, rate: Fraction | None, quantum: int
     ) -> Handle:
-        """`schedule_repeating` with arguments already checked by the caller."""
+        """`schedule_repeating` with arguments already checked by the caller.
+
+        (C-PER-1, C-X-RATE: the first firing is the first grid time ``>= now``.)
+        """
         now = self._now
         if rate is None:
             kind = _PERIODIC if quantum == 1 else _QUANTISED
@@ -467,6 +471,7 @@ class HeapSimClock:
         self.bus._discard_before(t)
 
     def _check_idle(self, what: str) -> None:
+        """Refuse a call made from inside a callback (C-ADV-4)."""
         if self._running:
             raise SimclockRuntimeError(
                 f"{what}() called from inside a callback at now={self._now} ns; "
@@ -478,7 +483,8 @@ class HeapSimClock:
 
         Pops, sets ``now``, runs, reports a failure (C-ERR-1) and re-arms a
         repeating entry after its callback (C-PER-2), then re-establishes the
-        C-CAN-4 bound. Callers check nesting and move ``now`` afterwards.
+        C-CAN-4 bound; it keeps a repeating entry's counts (C-X-STATS: ``fired``,
+        ``overrun``). Callers check nesting and move ``now`` afterwards.
         """
         queue = self._queue  # a local: this loop is the clock's hot path
         self._running = True

@@ -101,7 +101,8 @@ def check_real(value: object, name: str) -> float:
     """A finite real parameter of a distribution (``int``/``float``/numpy scalar), as float.
 
     Checked before the draw: numpy would broadcast an array-like (drawing
-    first), overflow on 10**400, or return NaN for a NaN parameter.
+    first), overflow on 10**400, or return NaN for a NaN parameter. No clause
+    decides which arguments a draw refuses (the clauses draw with valid ones).
     """
     if (
         isinstance(value, bool)
@@ -124,6 +125,11 @@ def check_real(value: object, name: str) -> float:
 
 
 def check_size(size: object) -> int | tuple[int, ...] | None:
+    """``size`` of a draw: None, an int or a tuple of ints, at most ``MAX_DRAW_ELEMENTS``.
+
+    No clause decides which arguments a draw refuses (the clauses draw with valid
+    ones).
+    """
     if size is None:
         return None
     if type(size) is int:
@@ -149,13 +155,20 @@ def check_size(size: object) -> int | tuple[int, ...] | None:
 
 
 def check_sigma(sigma: object) -> None:
+    """``sigma`` of ``normal``: finite and ``>= 0``.
+
+    No clause decides which arguments a draw refuses (the clauses draw with valid ones).
+    """
     # numpy's own refusal ("scale < 0") names neither the argument nor the value.
     if check_real(sigma, "sigma") < 0:
         raise SimclockValueError(f"sigma must be >= 0, got {safe_repr(sigma)}")
 
 
 def check_bounds(low: object, high: object) -> None:
-    """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated."""
+    """``integers`` bounds: ints (numpy ints too), ``low < high``; a float is never truncated.
+
+    No clause decides which arguments a draw refuses (the clauses draw with valid ones).
+    """
     for name, value in (("low", low), ("high", high)):
         if isinstance(value, bool) or not (isinstance(value, int) or is_numpy_integer(value)):
             raise SimclockTypeError(
@@ -291,7 +304,11 @@ class SeededRandomSource(LabelledStream):
         args: tuple[Any, ...],
         shape: int | tuple[int, ...] | None,
     ) -> Any:
-        """``generator.<method>(*args)`` as a Python scalar, or an ndarray of ``shape``."""
+        """``generator.<method>(*args)`` as a Python scalar, or an ndarray of ``shape``.
+
+        (C-RNG-1 for the root's values, C-RNG-2 for a child's, C-RNG-4: a draw
+        changes no other stream; C-X-BITS: the values themselves.)
+        """
         draw = getattr(self._gen, method)
         value = scalar(draw(*args)) if shape is None else draw(*args, size=shape)
         self._emit(method, (*args, shape), value)
