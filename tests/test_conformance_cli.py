@@ -101,9 +101,9 @@ def test_cli_broken_backend_exits_1_and_names_the_clause(tmp_path: Path) -> None
     assert (report["verdict"], report["conforming"]) == ("NOT CONFORMING", False)
     assert report["failed"] == ["C-TIE-1"]
     assert _statuses(report)["C-STEP-1"] == "passed"
-    # One root cause for the four failed tests of the clause, each named once.
+    # One root cause for the six failed tests of the clause, each named once.
     assert (
-        "ROOT CAUSE in 4 tests of C-TIE-1:\n"
+        "ROOT CAUSE in 6 tests of C-TIE-1:\n"
         "  first differing reply: fired order differs at equal now_ns\n"
     ) in proc.stdout
     assert proc.stdout.count("test_C_TIE_1_equal_times_fire_in_push_order") == 1
