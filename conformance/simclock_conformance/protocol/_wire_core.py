@@ -7,11 +7,22 @@ each failure (C-WIRE-5); :class:`LocalDriver` is ``serve`` without the pipe.
 
 from __future__ import annotations
 
+import atexit
+import functools
+import hashlib
 import json
+import os
+import pickle
+import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+import simclock
+import simclock_oracles
 from simclock_conformance.clauses._builder import Case
+from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.protocol._backends import OracleBackend
 from simclock_conformance.protocol._charge import charge
 from simclock_conformance.protocol._compare import (
@@ -75,16 +86,121 @@ def charged_line(clauses: Sequence[str]) -> str:
 def expected_reasons(case: Case) -> list[Reasons]:
     """The rules behind every reply of :func:`expected_replies` (cached by id)."""
     if case.id not in _REASONS:
+        _stored(case)
+    if case.id not in _REASONS:
         _REASONS[case.id] = reply_reasons(case.requests, expected_replies(case))
+        _store(case)
     return _REASONS[case.id]
 
 
 def expected_replies(case: Case) -> list[Json]:
     """The oracle's reply to every request of ``case`` (cached by id)."""
     if case.id not in _EXPECTED:
+        _stored(case)
+    if case.id not in _EXPECTED:
         engine = Engine(OracleBackend())
         _EXPECTED[case.id] = [engine.handle(r) for r in case.requests]
+        _store(case)
     return _EXPECTED[case.id]
+
+
+# The expected replies and reasons of the fixed programs, kept between processes: every
+# conformance run (a backend, a driver, each test of the library's own suite that runs
+# one) would otherwise compute them again, seconds for the far-time and tombstone
+# programs. The file is keyed by the sources that decide them (this package, the oracle,
+# simclock) and each entry by its program's requests; anything else is computed anew.
+# SIMCLOCK_CONFORMANCE_CACHE=0 turns it off; another value is the folder to use.
+class _Disk:
+    """The stored programs of this process: loaded on first use, written at exit if changed."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[str, list[Json], list[Reasons] | None]] | None = None
+        self.dirty = False
+
+    def load(self) -> dict[str, tuple[str, list[Json], list[Reasons] | None]]:
+        if self.entries is None:
+            self.entries = {}
+            path = _cache_file()
+            if path is not None:
+                try:
+                    with path.open("rb") as f:
+                        loaded = pickle.load(f)  # our own file, in the user's cache folder
+                    if isinstance(loaded, dict):
+                        self.entries = loaded
+                except Exception:  # absent, unreadable or from elsewhere: computed anew
+                    self.entries = {}
+                atexit.register(self.save)
+        return self.entries
+
+    def save(self) -> None:
+        """Write every stored program (atomically: concurrent runs each write a whole file)."""
+        path = _cache_file()
+        if not self.dirty or path is None or self.entries is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".expected-")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(self.entries, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:  # a read-only home: the next run computes them again
+            pass
+
+
+_DISK = _Disk()
+
+
+def _cache_file() -> Path | None:
+    setting = os.environ.get("SIMCLOCK_CONFORMANCE_CACHE", "")
+    if setting == "0":
+        return None
+    if setting:
+        folder = Path(setting)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = Path(base) / "simclock-conformance"
+    return folder / f"expected-{_sources_digest()}.pickle"
+
+
+@functools.cache
+def _sources_digest() -> str:
+    """SHA-256 of the Python sources that decide an expected reply, and the interpreter."""
+    digest = hashlib.sha256(sys.version.encode())
+    roots = [Path(__file__).resolve().parents[1]]  # this package
+    roots += [Path(str(package.__file__)).parent for package in (simclock_oracles, simclock)]
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _requests_key(case: Case) -> str:
+    text = json.dumps(case.requests, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _stored(case: Case) -> None:
+    """Put a fixed program's stored replies in ``_EXPECTED`` (its reasons, if stored, too)."""
+    if case.id not in _FIXED_IDS:
+        return
+    entry = _DISK.load().get(case.id)
+    if entry is None or entry[0] != _requests_key(case):
+        return
+    _EXPECTED[case.id] = entry[1]
+    if entry[2] is not None:
+        _REASONS[case.id] = entry[2]
+
+
+def _store(case: Case) -> None:
+    """Keep what this process computed for a fixed program, for the next ones."""
+    if case.id in _FIXED_IDS:
+        entry = (_requests_key(case), _EXPECTED[case.id], _REASONS.get(case.id))
+        _DISK.load()[case.id] = entry
+        _DISK.dirty = True
+
+
+_FIXED_IDS = frozenset(case.id for case in CASES)
 
 
 def program_text(requests: Sequence[Json]) -> str:
