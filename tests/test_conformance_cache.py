@@ -17,6 +17,8 @@ import pytest
 
 from simclock_conformance.clauses._programs import CASES
 from simclock_conformance.protocol import _wire_core as core
+from simclock_conformance.protocol._backends import OracleBackend
+from simclock_conformance.protocol._engine import Engine
 
 CASE = CASES[0]
 _COMPUTE = (
@@ -38,7 +40,7 @@ def test_a_run_stores_the_replies_and_the_next_one_reads_them(
     monkeypatch.setattr(core, "_REASONS", {})
     assert core._cache_file() == stored
     core._stored(CASE)
-    engine = core.Engine(core.OracleBackend())
+    engine = Engine(OracleBackend())
     assert core._EXPECTED[CASE.id] == [engine.handle(r) for r in CASE.requests]
     assert CASE.id in core._REASONS
 
