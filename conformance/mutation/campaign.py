@@ -333,7 +333,14 @@ def _report(
     report = work / name
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(work), str(suite), str(suite / "mutation"), str(ROOT / "lint"), str(ROOT)]
+        [
+            str(work),
+            str(suite),
+            str(suite / "mutation"),
+            str(ROOT / "tests"),
+            str(ROOT / "lint"),
+            str(ROOT),
+        ]
     )
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["SIMCLOCK_PURE"] = "1"  # the copy has no compiled modules; never look for them

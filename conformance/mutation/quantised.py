@@ -23,11 +23,12 @@ directory on ``PYTHONPATH``), and a mutant of the rounding is not.
 
 from __future__ import annotations
 
-import operator
 from fractions import Fraction
 from typing import Any
 
-from simclock import EVENTS_TOPIC, Bus, Callback, Event, GridClock, Message, SeededRandomSource
+from backends.clocks import GridUnits  # the self-check's adapter (tests/ on the path)
+
+from simclock import EVENTS_TOPIC, Callback, Event, GridClock, Message
 from simclock.lowlevel import Handle
 
 __all__ = ["STEP", "QuantisedUnits", "quantised_factory"]
@@ -38,20 +39,13 @@ MAX_RATE_HZ = 10**9
 """Above it a rate passes unscaled, so the grid clock refuses it as the reference does."""
 
 
-class QuantisedUnits:
-    """A :class:`GridClock` of step :data:`STEP` in units of its step, repeating entries quantised.
+class QuantisedUnits(GridUnits):
+    """The self-check's ``GridUnits`` of step :data:`STEP`, its repeating entries off the grid.
 
-    Events of the grid clock are republished on ``bus`` with ``at_ns`` in suite
-    units; arguments that are not plain integers pass through unscaled, so the
-    grid clock raises the ``TypeError`` the suite expects.
+    Only the repeating schedules differ (see the module), and the events: an
+    entry's time need not be a boundary here, so ``at_ns`` is rounded up to
+    suite units, where ``GridUnits`` asserts a boundary.
     """
-
-    def __init__(self, grid: GridClock, bus: Bus) -> None:
-        self.grid = grid
-        self.s = grid.step_ns()
-        self.bus = bus
-        bus.bind(self)
-        grid.bus.subscribe(EVENTS_TOPIC, self._republish)
 
     def _republish(self, message: Message) -> None:
         event = message.payload
@@ -59,30 +53,6 @@ class QuantisedUnits:
             self.bus.publish(
                 EVENTS_TOPIC, Event(event.kind, -(-event.at_ns // self.s), event.details)
             )
-
-    def _scale(self, t: Any) -> Any:
-        if isinstance(t, bool):
-            return t
-        try:
-            return operator.index(t) * self.s
-        except TypeError:
-            return t
-
-    def now_ns(self) -> int:
-        """The grid's now in units of the step (a boundary between calls)."""
-        return self.grid.now_ns() // self.s
-
-    def step_ns(self) -> int:
-        """One unit: the grid step."""
-        return 1
-
-    def advance(self, dt_ns: int) -> None:
-        """``grid.advance(dt*s)``."""
-        self.grid.advance(self._scale(dt_ns))
-
-    def schedule(self, at_ns: int, cb: Callback) -> Handle:
-        """``grid.schedule(at*s)`` (on the grid)."""
-        return self.grid.schedule(self._scale(at_ns), cb)
 
     def schedule_periodic(self, period_ns: int, cb: Callback, phase_ns: int = 0) -> Handle:
         """``grid.schedule_periodic(period*s, cb, phase*s - 1)``, on the grid if phase <= now."""
@@ -100,20 +70,7 @@ class QuantisedUnits:
             rate = Fraction(rate_hz) / self.s
         return self.grid.schedule_rate(rate, cb, self._scale(phase_ns), policy="next_boundary")
 
-    def next_event_ns(self) -> int | None:
-        """The grid's next entry in units of the step."""
-        at = self.grid.next_event_ns()
-        return None if at is None else -(-at // self.s)
 
-    def pending_count(self) -> int:
-        """The grid's live entries."""
-        return self.grid.pending_count()
-
-    def random_source(self) -> SeededRandomSource:
-        """The grid's root stream."""
-        return self.grid.random_source()
-
-
-def quantised_factory(seed: int, bus: Bus) -> QuantisedUnits:
+def quantised_factory(seed: int, bus: Any) -> QuantisedUnits:
     """The factory the campaign runs every mutant against, after ``heap_factory``."""
     return QuantisedUnits(GridClock(seed, STEP), bus)
