@@ -49,7 +49,7 @@ floats = st.floats(allow_nan=True, allow_infinity=True)
 
 
 @given(floats, floats, floats, floats, floats, floats, floats)
-def test_pd_step_is_the_formula_with_min_max_clamp(
+def test_C_NATIVE_1_pd_step_is_the_formula_with_min_max_clamp(
     kp: float, kd: float, target: float, angle: float, rate: float, lo: float, hi: float
 ) -> None:
     ctrl = np.zeros(2)
@@ -62,7 +62,7 @@ def test_pd_step_is_the_formula_with_min_max_clamp(
     assert encoded == (b'{"u":%r}' % (expected,) if math.isfinite(expected) else None)
 
 
-def test_pd_step_signed_zeros_and_nan_keep_min_max_s_choice() -> None:
+def test_C_NATIVE_1_pd_step_signed_zeros_and_nan_keep_min_max_s_choice() -> None:
     ctrl = np.zeros(1)
     latest = {"a": Values(0.0), "r": Values(0.0, 0.0)}
     # u = 1*(0-0) - 1*0 = 0.0; max(0.0, -0.0) keeps 0.0, min(0.0, 0.0) keeps it.
@@ -79,7 +79,7 @@ def test_pd_step_signed_zeros_and_nan_keep_min_max_s_choice() -> None:
     assert math.isnan(command["u"]) and encoded is None and math.isnan(ctrl[0])
 
 
-def test_pd_step_before_both_samples_commands_zero_and_unlimited_is_not_clamped() -> None:
+def test_C_NATIVE_1_pd_step_commands_zero_before_both_samples_unlimited_unclamped() -> None:
     ctrl = np.full(1, 7.0)
     step = PdStep(ctrl, 0, 2.0, 0.0, 1.0, "a", 0, "r", 1, False, -math.inf, math.inf, U_JSON)
     assert step({"a": Values(0.0)}) == ({"u": 0.0}, b'{"u":0.0}')
@@ -100,7 +100,7 @@ class Clock:
         self.forwards.append(self.now)
 
 
-def test_forward_runs_once_per_instant_and_a_reset_marks_it_done() -> None:
+def test_C_NATIVE_1_forward_runs_once_per_instant_and_a_reset_marks_it_done() -> None:
     clock = Clock()
     forward = Forward(clock.now_ns, clock.forward, "model", "data")
     assert forward.at == -1
@@ -120,7 +120,7 @@ def test_forward_runs_once_per_instant_and_a_reset_marks_it_done() -> None:
     st.sampled_from([0.0, 0.02, 1.5]),
     st.integers(1, 3),
 )
-def test_slice_reader_is_numpy_slice_plus_draws(
+def test_C_NATIVE_1_C_X_FP_slice_reader_is_numpy_slice_plus_draws(
     data: list[float], seed: int, std: float, dim: int
 ) -> None:
     sensordata = np.array(data)
@@ -137,7 +137,7 @@ def test_slice_reader_is_numpy_slice_plus_draws(
     assert clock.forwards == [0]
 
 
-def test_step_hook_steps_the_model_once_per_call() -> None:
+def test_C_NATIVE_1_step_hook_steps_the_model_once_per_call() -> None:
     calls: list[tuple[Any, Any]] = []
     hook = StepHook(lambda m, d: calls.append((m, d)), "model", "data")
     hook(0)
@@ -145,7 +145,7 @@ def test_step_hook_steps_the_model_once_per_call() -> None:
     assert calls == [("model", "data"), ("model", "data")]
 
 
-def test_the_kernels_are_compiled_with_the_core() -> None:
+def test_C_NATIVE_1_the_kernels_are_compiled_with_the_core() -> None:
     from simclock.core import _native
 
     assert "simclock.core._kernels" in _native.NATIVE_MODULES
