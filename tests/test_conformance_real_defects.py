@@ -43,6 +43,7 @@ def _serve_report(name: str, tmp: Path) -> dict[str, object]:
         [
             *python,
             "--driver",
+            "--no-shrink",
             "--json",
             str(report),
             "--",

@@ -20,7 +20,7 @@ from backends.broken import BROKEN
 from backends.wire_faults import MODES
 
 from simclock_conformance.clauses._programs import CASES
-from simclock_conformance.entry._vectors import VECTORS_DIR, generate
+from simclock_conformance.entry._vectors import VECTORS_DIR, generate, load
 from simclock_conformance.entry._wire_run import WIRE_CLAUSES, LocalDriver, run_driver
 from simclock_conformance.kit._harness import heap_factory, load_factory
 from simclock_conformance.protocol import _engine
@@ -131,7 +131,7 @@ def test_C_WIRE_6_heap_through_the_engine_is_conforming_wire_profile_1() -> None
     "name", ["lifo_ties", "float64_times", "nested_advance_allowed", "floats_accepted"]
 )
 def test_C_WIRE_8_broken_backends_fail_their_clause_through_the_protocol(name: str) -> None:
-    report = _local(f"backends.broken:{name}", vectors=False)
+    report = _local(f"backends.broken:{name}", vectors=False, shrink=False)
     clause = BROKEN[name][0]
     assert report.verdict == "NOT CONFORMING"
     assert clause in report.failed(), report.table()
@@ -168,6 +168,33 @@ def test_C_WIRE_8_serve_of_a_broken_backend_names_the_clause_and_the_program() -
     assert "first difference: fired[1]:" in proc.stdout
     assert '{"op":"create","clock":"c","seed":"0"}' in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_SM_ORACLE_a_wire_failure_is_shrunk_and_no_shrink_shows_the_first_one() -> None:
+    # The other broken-backend runs of the tests pass --no-shrink (their verdicts are what
+    # they check): here both ways, through serve, on a clock keeping times as float64.
+    spec = "backends.broken:float64_times"
+    args = ("--driver", "--no-vectors", "--clause", "SM-ORACLE")
+    shrunk = _run(*args, "--", *SERVE, spec)
+    first = _run(*args, "--no-shrink", "--", *SERVE, spec)
+    for proc in (shrunk, first):
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert "SM-ORACLE  failed" in proc.stdout
+        assert proc.stderr == ""
+
+    def program(text: str, label: str) -> list[str]:
+        lines = text.split(f"  {label}\n", 1)[1].splitlines()
+        return [line.strip() for line in lines if line.startswith("    {")]
+
+    minimal = program(shrunk.stdout, "minimal failing program (Hypothesis):")
+    assert [re.sub(r'"clock":"sm\d+"', '"clock":"C"', line) for line in minimal] == [
+        '{"op":"create","clock":"C","seed":"0"}',
+        '{"op":"schedule","clock":"C","entry":"e0","at_ns":"18446744073709551615","on_fire":[]}',
+    ]
+    assert "first failing program" not in shrunk.stdout
+    unshrunk = program(first.stdout, "first failing program (not minimised):")
+    assert len(unshrunk) > len(minimal)
+    assert "minimal failing program" not in first.stdout
 
 
 _EVIDENCE = {
@@ -229,6 +256,24 @@ def test_C_WIRE_7_vectors_regenerate_identically() -> None:
     assert len(ids) == len(set(ids))
     # Every clause program is a vector: the oracle and HeapSimClock agree on all of them.
     assert {c.id for c in CASES} <= set(ids)
+
+
+def test_C_WIRE_7_the_pages_quote_the_vector_count_of_a_full_featured_clock() -> None:
+    # The pages show a kit's heap clock replaying every vector (their commands are run by
+    # the kits' tests, which cannot see the quoted line): its count is the vectors' count.
+    pages = [
+        ROOT / "docs" / "kits.md",
+        *sorted((ROOT / "conformance" / "drivers").glob("*/README.md")),
+    ]
+    quoted = {
+        str(page.relative_to(ROOT)): int(count)
+        for page in pages
+        for count in re.findall(r"golden vectors: (\d+) passed, 0 failed \(0 expected\), 0 not "
+                                r"applicable \(features peek, rate, stats, start_ns, bits\)",
+                                page.read_text(encoding="utf-8"))
+    }  # fmt: skip
+    assert len(quoted) >= 4, quoted
+    assert quoted == dict.fromkeys(quoted, len(load()))
 
 
 def test_C_WIRE_7_vectors_replay_with_expected_failures(tmp_path: Path) -> None:

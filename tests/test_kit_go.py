@@ -139,7 +139,7 @@ GO_PEERS_RACING: dict[str, dict[str, tuple[str, ...]]] = {
 
 @pytest.mark.parametrize("name", sorted(GO_PEERS_FAILED))
 def test_C_WIRE_6_go_fake_clocks_are_judged_clause_by_clause(name: str) -> None:
-    report = run_driver(go_build(name), deadline_s=5.0)
+    report = run_driver(go_build(name), deadline_s=5.0, shrink=False)
     assert report.verdict == "NOT CONFORMING"
     racing = GO_PEERS_RACING[name]
     blocked = report.blocked()

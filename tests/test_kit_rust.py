@@ -121,13 +121,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SuiteRu
         "minimal": SuiteRun(["--driver", "--", built.minimal_clock], None),
         "vectors": SuiteRun(["vectors", "--driver", "--", built.heap_clock], None),
         "ns": SuiteRun(
-            ["--driver", "--no-vectors", "--json", str(tmp / "ns.json"), "--", built.tokio_driver],
+            [
+                "--driver",
+                "--no-vectors",
+                "--no-shrink",
+                "--json",
+                str(tmp / "ns.json"),
+                "--",
+                built.tokio_driver,
+            ],
             tmp / "ns.json",
         ),
         "ms": SuiteRun(
             [
                 "--driver",
                 "--no-vectors",
+                "--no-shrink",
                 "--json",
                 str(tmp / "ms.json"),
                 "--",

@@ -159,11 +159,18 @@ class _Schedule:
 class _Entry:
     """One pending firing of a schedule: grid index ``k`` at ``at_ns``."""
 
+    __slots__ = ("at_ns", "k", "order", "schedule", "seq")
+
     def __init__(self, at_ns: int, seq: int, schedule: _Schedule, k: int) -> None:
         self.at_ns = at_ns
         self.seq = seq
         self.schedule = schedule
         self.k = k
+        # The firing order's key (C-TIE-1), kept so that the scan below runs in C.
+        self.order = (at_ns, seq)
+
+
+_ORDER = operator.attrgetter("order")
 
 
 class ReferenceClock:
@@ -319,12 +326,12 @@ class ReferenceClock:
         self._seq += 1
 
     def _earliest(self) -> _Entry | None:
-        """The pending entry first in ``(at_ns, seq)`` order (C-ADV-1, C-TIE-1, C-X-PEEK)."""
-        best: _Entry | None = None
-        for entry in self._pending:
-            if best is None or (entry.at_ns, entry.seq) < (best.at_ns, best.seq):
-                best = entry
-        return best
+        """The pending entry first in ``(at_ns, seq)`` order (C-ADV-1, C-TIE-1, C-X-PEEK).
+
+        A linear scan of the unordered list: ``min`` keeps the first of equal keys,
+        and no two entries share a ``seq``.
+        """
+        return min(self._pending, key=_ORDER, default=None)
 
     def _handle(self, schedule: _Schedule) -> Handle:
         def cancel() -> None:

@@ -1,6 +1,7 @@
 """The wire commands of ``python -m simclock_conformance`` (SPEC §18).
 
-- ``--driver [--json REPORT] [--profile P] [--clause ID] [--request-timeout S] -- CMD ARG...``:
+- ``--driver [--json REPORT] [--profile P] [--clause ID] [--no-vectors] [--no-shrink]
+  [--request-timeout S] -- CMD ARG...``:
   the wire profile on a driver (C-WIRE-6); exit codes as for a Python backend
   (0 CONFORMING (wire profile 1), 1 NOT CONFORMING, 2 usage, 3 PARTIAL, 4 INCOMPLETE);
 - ``serve MODULE:FACTORY``: a Python backend as a driver (C-WIRE-8);
@@ -95,6 +96,13 @@ def _driver(argv: list[str]) -> int:
     parser.add_argument("--profile", choices=PROFILES, default="ci")
     parser.add_argument("--clause", action="append", default=[], metavar="ID")
     parser.add_argument("--no-vectors", action="store_true", help="skip the golden vectors")
+    parser.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="report a state machine failure with its first failing program, not its "
+        "minimal one (the same verdict, sooner: every shrinking step is a round trip "
+        "to the driver)",
+    )
     args = parser.parse_args(mine)
     command = _command(rest)
     if args.json:
@@ -114,6 +122,7 @@ def _driver(argv: list[str]) -> int:
         clauses=args.clause,
         deadline_s=args.request_timeout,
         vectors=not args.no_vectors,
+        shrink=not args.no_shrink,
     )
     report.json_path = args.json or ""
     print(report.table())

@@ -93,12 +93,16 @@ def run_driver(
     vectors: bool = True,
     expected_failures: Sequence[str] = (),
     make_driver: Callable[[], Any] | None = None,
+    shrink: bool = True,
 ) -> BackendReport:
     """Run the wire profile on the driver ``command``; the report (verdict: C-CONF-1).
 
     ``make_driver`` replaces the process by any object with ``request``,
     ``kill``, ``close`` and ``stderr_tail`` (:class:`LocalDriver`: a Python
     backend through the protocol without a pipe, what ``serve`` does).
+    ``shrink=False`` reports a state machine failure with its first failing
+    program instead of the minimal one: the same verdict, without the round
+    trips of shrinking (``--no-shrink``).
     """
     selected = set(clauses)
     session = Session(command, deadline_s, make_driver)
@@ -126,7 +130,7 @@ def run_driver(
         _run_one(session, report, case, splits)
     if not selected or "SM-ORACLE" in selected:
         report.expect("SM-ORACLE", "state-machine")
-        report.add("SM-ORACLE", _run_machine(session, profile))
+        report.add("SM-ORACLE", _run_machine(session, profile, shrink))
     else:
         report.expect("SM-ORACLE", "state-machine")
     report.expect("C-WIRE-7", "vectors")
@@ -191,17 +195,18 @@ def _second_process(session: Session, case: Case, first: list[Json]) -> str | No
     return replies_difference(case, replies, first, session.features, "a second driver process")
 
 
-def _run_machine(session: Session, profile: str) -> Outcome:
+def _run_machine(session: Session, profile: str, shrink: bool) -> Outcome:
     session.mark()
     try:
-        problem = run_wire_machine(session, profile)
+        problem = run_wire_machine(session, profile, shrink)
     except DriverError as failure:
         session.failed()
         return _failure_outcome("state-machine", "SM-ORACLE", str(failure))
     if problem is None:
         return Outcome("state-machine", PASSED)
     message, program = problem
-    return _failure_outcome("state-machine", "SM-ORACLE", message, program, "minimal")
+    kind = "minimal" if shrink else "first"
+    return _failure_outcome("state-machine", "SM-ORACLE", message, program, kind)
 
 
 def write_json(report: BackendReport, path: str) -> None:

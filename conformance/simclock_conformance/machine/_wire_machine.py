@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -29,10 +29,17 @@ if TYPE_CHECKING:
 __all__ = ["machine_settings", "run_wire_machine"]
 
 
-def machine_settings(profile: str) -> settings:
-    """Hypothesis budget of the wire machine: ``ci`` (derandomised) or ``thorough``."""
+def machine_settings(profile: str, shrink: bool = True) -> settings:
+    """Hypothesis budget of the wire machine: ``ci`` (derandomised) or ``thorough``.
+
+    ``shrink=False`` leaves out Hypothesis's shrink phase: a failure is reported with
+    its first failing program, the same verdict sooner (every shrinking step is a
+    round trip to the driver).
+    """
     ci = profile == "ci"
+    phases = tuple(Phase) if shrink else tuple(p for p in Phase if p is not Phase.shrink)
     return settings(
+        phases=phases,
         max_examples=40 if ci else 1000,
         stateful_step_count=25 if ci else 60,
         derandomize=ci,
@@ -44,8 +51,12 @@ def machine_settings(profile: str) -> settings:
     )
 
 
-def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
-    """Run the machine; ``None`` or ``(message, minimal program as protocol lines)``."""
+def run_wire_machine(session: Session, profile: str, shrink: bool = True) -> tuple[str, str] | None:
+    """Run the machine; ``None`` or ``(message, failing program as protocol lines)``.
+
+    The program is the minimal one Hypothesis shrank to, or with ``shrink=False`` the
+    first failing one.
+    """
     failures: list[DriverError] = []
 
     class WireMachine(OracleMachine):
@@ -66,7 +77,7 @@ def run_wire_machine(session: Session, profile: str) -> tuple[str, str] | None:
 
     try:
         with private_hypothesis_home():
-            run_state_machine_as_test(WireMachine, settings=machine_settings(profile))
+            run_state_machine_as_test(WireMachine, settings=machine_settings(profile, shrink))
     except AssertionError as exc:
         message, _, program = str(exc).partition(PROGRAM_MARK)
         return message, program
