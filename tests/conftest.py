@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -56,3 +57,15 @@ _HEAVY_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(_HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave what the imports and the collection made out of the garbage collector's scans.
+
+    The test modules import numpy, MuJoCo, Hypothesis and the whole library: each full
+    collection (Python's own, pytest's after each in-process suite run, the C-CAN-4 memory
+    test's) would scan all of it again. Frozen objects are never freed, which is what
+    they would be anyway: they live until the process ends.
+    """
+    del session
+    gc.freeze()

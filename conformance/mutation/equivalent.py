@@ -13,11 +13,11 @@ library's own tests check it. Survivors there are reported apart from the score.
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
-    "oracles/simclock_oracles/_reference.py:183:core/NumberReplacer:20": (
+    "oracles/simclock_oracles/_reference.py:190:core/NumberReplacer:20": (
         "the first seq is 1, not 0: seqs are only compared with each other (C-TIE-1), never "
         "shown, so every order and every reply is the same"
     ),
-    "oracles/simclock_oracles/_reference.py:307:core/ReplaceBinaryOperator_Mul_LShift:2": (
+    "oracles/simclock_oracles/_reference.py:314:core/ReplaceBinaryOperator_Mul_LShift:2": (
         "the exponential search quadruples instead of doubling: lo_k still only takes grid "
         "indexes below now, so the binary search that follows finds the same first index"
     ),
