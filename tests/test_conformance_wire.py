@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from backends.broken import BROKEN
@@ -27,6 +27,7 @@ from simclock_conformance.protocol import _engine
 from simclock_conformance.protocol._backends import OracleBackend, PythonBackend, reference_raw
 from simclock_conformance.protocol._driver import MAX_REPLY_BYTES, Driver, DriverError
 from simclock_conformance.protocol._engine import MAX_FIRED, Engine
+from simclock_conformance.protocol._wire_core import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = [sys.executable, "-m", "simclock_conformance", "serve"]
@@ -226,6 +227,53 @@ def test_C_WIRE_5_a_misbehaving_driver_fails_its_clause_and_the_run_goes_on(mode
     failed = next(t for t in report.tests["C-ADV-1"] if t.outcome == "failed")
     assert re.search(_EVIDENCE[mode], failed.message), failed.message
     assert f"| fault driver: tripping {mode}" in failed.message  # the tail of its stderr
+
+
+class _Stalls:
+    """A driver object that never answers ``advance`` by 10 and counts what it is sent."""
+
+    received: ClassVar[list[str]] = []
+
+    def request(self, obj: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps(obj, separators=(",", ":"))
+        _Stalls.received.append(line)
+        if obj.get("dt_ns") == "10":
+            raise DriverError(f"the driver gave no reply within 0.1 s to the request {line}", ["x"])
+        return {"ok": True, "protocol": "1"}
+
+    def kill(self) -> None:
+        pass
+
+    close = kill
+
+
+def test_C_WIRE_5_a_request_that_got_no_reply_is_not_sent_again_after_the_same_requests() -> None:
+    _Stalls.received = []
+    session = Session(["stalls"], 0.1, make_driver=_Stalls)
+    create = {"op": "create", "clock": "c", "seed": "0"}
+    stuck = {"op": "advance", "clock": "c", "dt_ns": "10"}
+    for test in range(3):
+        session.mark()
+        session.send(create)
+        if test == 2:  # other requests before it: sent, and no reply again
+            session.send({"op": "advance", "clock": "c", "dt_ns": "1"})
+        with pytest.raises(DriverError) as caught:
+            session.send(stuck)
+        session.failed()
+        want = (
+            r"the driver gave no reply within 0\.1 s to the request "
+            r'\{"op":"advance","clock":"c","dt_ns":"10"\}'
+        )
+        if test == 1:
+            want += (
+                r" \(not sent again: an earlier test of this run sent the same requests and got "
+                r"no reply to this one\)"
+            )
+        assert re.fullmatch(want, caught.value.evidence), caught.value.evidence
+        assert caught.value.stderr == ["x"]
+    sent = [json.loads(line).get("dt_ns") for line in _Stalls.received if '"hello"' not in line]
+    # The second test's advance by 10 never reached the driver; the third's did.
+    assert sent == [None, "10", None, None, "1", "10"]
 
 
 def test_C_WIRE_5_a_driver_that_cannot_start_ends_with_a_report() -> None:

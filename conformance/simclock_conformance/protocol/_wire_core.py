@@ -374,8 +374,18 @@ def replies_difference(
     return None
 
 
+_NO_REPLY = "gave no reply within"
+"""The words of a reply deadline's evidence (both transports)."""
+
+
 class Session:
-    """The running driver of a run, started again after each failure (C-WIRE-5)."""
+    """The running driver of a run, started again after each failure (C-WIRE-5).
+
+    A request that got no reply within the deadline is not sent again after the same
+    requests in a later test of the run (a golden vector repeats each clause program):
+    that test fails at once with the first one's evidence, saying so. Every request a
+    test sends is kept, as a protocol line, from :meth:`mark` on.
+    """
 
     def __init__(
         self,
@@ -390,6 +400,12 @@ class Session:
         self.features: tuple[str, ...] = ()
         self.backend = ""
         self.hello_error = ""
+        # The requests of the current test and a running hash of them; the request lists
+        # of tests that ended in no reply (the last request the one not answered), by
+        # that hash, with the failure. A hash keeps each send O(1) in long tests.
+        self._sent: list[str] = []
+        self._sent_hash = 0
+        self._hung: dict[int, tuple[list[str], DriverError]] = {}
 
     def start(self) -> Any:
         if self.driver is None:
@@ -420,11 +436,28 @@ class Session:
         return reply
 
     def send(self, request: Json) -> Json:
-        reply: Json = self.start().request(request)
+        line = protocol_line(request)
+        self._sent.append(line)
+        self._sent_hash = hash((self._sent_hash, line))
+        earlier = self._hung.get(self._sent_hash)
+        if earlier is not None and earlier[0] == self._sent:
+            raise DriverError(
+                f"{earlier[1].evidence} (not sent again: an earlier test of this run sent "
+                "the same requests and got no reply to this one)",
+                earlier[1].stderr,
+            )
+        try:
+            reply: Json = self.start().request(request)
+        except DriverError as failure:
+            if _NO_REPLY in failure.evidence:
+                self._hung[self._sent_hash] = (list(self._sent), failure)
+            raise
         return reply
 
     def mark(self) -> None:
         """A test begins: a failure quotes only the stderr written during it."""
+        self._sent = []
+        self._sent_hash = 0
         mark = getattr(self.driver, "mark", None)
         if callable(mark):
             mark()
@@ -473,7 +506,7 @@ class LocalDriver:
         except ConformanceTimeout:
             self.kill()
             raise DriverError(
-                f"the driver gave no reply within {self.deadline_s:g} s to the request {line}", []
+                f"the driver {_NO_REPLY} {self.deadline_s:g} s to the request {line}", []
             ) from None
         size = len(reply.encode("utf-8"))
         if size + 1 > MAX_REPLY_BYTES:
