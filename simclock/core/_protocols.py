@@ -60,6 +60,9 @@ class Handle:
     def __post_init__(self) -> None:
         # A third-party backend builds Handles: a non-callable is refused here,
         # not when the user first cancels (C-CAN-1 says cancel never raises).
+        # One test of both on the path every schedule takes; the loop only to refuse.
+        if callable(self.cancel) and callable(self.stats):
+            return
         for name in ("cancel", "stats"):
             value = getattr(self, name)
             if not callable(value):
