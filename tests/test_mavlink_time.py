@@ -283,6 +283,8 @@ def test_C_SYS_5_a_request_of_the_peer_is_answered_with_targets(link: Link) -> N
     # or not this pymavlink generates them.
     payload = payload_of(answer)
     assert len(payload) == 18 and struct.unpack("<qqBB", payload)[2:] == (1, 1)
+    # Counted once the answer is sent: the peer may read it before the count is made.
+    wait_for("the answer counted", lambda: source.counters["answered"] >= 1)
     assert source.counters["answered"] == 1
 
 
@@ -331,6 +333,7 @@ def test_a_request_targeted_at_another_system_is_not_answered(link: Link) -> Non
     peer.reply(0, 889_000)  # then one for everyone: answered, so the first was seen
     wait_for("the broadcast request's answer", lambda: any(m.ts1 == 889_000 for m in peer.replies))
     assert [m.ts1 for m in peer.replies if m.ts1 in (888_000, 889_000)] == [889_000]
+    wait_for("the answer counted", lambda: source.counters["answered"] >= 1)
     assert source.counters["answered"] == 1
 
 
