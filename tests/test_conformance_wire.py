@@ -478,3 +478,31 @@ def test_C_RNG_3_serve_hands_a_malformed_label_to_the_backend() -> None:
         replies.append(loose.request(request))
     assert replies[0]["ok"] is True and len(replies[0]["values"]) == 2, replies[0]
     assert replies[1] == replies[0]
+
+
+def test_C_WIRE_3_require_fails_what_a_missing_feature_would_leave_not_applicable() -> None:
+    # The minimal backend offers no peek: C-X-PEEK is not applicable, unless required.
+    minimal = [*SERVE, "backends.minimal:factory"]
+    args = ("--driver", "--no-vectors", "--clause", "C-X-PEEK")
+    plain = _run(*args, "--", *minimal)
+    assert plain.returncode == 3, plain.stdout[-3000:]  # PARTIAL: one clause asked for
+    assert "C-X-PEEK   not applicable" in plain.stdout
+    required = _run(*args, "--require", "peek", "--", *minimal)
+    assert required.returncode == 1, required.stdout[-3000:]
+    assert "C-X-PEEK   failed" in required.stdout
+    why = "the driver does not offer feature peek, which --require names (its hello offers stats)"
+    assert f"  C-X-PEEK: case x-peek/earliest-live: {why}\n" in required.stdout
+    vectors = _run("vectors", "--require", "peek", "--driver", "--", *minimal)
+    assert vectors.returncode == 1
+    lines = vectors.stdout.splitlines()
+    assert lines[0] == (
+        f"golden vectors: {len(load()) - 37} passed, 2 failed (0 expected), 35 not applicable "
+        "(features stats)"
+    )
+    assert lines[1:] == [f"FAILED x-peek/earliest-live: {why}", f"FAILED x-peek/exact-far: {why}"]
+    unknown = _run("vectors", "--require", "teleport", "--driver", "--", *minimal)
+    assert unknown.returncode == 2
+    assert unknown.stderr.splitlines()[-1] == (
+        "python -m simclock_conformance vectors: error: argument --require: invalid choice: "
+        "'teleport' (choose from 'peek', 'rate', 'stats', 'start_ns', 'bits')"
+    )

@@ -204,3 +204,36 @@ def test_a_module_constant_is_named_by_the_name_it_binds() -> None:
     assert campaign.function_at(RANDOM, line) == "_INT64_MIN"
     assert "_INT64_MIN" in campaign.functions_of(RANDOM)
     assert campaign.function_at(RANDOM, 1) == ""
+
+
+def test_C_X_BITS_the_wire_step_fails_a_changed_stream_derivation_and_passes_the_real_one(
+    tmp_path: Path,
+) -> None:
+    # The spawn-key words read from other offsets of the label's hash: every in-process
+    # test draws its expectations from the same code; C-X-BITS through serve does not.
+    lines = (ROOT / RANDOM).read_text(encoding="utf-8").splitlines()
+    line = next(k for k, text in enumerate(lines, 1) if "for i in range(0, 16, 4))" in text)
+    assert campaign.function_at(RANDOM, line) == "derive_spawn_key"
+    source = lines[line - 1]
+    suite = ROOT / "conformance"
+    statuses: dict[str, tuple[list[str], str]] = {}
+    for occurrence in range(40):
+        mutant = Mutant(RANDOM, "core/NumberReplacer", occurrence, line, "pure")
+        work = tmp_path / f"m{occurrence}"
+        work.mkdir()
+        if campaign._shadow(mutant, work) == source.strip().replace("(0, 16", "( 1, 16"):
+            report = campaign._suite_json(work, suite, "wire.json", campaign.WIRE_BITS)
+            assert report is not None
+            statuses["mutated"] = (report["failed"], report["verdict"])
+            break
+    real = tmp_path / "real"
+    real.mkdir()
+    campaign._shadow(Mutant(RANDOM, "core/NumberReplacer", 10**6, line, "pure"), real)
+    report = campaign._suite_json(real, suite, "wire.json", campaign.WIRE_BITS)
+    assert report is not None
+    statuses["real"] = (report["failed"], report["verdict"])
+    assert statuses == {
+        "mutated": (["C-X-BITS"], "NOT CONFORMING"),
+        "real": ([], "PARTIAL"),
+    }
+    assert cited_clauses(RANDOM, line) == ["C-RNG-2", "C-X-BITS"]

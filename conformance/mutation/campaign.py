@@ -21,7 +21,10 @@ cannot give (it keeps a pass/fail per mutant, and the report is what says
   rounding up to the step, which a 1 ns step never runs); the second is run on
   every clause the first reported except SM-ORACLE (which its adapter cannot
   follow exactly: a rate whose phase is before ``now``);
-- a mutant is *killed* when either report fails or blocks a clause (or a run
+- a mutant neither report catches is run once more through the wire, C-X-BITS on
+  ``serve`` with ``--require bits`` (:data:`WIRE_BITS`): in process the expected
+  draws come from the mutated code itself;
+- a mutant is *killed* when any report fails or blocks a clause (or a run
   times out), *survived* otherwise; a survivor listed in
   ``conformance/mutation/equivalent.py`` is *equivalent* (each with its reason);
 - for a killed mutant, the clauses the mutated code cites (ids in the docstring
@@ -108,7 +111,7 @@ class Result:
     blocked: dict[str, str] = field(default_factory=dict)
     failed_quantised: list[str] = field(default_factory=list)
     blocked_quantised: dict[str, str] = field(default_factory=dict)
-    killed_by: str = ""  # heap, quantised, both, crash, timeout
+    killed_by: str = ""  # heap, quantised, both, wire, crash, timeout
     cites: list[str] = field(default_factory=list)
     charge: str = ""  # exact, also, elsewhere, uncited
     mutated_line: str = ""
@@ -330,6 +333,22 @@ def _report(
 
     Raises :class:`subprocess.TimeoutExpired` past :data:`TIMEOUT_S`.
     """
+    command = [factory, "-q", "--no-shrink"]
+    for clause in clauses:
+        command += ["--clause", clause]
+    return _suite_json(work, suite, name, command)
+
+
+WIRE_BITS = ["--driver", "--no-vectors", "--clause", "C-X-BITS", "--require", "bits"]
+"""The wire run of a survivor of both in-process reports: C-X-BITS through ``serve``.
+
+In process the expected draws come from the code under test; C-X-BITS holds them to the
+reference derivation, and ``--require bits`` fails a ``serve`` that stops claiming it
+(the feature is probed, so a broken derivation would otherwise be not applicable)."""
+
+
+def _suite_json(work: Path, suite: Path, name: str, args: list[str]) -> dict[str, Any] | None:
+    """``python -m simclock_conformance ARGS --json NAME`` on the mutant's copy: its report."""
     report = work / name
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
@@ -344,11 +363,14 @@ def _report(
     )
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["SIMCLOCK_PURE"] = "1"  # the copy has no compiled modules; never look for them
-    command = [sys.executable, "-m", "simclock_conformance", factory, "-q", "--no-shrink"]
-    for clause in clauses:
-        command += ["--clause", clause]
+    python = [sys.executable, "-m", "simclock_conformance"]
+    if args[0] == "--driver":  # the options, the report, then the driver's command
+        command = [*python, *args, "--json", str(report), "--", *python, "serve"]
+        command.append("simclock_conformance:heap_factory")
+    else:
+        command = [*python, *args, "--json", str(report)]
     subprocess.run(
-        [*command, "--json", str(report)],
+        command,
         check=False,
         cwd=work,
         env=env,
@@ -397,6 +419,9 @@ def run_one(mutant: Mutant, suite: Path = ROOT / "conformance", source_root: Pat
                 return result
             ran = [c["id"] for c in heap["clauses"] if c["id"] not in SECOND_SKIPS]
             quantised = _report(work, suite, SECOND_FACTORY, "quantised.json", ran)
+            wire = None
+            if not _caught(heap, full=True) and quantised and not _caught(quantised, full=False):
+                wire = _suite_json(work, suite, "wire.json", WIRE_BITS)
         except subprocess.TimeoutExpired:
             result.status = result.killed_by = "timeout"
             result.seconds = time.monotonic() - started
@@ -410,6 +435,11 @@ def run_one(mutant: Mutant, suite: Path = ROOT / "conformance", source_root: Pat
     by_heap = _caught(heap, full=True)
     by_quantised = quantised is None or _caught(quantised, full=False)
     if not (by_heap or by_quantised):
+        if wire is not None and wire["failed"]:
+            result.failed = list(wire["failed"])
+            result.killed_by = "wire"
+            result.charge = charge_of(result.failed, cites)
+            return result
         result.status = classify_survivor(mutant)
         return result
     result.killed_by = "both" if by_heap and by_quantised else "heap" if by_heap else "quantised"

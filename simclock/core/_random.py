@@ -70,7 +70,7 @@ def normalise_label(parent: str, label: object) -> str:
 
 
 def derive_spawn_key(path: str) -> tuple[int, ...]:
-    """Stable 4-word spawn key of a label path (C-RNG-2)."""
+    """Stable 4-word spawn key of a label path (C-RNG-2), these exact words (C-X-BITS)."""
     digest = hashlib.blake2b(DOMAIN + path.encode("ascii"), digest_size=16).digest()
     return tuple(int.from_bytes(digest[i : i + 4], "big") for i in range(0, 16, 4))
 

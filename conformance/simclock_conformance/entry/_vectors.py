@@ -41,7 +41,7 @@ from simclock_conformance.report._outcome import FAILED, PASSED, Outcome
 if TYPE_CHECKING:
     from simclock_conformance.protocol._wire_core import Session
 
-__all__ = ["VECTORS_DIR", "generate", "load", "replay", "replay_outcome"]
+__all__ = ["VECTORS_DIR", "generate", "load", "not_offered", "replay", "replay_outcome"]
 
 # The vectors stay at the package root: the driver kits read them there by relative path.
 VECTORS_DIR = Path(__file__).resolve().parents[1] / "vectors" / "v1"
@@ -264,13 +264,23 @@ def _as_case(line: Json) -> tuple[Case, list[Json]]:
     return case, [s["reply"] for s in line["steps"]]
 
 
-def replay(session: Session, lines: Sequence[Json]) -> tuple[list[str], dict[str, str]]:
-    """Replay ``lines`` on the driver: ``(passed ids, {failed id: why})``; skips unmet features."""
+def replay(
+    session: Session, lines: Sequence[Json], required: Sequence[str] = ()
+) -> tuple[list[str], dict[str, str]]:
+    """Replay ``lines`` on the driver: ``(passed ids, {failed id: why})``.
+
+    A vector needing a feature the driver does not offer is skipped (not
+    applicable), or failed when that feature is in ``required`` (``--require``).
+    """
     passed: list[str] = []
     failed: dict[str, str] = {}
     for line in lines:
         case, replies = _as_case(line)
-        if any(f not in session.features for f in case.requires):
+        missing = [f for f in case.requires if f not in session.features]
+        if missing:
+            lacking = [f for f in missing if f in required]
+            if lacking:
+                failed[case.id] = not_offered(lacking[0], session.features)
             continue
         session.mark()
         try:
@@ -285,9 +295,19 @@ def replay(session: Session, lines: Sequence[Json]) -> tuple[list[str], dict[str
     return passed, failed
 
 
-def replay_outcome(session: Session, expected_failures: Sequence[str] = ()) -> Outcome:
+def not_offered(feature: str, offered: Sequence[str]) -> str:
+    """Why a program or vector needing ``feature`` fails under ``--require``."""
+    return (
+        f"the driver does not offer feature {feature}, which --require names (its hello "
+        f"offers {', '.join(offered) or 'none'})"
+    )
+
+
+def replay_outcome(
+    session: Session, expected_failures: Sequence[str] = (), required: Sequence[str] = ()
+) -> Outcome:
     """C-WIRE-7 in a profile run: every vector the driver can run must pass."""
-    passed, failed = replay(session, load())
+    passed, failed = replay(session, load(), required)
     if not failed:
         return Outcome("vectors", PASSED)
     first = next(iter(failed))

@@ -1,12 +1,12 @@
 """The wire commands of ``python -m simclock_conformance`` (SPEC §18).
 
 - ``--driver [--json REPORT] [--profile P] [--clause ID] [--no-vectors] [--no-shrink]
-  [--request-timeout S] -- CMD ARG...``:
+  [--require FEATURE] [--request-timeout S] -- CMD ARG...``:
   the wire profile on a driver (C-WIRE-6); exit codes as for a Python backend
   (0 CONFORMING (wire profile 1), 1 NOT CONFORMING, 2 usage, 3 PARTIAL, 4 INCOMPLETE);
 - ``serve MODULE:FACTORY``: a Python backend as a driver (C-WIRE-8);
-- ``vectors [--expected-failures FILE] --driver -- CMD ARG...``: replay the golden
-  vectors (C-WIRE-7); exit 0 when every vector passes but the expected
+- ``vectors [--expected-failures FILE] [--require FEATURE] --driver -- CMD ARG...``:
+  replay the golden vectors (C-WIRE-7); exit 0 when every vector passes but the expected
   failures, 1 otherwise (an expected failure that passes is reported and counts).
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from simclock_conformance.kit._harness import BackendError, check_report_path
 from simclock_conformance.kit._options import PROFILES
+from simclock_conformance.protocol._backends import FEATURES
 from simclock_conformance.protocol._driver import DEFAULT_DEADLINE_S
 
 __all__ = ["wire_main"]
@@ -80,6 +81,16 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="deadline of each request (default 10)",
     )
+    parser.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=FEATURES,
+        metavar="FEATURE",
+        help="a feature the driver must offer (repeatable; one of "
+        f"{', '.join(FEATURES)}): without it, the programs and vectors that need it fail "
+        "instead of being not applicable",
+    )
     return parser
 
 
@@ -123,6 +134,7 @@ def _driver(argv: list[str]) -> int:
         deadline_s=args.request_timeout,
         vectors=not args.no_vectors,
         shrink=not args.no_shrink,
+        required=args.require,
     )
     report.json_path = args.json or ""
     print(report.table())
@@ -150,7 +162,7 @@ def _vectors(argv: list[str]) -> int:
         print(f"golden vectors: the driver failed at hello: {failure}")
         return 1
     lines = load()
-    passed, failed = replay(session, lines)
+    passed, failed = replay(session, lines, args.require)
     session.close()
     unexpected = {k: v for k, v in failed.items() if k not in expected}
     xpass = sorted(k for k in passed if k in expected)

@@ -22,7 +22,7 @@ from typing import Any
 from simclock_conformance.clauses._builder import Case
 from simclock_conformance.clauses._clauses import CLAUSES
 from simclock_conformance.clauses._programs import CASES
-from simclock_conformance.entry._vectors import replay_outcome
+from simclock_conformance.entry._vectors import not_offered, replay_outcome
 from simclock_conformance.machine._wire_machine import run_wire_machine
 from simclock_conformance.protocol._driver import (
     DEFAULT_DEADLINE_S,
@@ -94,6 +94,7 @@ def run_driver(
     expected_failures: Sequence[str] = (),
     make_driver: Callable[[], Any] | None = None,
     shrink: bool = True,
+    required: Sequence[str] = (),
 ) -> BackendReport:
     """Run the wire profile on the driver ``command``; the report (verdict: C-CONF-1).
 
@@ -102,7 +103,9 @@ def run_driver(
     backend through the protocol without a pipe, what ``serve`` does).
     ``shrink=False`` reports a state machine failure with its first failing
     program instead of the minimal one: the same verdict, without the round
-    trips of shrinking (``--no-shrink``).
+    trips of shrinking (``--no-shrink``). A feature in ``required`` (``--require``)
+    that the driver does not offer fails the programs and vectors needing it,
+    instead of leaving their optional clauses not applicable.
     """
     selected = set(clauses)
     session = Session(command, deadline_s, make_driver)
@@ -127,7 +130,7 @@ def run_driver(
                 report.expect(clause, case.id)
     splits: dict[str, list[Json]] = {}
     for case in cases:
-        _run_one(session, report, case, splits)
+        _run_one(session, report, case, splits, required)
     if not selected or "SM-ORACLE" in selected:
         report.expect("SM-ORACLE", "state-machine")
         report.add("SM-ORACLE", _run_machine(session, profile, shrink))
@@ -135,19 +138,29 @@ def run_driver(
         report.expect("SM-ORACLE", "state-machine")
     report.expect("C-WIRE-7", "vectors")
     if vectors and (not selected or "C-WIRE-7" in selected):
-        report.add("C-WIRE-7", replay_outcome(session, expected_failures))
+        report.add("C-WIRE-7", replay_outcome(session, expected_failures, required))
     session.close()
     return report
 
 
 def _run_one(
-    session: Session, report: BackendReport, case: Case, splits: dict[str, list[Json]]
+    session: Session,
+    report: BackendReport,
+    case: Case,
+    splits: dict[str, list[Json]],
+    required: Sequence[str] = (),
 ) -> None:
     missing = [f for f in case.requires if f not in session.features]
     if missing:
+        lacking = [f for f in missing if f in required]
         for clause in case.clauses:
-            why = f"not applicable: the driver does not offer feature {', '.join(missing)}"
-            if CLAUSES[clause].optional if clause in CLAUSES else False:
+            if not (CLAUSES[clause].optional if clause in CLAUSES else False):
+                continue
+            if lacking:
+                text = f"case {case.id}: {not_offered(lacking[0], session.features)}"
+                report.add(clause, _failure_outcome(case.id, clause, text))
+            else:
+                why = f"not applicable: the driver does not offer feature {', '.join(missing)}"
                 report.add(clause, Outcome(case.id, NOT_APPLICABLE, message=why))
         return
     program = program_text(case.requests)
