@@ -340,6 +340,7 @@ def _report(
 
 
 WIRE_BITS = ["--driver", "--no-vectors", "--clause", "C-X-BITS", "--require", "bits"]
+WIRE_DRIVER = ["serve", "simclock_conformance:heap_factory"]
 """The wire run of a survivor of both in-process reports: C-X-BITS through ``serve``.
 
 In process the expected draws come from the code under test; C-X-BITS holds them to the
@@ -347,8 +348,14 @@ reference derivation, and ``--require bits`` fails a ``serve`` that stops claimi
 (the feature is probed, so a broken derivation would otherwise be not applicable)."""
 
 
-def _suite_json(work: Path, suite: Path, name: str, args: list[str]) -> dict[str, Any] | None:
-    """``python -m simclock_conformance ARGS --json NAME`` on the mutant's copy: its report."""
+def _suite_json(
+    work: Path, suite: Path, name: str, args: list[str], driver: list[str] | None = None
+) -> dict[str, Any] | None:
+    """``python -m simclock_conformance ARGS --json NAME`` on the mutant's copy: its report.
+
+    With ``driver``, the run is through the wire: ``-- python -m simclock_conformance
+    DRIVER`` follows, run on the same copy.
+    """
     report = work / name
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
@@ -364,11 +371,7 @@ def _suite_json(work: Path, suite: Path, name: str, args: list[str]) -> dict[str
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["SIMCLOCK_PURE"] = "1"  # the copy has no compiled modules; never look for them
     python = [sys.executable, "-m", "simclock_conformance"]
-    if args[0] == "--driver":  # the options, the report, then the driver's command
-        command = [*python, *args, "--json", str(report), "--", *python, "serve"]
-        command.append("simclock_conformance:heap_factory")
-    else:
-        command = [*python, *args, "--json", str(report)]
+    command = [*python, *args, "--json", str(report), *(["--", *python, *driver] if driver else [])]
     subprocess.run(
         command,
         check=False,
@@ -421,7 +424,7 @@ def run_one(mutant: Mutant, suite: Path = ROOT / "conformance", source_root: Pat
             quantised = _report(work, suite, SECOND_FACTORY, "quantised.json", ran)
             wire = None
             if not _caught(heap, full=True) and quantised and not _caught(quantised, full=False):
-                wire = _suite_json(work, suite, "wire.json", WIRE_BITS)
+                wire = _suite_json(work, suite, "wire.json", WIRE_BITS, WIRE_DRIVER)
         except subprocess.TimeoutExpired:
             result.status = result.killed_by = "timeout"
             result.seconds = time.monotonic() - started

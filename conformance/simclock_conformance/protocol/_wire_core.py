@@ -400,12 +400,12 @@ class Session:
         self.features: tuple[str, ...] = ()
         self.backend = ""
         self.hello_error = ""
-        # The requests of the current test and a running hash of them; the request lists
-        # of tests that ended in no reply (the last request the one not answered), by
-        # that hash, with the failure. A hash keeps each send O(1) in long tests.
-        self._sent: list[str] = []
-        self._sent_hash = 0
-        self._hung: dict[int, tuple[list[str], DriverError]] = {}
+        # The requests of the current test, as sent; the request lists of tests that
+        # ended in no reply (the last request the one not answered), as protocol lines,
+        # by their length, with the failure. Nothing is serialised twice until a request
+        # has gone unanswered: then only at the lengths of the lists that did.
+        self._sent: list[Json] = []
+        self._hung: dict[int, list[tuple[list[str], DriverError]]] = {}
 
     def start(self) -> Any:
         if self.driver is None:
@@ -436,28 +436,29 @@ class Session:
         return reply
 
     def send(self, request: Json) -> Json:
-        line = protocol_line(request)
-        self._sent.append(line)
-        self._sent_hash = hash((self._sent_hash, line))
-        earlier = self._hung.get(self._sent_hash)
-        if earlier is not None and earlier[0] == self._sent:
-            raise DriverError(
-                f"{earlier[1].evidence} (not sent again: an earlier test of this run sent "
-                "the same requests and got no reply to this one)",
-                earlier[1].stderr,
-            )
+        sent = self._sent
+        sent.append(request)
+        if self._hung and len(sent) in self._hung:
+            lines = [protocol_line(r) for r in sent]
+            for hung, earlier in self._hung[len(sent)]:
+                if hung == lines:
+                    raise DriverError(
+                        f"{earlier.evidence} (not sent again: an earlier test of this run "
+                        "sent the same requests and got no reply to this one)",
+                        earlier.stderr,
+                    )
         try:
             reply: Json = self.start().request(request)
         except DriverError as failure:
             if _NO_REPLY in failure.evidence:
-                self._hung[self._sent_hash] = (list(self._sent), failure)
+                lines = [protocol_line(r) for r in sent]
+                self._hung.setdefault(len(sent), []).append((lines, failure))
             raise
         return reply
 
     def mark(self) -> None:
         """A test begins: a failure quotes only the stderr written during it."""
         self._sent = []
-        self._sent_hash = 0
         mark = getattr(self.driver, "mark", None)
         if callable(mark):
             mark()
