@@ -1,7 +1,10 @@
 """The per-firing work of the built-in MuJoCo components, compiled with the core (C-NATIVE-1).
 
 A session calls these at every boundary: the physics step hook, a sensor's
-``read(noise)`` and the ``pd`` controller's ``step(latest)``. As Python
+``read(noise)`` and the ``pd`` controller's ``step(latest)``. A run calls
+the folds (`count_by_device`, `split_by_device`, `acquired_after`,
+`values_at`, `lateness`, `abs_errors`, `squared_errors`) once per chunk, on
+the samples delivered in it: its counts and metrics. As Python
 closures each call paid an interpreter frame and its attribute lookups;
 here they are native objects whose state is read once, at construction.
 They know nothing of MuJoCo's module, of samples' types or of the bus: the
@@ -16,7 +19,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["Forward", "PdStep", "SliceReader", "StepHook"]
+__all__ = [
+    "Forward",
+    "PdStep",
+    "SliceReader",
+    "StepHook",
+    "abs_errors",
+    "acquired_after",
+    "count_by_device",
+    "lateness",
+    "split_by_device",
+    "squared_errors",
+    "values_at",
+]
 
 
 @final
@@ -155,3 +170,62 @@ class PdStep:
                     u = self.hi
         self.ctrl[self.act] = u
         return {"u": u}, (self.u_json % (u,) if u - u == 0.0 else None)
+
+
+# The folds. Samples are any objects with `Sample`'s attributes; each fold is the list
+# comprehension its docstring shows, in the same order, with the same float operations.
+
+
+def count_by_device(samples: list[Any], counts: dict[str, int]) -> None:
+    """``counts[s.device] += 1`` for each of ``samples`` (``KeyError`` for a device not in it)."""
+    for sample in samples:
+        device: str = sample.device
+        counts[device] += 1
+
+
+def split_by_device(samples: list[Any], buckets: dict[str, list[Any]]) -> None:
+    """Append each of ``samples`` to ``buckets[s.device]``, in order; other devices' are skipped."""
+    for sample in samples:
+        bucket = buckets.get(sample.device)
+        if bucket is not None:
+            bucket.append(sample)
+
+
+def acquired_after(samples: list[Any], after_ns: int) -> list[Any]:
+    """``[s for s in samples if s.nominal_acquisition_ns - s.episode_start_ns >= after_ns]``."""
+    chosen: list[Any] = []
+    for sample in samples:
+        nominal: int = sample.nominal_acquisition_ns
+        start: int = sample.episode_start_ns
+        if nominal - start >= after_ns:
+            chosen.append(sample)
+    return chosen
+
+
+def values_at(samples: list[Any], index: int) -> list[float]:
+    """``[float(s.values[index]) for s in samples]``."""
+    return [float(sample.values[index]) for sample in samples]
+
+
+def lateness(samples: list[Any]) -> list[int]:
+    """``[s.delivery_ns - s.requested_delivery_ns for s in samples]``."""
+    out: list[int] = []
+    for sample in samples:
+        delivery: int = sample.delivery_ns
+        requested: int = sample.requested_delivery_ns
+        out.append(delivery - requested)
+    return out
+
+
+def abs_errors(values: list[float], target: float) -> list[float]:
+    """``[abs(v - target) for v in values]``."""
+    return [abs(v - target) for v in values]
+
+
+def squared_errors(values: list[float], target: float) -> list[float]:
+    """``[e * e for e in (v - target for v in values)]``."""
+    out: list[float] = []
+    for v in values:
+        e = v - target
+        out.append(e * e)
+    return out

@@ -191,11 +191,16 @@ class Phases:
             set_values,
         ) = self.setters
         at_once: list[tuple[Any, Component, bytes | None]] = []
+        # The times and counters below are native ints; a Python object is made once for
+        # each (typed Any), for the sample's slot, its JSON and the heap alike.
+        now_obj: Any = now
+        episode: Any = self.episode
+        episode_start: Any = self.episode_start
         # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
         for comp in self.sensors:
             while comp.next_at <= now:
-                index = comp.k
-                nominal = comp.take(now)
+                index: Any = comp.k
+                nominal_ns = comp.take(now)
                 try:
                     if comp.floats:
                         values: tuple[Any, ...] = comp.fn(comp.noise)
@@ -204,17 +209,21 @@ class Phases:
                 except Exception as exc:
                     self.failed(comp, exc)
                     continue
-                requested = nominal + comp.latency_ns
+                requested_ns = nominal_ns + comp.latency_ns
                 step = comp.step_ns
-                delivery = -(-requested // step) * step
+                delivery_ns = -(-requested_ns // step) * step
+                # A sensor on the grid with no latency: all four times are now (one object).
+                nominal: Any = now_obj if nominal_ns == now else nominal_ns
+                requested: Any = now_obj if requested_ns == now else requested_ns
+                delivery: Any = now_obj if delivery_ns == now else delivery_ns
                 # make_sample, inlined: its nine slot stores, without its frame.
                 sample: Any = new_object(sample_type)
                 set_device(sample, comp.device_id)
                 set_index(sample, index)
-                set_episode(sample, self.episode)
-                set_episode_start(sample, self.episode_start)
+                set_episode(sample, episode)
+                set_episode_start(sample, episode_start)
                 set_nominal(sample, nominal)
-                set_acquisition(sample, now)
+                set_acquisition(sample, now_obj)
                 set_requested(sample, requested)
                 set_delivery(sample, delivery)
                 set_values(sample, values)
@@ -228,8 +237,8 @@ class Phases:
                         )
                         comp.templates[len(values)] = template
                     # A tuple concatenation, not a star display: mypyc compiles it natively.
-                    encoded = template % ((now, delivery, index, nominal, requested) + values)  # noqa: RUF005
-                if delivery == now:
+                    encoded = template % ((now_obj, delivery, index, nominal, requested) + values)  # noqa: RUF005
+                if delivery_ns == now:
                     at_once.append((sample, comp, encoded))
                 else:
                     heapq.heappush(deliveries, (delivery, self.acquired, sample, comp, encoded))

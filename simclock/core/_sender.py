@@ -49,6 +49,9 @@ class SinkSender:
         self.routes = routes
         self.pending = pending
         self.lock = lock
+        # Bound once: a method call on the lock looks its method up every time.
+        self.acquire: Callable[[], Any] = lock.acquire
+        self.release: Callable[[], Any] = lock.release
         self.check_time = check_time
         self.message = message
 
@@ -65,8 +68,7 @@ class SinkSender:
             return
         failures: list[tuple[Any, Exception]] | None = None
         seq: Any = 0
-        lock = self.lock
-        lock.acquire()  # not `with`: half the cost, once per message
+        self.acquire()  # not `with`: half the cost, once per message
         try:
             stamp: Any = clock.now_ns()
             if type(stamp) is not int or stamp < 0:
@@ -90,7 +92,7 @@ class SinkSender:
                             failures = []
                         failures.append((sub, exc))
         finally:
-            lock.release()
+            self.release()
         if not direct:
             self.publish(payload if make_payload is None else make_payload(), encoded)
         elif failures is not None:

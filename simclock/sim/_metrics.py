@@ -39,6 +39,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from simclock.core._kernels import (
+    abs_errors,
+    acquired_after,
+    lateness,
+    split_by_device,
+    squared_errors,
+    values_at,
+)
 from simclock.sim._devices import Sample
 from simclock.sim._toml import (
     ScenarioError,
@@ -229,21 +237,17 @@ class _Accumulator:
         if not chosen or kind == "samples":
             return
         if kind == "max_lateness":
-            lateness = [s.delivery_ns - s.requested_delivery_ns for s in chosen]
-            self.peak = _fold_max(self.peak, lateness)
+            self.peak = _fold_max(self.peak, lateness(chosen))
         elif kind == "final":
             self.last = read[-1]
         elif kind == "mean":
             self.total.extend(read)
+        elif kind == "max_abs_error":
+            self.peak = _fold_max(self.peak, abs_errors(read, self.config.target))
         else:
-            target = self.config.target
-            errors = [v - target for v in read]
-            if kind == "max_abs_error":
-                self.peak = _fold_max(self.peak, [abs(e) for e in errors])
-            else:
-                # Invariant: load_metrics only accepts METRIC_KINDS; rms_error is the last one.
-                assert kind == "rms_error"
-                self.total.extend([e * e for e in errors])
+            # Invariant: load_metrics only accepts METRIC_KINDS; rms_error is the last one.
+            assert kind == "rms_error"
+            self.total.extend(squared_errors(read, self.config.target))
 
     def value(self) -> float | int | None:
         """The metric over every sample added: what the whole list would have given."""
@@ -287,16 +291,14 @@ class MetricStream:
     def add(self, samples: Iterable[Sample]) -> None:
         """Fold the next ``samples`` (in delivery order) into every metric.
 
-        O(samples + metrics * samples of the metric's device): one pass sorts
+        O(samples + metrics * samples of the metric's device), in compiled folds
+        (`simclock.core._kernels`) where the core is compiled: one pass sorts
         the samples by device, keeping their order; metrics of the same
         device and ``after`` share their selection, and of the same index too
         their values.
         """
         by_device: dict[str, list[Sample]] = {d: [] for d in self._devices}
-        for sample in samples:
-            of_device = by_device.get(sample.device)
-            if of_device is not None:
-                of_device.append(sample)
+        split_by_device(samples if type(samples) is list else list(samples), by_device)
         selections: dict[tuple[str, int], list[Sample]] = {}
         readings: dict[tuple[str, int, int], list[float]] = {}
         for acc in self._accumulators:
@@ -304,18 +306,13 @@ class MetricStream:
             key = (config.device, config.after_ns)
             chosen = selections.get(key)
             if chosen is None:
-                after = config.after_ns
-                chosen = selections[key] = [
-                    s
-                    for s in by_device[config.device]
-                    if s.nominal_acquisition_ns - s.episode_start_ns >= after
-                ]
+                chosen = selections[key] = acquired_after(by_device[config.device], config.after_ns)
             read: list[float] = []
             if config.kind in _VALUE_KINDS and chosen:
                 vkey = (*key, config.index)
                 made = readings.get(vkey)
                 if made is None:
-                    made = readings[vkey] = [float(s.values[config.index]) for s in chosen]
+                    made = readings[vkey] = values_at(chosen, config.index)
                 read = made
             acc.add(chosen, read)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockTypeError
+from simclock.core._kernels import count_by_device
 from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import (
@@ -252,8 +253,7 @@ def run_scenario(
     def fold_samples() -> None:
         # The chunk's samples go into the counts and metrics, then are dropped: a run's
         # memory is one chunk's samples, whatever its length.
-        for sample in delivered:
-            counts[sample.device] += 1
+        count_by_device(delivered, counts)
         metrics.add(delivered)
         delivered.clear()
 
