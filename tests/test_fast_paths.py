@@ -34,7 +34,7 @@ from simclock import (
 )
 from simclock.core._bus import checked_message
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, trace_fingerprint
-from simclock.sim._devices import Sample, new_sample
+from simclock.sim._devices import Sample, new_sample, sample_json_template
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDULUM_XML = ROOT / "examples" / "pendulum.xml"
@@ -179,6 +179,28 @@ def test_C_X_FP_C_DEV_2_sample_template_is_the_canonical_json_and_new_sample_equ
     assert _slots(fast) == _slots(sample) and fast == sample and hash(fast) == hash(sample)
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.index = 0  # type: ignore[misc]
+
+
+@given(
+    device=st.from_regex(r"[A-Za-z%][A-Za-z0-9_.%-]{0,8}", fullmatch=True),
+    index=st.integers(0, 10**9),
+    episode=st.integers(0, 99),
+    start=_time,
+    now=_time,
+    values=st.lists(_finite, max_size=5).map(tuple),
+)
+def test_C_X_FP_a_sample_at_now_template_gives_the_same_bytes(
+    device: str, index: int, episode: int, start: int, now: int, values: tuple[float, ...]
+) -> None:
+    """A sample whose four times are ``now``: the ``%s`` template with now's digits, same text."""
+    device_json = canonical_json(device)
+    general = sample_json_template(device_json, episode, start, len(values))
+    at_now = sample_json_template(device_json, episode, start, len(values), at_now=True)
+    digits = b"%d" % now
+    made = at_now % (digits, digits, index, digits, digits, *values)
+    assert made == general % (now, now, index, now, now, *values)
+    sample = Sample(device, index, episode, start, now, now, now, now, values)
+    assert made == canonical_json(sample.to_json()).encode()
 
 
 @given(

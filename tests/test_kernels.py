@@ -1,7 +1,8 @@
 """The compiled per-firing kernels give what the plain Python formulas give, bit for bit.
 
 `simclock.core._kernels` replaces a session's step hook, sensor reads and
-``pd`` step (closures before); the fingerprints of every scenario rest on
+``pd`` step (closures before) and a run's per-chunk folds of its delivered
+samples (list comprehensions before); the fingerprints of every scenario rest on
 their values (C-X-FP, tests/test_fingerprints_golden.py). These tests pin
 the edge cases the golden runs do not reach: NaN, signed zeros and
 infinities through the clamp, and the noisy read against numpy's float64
@@ -15,11 +16,25 @@ import struct
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import simclock
-from simclock.core._kernels import Forward, PdStep, SliceReader, StepHook
+from simclock.core._kernels import (
+    Forward,
+    PdStep,
+    SliceReader,
+    StepHook,
+    abs_errors,
+    acquired_after,
+    count_by_device,
+    episode_times,
+    lateness,
+    split_by_device,
+    squared_errors,
+    values_at,
+)
 from simclock.core._random import SeededRandomSource
 
 U_JSON = b'{"u":%r}'
@@ -153,3 +168,63 @@ def test_C_NATIVE_1_the_kernels_are_compiled_with_the_core() -> None:
     import simclock.core._kernels as kernels
 
     assert str(kernels.__file__).endswith(suffix)
+
+
+class Delivered:
+    """What the folds read of a sample."""
+
+    def __init__(
+        self,
+        device: str,
+        nominal: int,
+        start: int,
+        requested: int,
+        delivery: int,
+        values: tuple[float, ...],
+    ) -> None:
+        self.device = device
+        self.nominal_acquisition_ns = nominal
+        self.episode_start_ns = start
+        self.requested_delivery_ns = requested
+        self.delivery_ns = delivery
+        self.values = values
+
+
+delivered = st.builds(
+    Delivered,
+    st.sampled_from(["a", "b", "c"]),
+    st.integers(0, 2**64 - 1),
+    st.integers(0, 2**64 - 1),
+    st.integers(0, 2**64 - 1),
+    st.integers(0, 2**64 - 1),
+    st.tuples(floats, floats),
+)
+
+
+@given(st.lists(delivered, max_size=30), st.integers(-(2**64), 2**64), floats)
+def test_C_SWEEP_1_the_folds_are_their_list_comprehensions(
+    samples: list[Delivered], after: int, target: float
+) -> None:
+    counts = {"a": 0, "b": 0, "c": 0}
+    count_by_device(samples, counts)
+    assert counts == {d: sum(s.device == d for s in samples) for d in "abc"}
+    buckets: dict[str, list[Any]] = {"a": [], "c": []}
+    split_by_device(samples, buckets)
+    assert buckets == {d: [s for s in samples if s.device == d] for d in "ac"}
+    times = episode_times(samples)
+    assert times == [s.nominal_acquisition_ns - s.episode_start_ns for s in samples]
+    chosen = acquired_after(samples, times, after)
+    assert chosen == [s for s in samples if s.nominal_acquisition_ns - s.episode_start_ns >= after]
+    assert lateness(samples) == [s.delivery_ns - s.requested_delivery_ns for s in samples]
+    read = values_at(samples, 1)
+    assert [bits(v) for v in read] == [bits(float(s.values[1])) for s in samples]
+    assert [bits(v) for v in abs_errors(read, target)] == [bits(abs(v - target)) for v in read]
+    squares = [bits(e * e) for e in [v - target for v in read]]
+    assert [bits(v) for v in squared_errors(read, target)] == squares
+
+
+def test_C_SWEEP_1_count_by_device_refuses_an_unknown_device() -> None:
+    counts = {"a": 0}
+    with pytest.raises(KeyError, match=r"^'z'$"):
+        count_by_device([Delivered("z", 0, 0, 0, 0, ())], counts)
+    assert counts == {"a": 0}

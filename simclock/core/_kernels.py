@@ -2,7 +2,7 @@
 
 A session calls these at every boundary: the physics step hook, a sensor's
 ``read(noise)`` and the ``pd`` controller's ``step(latest)``. A run calls
-the folds (`count_by_device`, `split_by_device`, `acquired_after`,
+the folds (`count_by_device`, `split_by_device`, `episode_times`, `acquired_after`,
 `values_at`, `lateness`, `abs_errors`, `squared_errors`) once per chunk, on
 the samples delivered in it: its counts and metrics. As Python
 closures each call paid an interpreter frame and its attribute lookups;
@@ -27,6 +27,7 @@ __all__ = [
     "abs_errors",
     "acquired_after",
     "count_by_device",
+    "episode_times",
     "lateness",
     "split_by_device",
     "squared_errors",
@@ -191,14 +192,22 @@ def split_by_device(samples: list[Any], buckets: dict[str, list[Any]]) -> None:
             bucket.append(sample)
 
 
-def acquired_after(samples: list[Any], after_ns: int) -> list[Any]:
-    """``[s for s in samples if s.nominal_acquisition_ns - s.episode_start_ns >= after_ns]``."""
-    chosen: list[Any] = []
+def episode_times(samples: list[Any]) -> list[int]:
+    """``[s.nominal_acquisition_ns - s.episode_start_ns for s in samples]``."""
+    out: list[int] = []
     for sample in samples:
         nominal: int = sample.nominal_acquisition_ns
         start: int = sample.episode_start_ns
-        if nominal - start >= after_ns:
-            chosen.append(sample)
+        out.append(nominal - start)
+    return out
+
+
+def acquired_after(samples: list[Any], times: list[int], after_ns: int) -> list[Any]:
+    """``[s for s, t in zip(samples, times) if t >= after_ns]`` (``times``: `episode_times`)."""
+    chosen: list[Any] = []
+    for i in range(len(samples)):
+        if times[i] >= after_ns:
+            chosen.append(samples[i])
     return chosen
 
 

@@ -105,9 +105,10 @@ class Phases:
     A sample is ``object.__new__(sample_type)`` given its fields by ``setters``,
     the slot setters of (device, index, episode, episode_start_ns, nominal,
     acquisition, requested, delivery, values); ``template(device_json,
-    episode, episode_start_ns, n)`` is the bytes template of its canonical JSON
+    episode, episode_start_ns, n, at_now)`` is the bytes template of its canonical JSON
     for ``n`` finite float values (``template % (acquisition, delivery, index,
-    nominal, requested, *values)``); ``encode(payload)`` is a command's
+    nominal, requested, *values)``; with ``at_now`` the four times are the
+    same ``bytes``, the boundary's decimal digits); ``encode(payload)`` is a command's
     canonical JSON or ``None``; ``failed(component, exc)`` reports a failed
     firing (C-ERR-1). ``latest`` and ``samples`` are the session's own
     mapping and list, updated in place.
@@ -118,7 +119,7 @@ class Phases:
         step_ns: int,
         sample_type: type,
         setters: tuple[Callable[[Any, Any], None], ...],
-        template: Callable[[str, int, int, int], bytes],
+        template: Callable[[str, int, int, int, bool], bytes],
         encode: Callable[[Any], bytes | None],
         failed: Callable[[Component, Exception], None],
         latest: dict[str, Any],
@@ -196,6 +197,7 @@ class Phases:
         now_obj: Any = now
         episode: Any = self.episode
         episode_start: Any = self.episode_start
+        now_digits: bytes | None = None  # b"%d" % now, made once per boundary if needed
         # 2. acquisitions (C-DEV-1): read now, deliver at the first boundary >= nominal + latency.
         for comp in self.sensors:
             while comp.next_at <= now:
@@ -230,14 +232,23 @@ class Phases:
                 encoded: bytes | None = None
                 total = sum(values)
                 if total - total == 0.0:  # every value finite (else the generic encoder reports)
-                    template = comp.templates.get(len(values))
+                    at_now = nominal_ns == now and delivery_ns == now  # then requested too
+                    key = -1 - len(values) if at_now else len(values)
+                    template = comp.templates.get(key)
                     if template is None:
                         template = self.template(
-                            comp.device_json, self.episode, self.episode_start, len(values)
+                            comp.device_json, self.episode, self.episode_start, len(values), at_now
                         )
-                        comp.templates[len(values)] = template
+                        comp.templates[key] = template
                     # A tuple concatenation, not a star display: mypyc compiles it natively.
-                    encoded = template % ((now_obj, delivery, index, nominal, requested) + values)  # noqa: RUF005
+                    if at_now:
+                        if now_digits is None:
+                            now_digits = b"%d" % (now_obj,)
+                        digits: Any = now_digits
+                        fields: tuple[Any, ...] = (digits, digits, index, digits, digits)
+                    else:
+                        fields = (now_obj, delivery, index, nominal, requested)
+                    encoded = template % (fields + values)
                 if delivery_ns == now:
                     at_once.append((sample, comp, encoded))
                 else:

@@ -59,6 +59,8 @@ class SinkSender:
         bus = self.bus
         clock = bus._clock
         topic = self.topic
+        # Typed: mypyc walks the pairs natively (the bus caches a tuple of pairs, or None).
+        sinks: tuple[tuple[Any, Any], ...] | None
         try:
             sinks = self.routes[topic]
         except KeyError:  # the first message since a subscribe or cancel

@@ -300,7 +300,9 @@ def new_sample(
     return sample
 
 
-def sample_json_template(device_json: str, episode: int, episode_start_ns: int, dim: int) -> bytes:
+def sample_json_template(
+    device_json: str, episode: int, episode_start_ns: int, dim: int, at_now: bool = False
+) -> bytes:
     """The canonical JSON of a sample of one device and episode with ``dim`` values, as a template.
 
     ``template % (acquisition_ns, delivery_ns, index, nominal_acquisition_ns,
@@ -308,12 +310,18 @@ def sample_json_template(device_json: str, episode: int, episode_start_ns: int, 
     finite ``float`` values (``%r`` is their ``repr``, as ``json`` writes
     them); the keys are in sorted order (C-X-FP). A session makes one per
     device, episode and number of values, then one format per sample.
+
+    ``at_now``: for a sample whose four times are equal (acquired, requested
+    and delivered at its nominal time: a sensor on the grid with no latency),
+    the times are ``%s``, each given the time's decimal digits as ``bytes``:
+    one conversion of the time for the whole sample, the same text.
     """
     device = device_json.replace("%", "%%")  # a literal in the template
+    time = "%s" if at_now else "%d"
     return (
-        '{"acquisition_ns":%d,"delivery_ns":%d,'
+        f'{{"acquisition_ns":{time},"delivery_ns":{time},'
         f'"device":{device},"episode":{int(episode)},"episode_start_ns":{int(episode_start_ns)},'
-        '"index":%d,"nominal_acquisition_ns":%d,"requested_delivery_ns":%d,'
+        f'"index":%d,"nominal_acquisition_ns":{time},"requested_delivery_ns":{time},'
         f'"values":[{",".join(["%r"] * dim)}]}}'
     ).encode("ascii")
 

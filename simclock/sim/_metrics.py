@@ -42,6 +42,7 @@ from typing import Any
 from simclock.core._kernels import (
     abs_errors,
     acquired_after,
+    episode_times,
     lateness,
     split_by_device,
     squared_errors,
@@ -294,11 +295,13 @@ class MetricStream:
         O(samples + metrics * samples of the metric's device), in compiled folds
         (`simclock.core._kernels`) where the core is compiled: one pass sorts
         the samples by device, keeping their order; metrics of the same
-        device and ``after`` share their selection, and of the same index too
-        their values.
+        device share the samples' EpisodeTimes, of the same ``after`` their
+        selection, and of the same index too their values (``final`` reads
+        only its last value).
         """
         by_device: dict[str, list[Sample]] = {d: [] for d in self._devices}
         split_by_device(samples if type(samples) is list else list(samples), by_device)
+        times_of: dict[str, list[int]] = {}
         selections: dict[tuple[str, int], list[Sample]] = {}
         readings: dict[tuple[str, int, int], list[float]] = {}
         for acc in self._accumulators:
@@ -306,14 +309,21 @@ class MetricStream:
             key = (config.device, config.after_ns)
             chosen = selections.get(key)
             if chosen is None:
-                chosen = selections[key] = acquired_after(by_device[config.device], config.after_ns)
+                of_device = by_device[config.device]
+                times = times_of.get(config.device)
+                if times is None:
+                    times = times_of[config.device] = episode_times(of_device)
+                chosen = selections[key] = acquired_after(of_device, times, config.after_ns)
             read: list[float] = []
             if config.kind in _VALUE_KINDS and chosen:
                 vkey = (*key, config.index)
                 made = readings.get(vkey)
-                if made is None:
-                    made = readings[vkey] = values_at(chosen, config.index)
-                read = made
+                if made is not None:
+                    read = made
+                elif config.kind == "final":  # its last value is all it needs
+                    read = values_at(chosen[-1:], config.index)
+                else:
+                    read = readings[vkey] = values_at(chosen, config.index)
             acc.add(chosen, read)
 
     def values(self) -> dict[str, float | int | None]:
