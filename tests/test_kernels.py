@@ -16,7 +16,6 @@ import struct
 from typing import Any
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,7 +27,6 @@ from simclock.core._kernels import (
     StepHook,
     abs_errors,
     acquired_after,
-    count_by_device,
     episode_times,
     lateness,
     split_by_device,
@@ -205,9 +203,6 @@ delivered = st.builds(
 def test_C_SWEEP_1_the_folds_are_their_list_comprehensions(
     samples: list[Delivered], after: int, target: float
 ) -> None:
-    counts = {"a": 0, "b": 0, "c": 0}
-    count_by_device(samples, counts)
-    assert counts == {d: sum(s.device == d for s in samples) for d in "abc"}
     buckets: dict[str, list[Any]] = {"a": [], "c": []}
     split_by_device(samples, buckets)
     assert buckets == {d: [s for s in samples if s.device == d] for d in "ac"}
@@ -221,10 +216,3 @@ def test_C_SWEEP_1_the_folds_are_their_list_comprehensions(
     assert [bits(v) for v in abs_errors(read, target)] == [bits(abs(v - target)) for v in read]
     squares = [bits(e * e) for e in [v - target for v in read]]
     assert [bits(v) for v in squared_errors(read, target)] == squares
-
-
-def test_C_SWEEP_1_count_by_device_refuses_an_unknown_device() -> None:
-    counts = {"a": 0}
-    with pytest.raises(KeyError, match=r"^'z'$"):
-        count_by_device([Delivered("z", 0, 0, 0, 0, ())], counts)
-    assert counts == {"a": 0}

@@ -43,7 +43,7 @@ from simclock.core._names import (
 )
 from simclock.core._numpy import is_numpy_integer
 from simclock.core._protocols import Handle, SimClock
-from simclock.core._sender import SinkSender
+from simclock.core._sender import BusState, SinkSender
 from simclock.core._timeint import check_time_ns
 
 __all__ = [
@@ -298,7 +298,6 @@ class Bus:
 
     def __init__(self, clock: SimClock | None = None) -> None:
         self._lock = threading.RLock()
-        self._next_sequence = 0
         # Invariant: every element is (stamp_ns, sequence, message) with
         # stamp_ns >= the bound clock's now at the time it was pushed.
         self._pending: list[tuple[int, int, Message]] = []
@@ -311,9 +310,9 @@ class Bus:
         # topic -> ((sink, subscriber), ...) when every target of the topic has a trace
         # sink, else None; emptied with _targets.
         self._sinks: dict[str, tuple[tuple[LineSink, Subscriber], ...] | None] = {}
-        self._delivering = False
-        self._last_stamp = 0
-        self._clock: SimClock | None = None
+        # _delivering, _last_stamp, _clock and _next_sequence live in one compiled object
+        # that the bus sender (simclock.core._sender) reads and writes natively.
+        self._state = BusState()
         self.dropped_failures = 0
         if clock is not None:
             self.bind(clock)
@@ -321,12 +320,13 @@ class Bus:
     @property
     def clock(self) -> SimClock | None:
         """The clock this bus takes ``now`` from, or ``None`` when unbound."""
-        return self._clock
+        clock: SimClock | None = self._state.clock
+        return clock
 
     @property
     def next_sequence(self) -> int:
         """The sequence the next ``publish`` will take."""
-        return self._next_sequence
+        return self._state.next_sequence
 
     def bind(self, clock: SimClock) -> None:
         """Take time from ``clock``; binding twice to different clocks is refused.
@@ -342,11 +342,11 @@ class Bus:
                 f"clock must be a SimClock (with now_ns() and schedule()), got "
                 f"{type(clock).__name__} {safe_repr(clock)}"
             )
-        if self._clock is not None and self._clock is not clock:
+        if self._state.clock is not None and self._state.clock is not clock:
             raise SimclockRuntimeError(
                 "bus is already bound to another clock; create one Bus per clock"
             )
-        self._clock = clock
+        self._state.clock = clock
 
     def subscribe(self, topic: str | None, callback: Subscriber) -> Handle:
         """Call ``callback(message)`` for every message on ``topic`` (``None``: all topics).
@@ -384,7 +384,7 @@ class Bus:
         lower than the last stamp published.
         """
         topic = check_topic(topic)
-        clock = self._clock
+        clock = self._state.clock
         with self._lock:
             if stamp_ns is None:
                 if clock is None:
@@ -399,7 +399,7 @@ class Bus:
                     stamp = check_time_ns(stamp, "stamp_ns")
             else:
                 stamp = check_time_ns(stamp_ns, "stamp_ns")
-                floor = clock.now_ns() if clock is not None else self._last_stamp
+                floor = clock.now_ns() if clock is not None else self._state.last_stamp
                 if stamp < floor and clock is not None:
                     raise SimclockValueError(
                         f"stamp_ns={stamp} is in the past (now is {floor} ns); "
@@ -415,11 +415,11 @@ class Bus:
                 # Before the sequence is taken: a clock that refuses the stamp (a
                 # strict GridClock, off its grid) must leave the bus unchanged.
                 clock.schedule(stamp, self.flush)
-            seq = self._next_sequence
-            self._next_sequence = seq + 1
+            seq = self._state.next_sequence
+            self._state.next_sequence = seq + 1
             message = checked_message(topic, stamp, seq, payload, None)
             heapq.heappush(self._pending, (stamp, seq, message))
-            self._last_stamp = max(self._last_stamp, stamp)
+            self._state.last_stamp = max(self._state.last_stamp, stamp)
         if due:
             self.flush()
         return message
@@ -431,9 +431,9 @@ class Bus:
         outermost ``flush`` delivers it in order.
         """
         with self._lock:
-            if self._delivering:
+            if self._state.delivering:
                 return
-            self._delivering = True
+            self._state.delivering = True
         self._drain(None)
 
     def _drain(self, first: Message | None) -> None:
@@ -447,19 +447,18 @@ class Bus:
             while True:
                 with self._lock:
                     pending = self._pending
-                    if not pending or (
-                        self._clock is not None and pending[0][0] > self._clock.now_ns()
-                    ):
+                    clock = self._state.clock
+                    if not pending or (clock is not None and pending[0][0] > clock.now_ns()):
                         # Invariant: the flag is cleared in the critical section that saw
                         # nothing due; clearing it later let a publish from another thread
                         # land in between, see the flag still set, and never be delivered.
-                        self._delivering = False
+                        self._state.delivering = False
                         return
                     message = heapq.heappop(pending)[2]
                 self._deliver(message)
         except BaseException:
             with self._lock:
-                self._delivering = False
+                self._state.delivering = False
             raise
 
     def publisher(self, topic: str) -> Callable[[Any, bytes | None], Message]:
@@ -478,9 +477,10 @@ class Bus:
         checked = check_topic(topic)
         lock = self._lock
         pending = self._pending
+        state = self._state
 
         def publish(payload: Any, encoded: bytes | None = None) -> Message:
-            clock = self._clock
+            clock = state.clock
             if clock is None:
                 return self.publish(checked, payload)
             if encoded is not None and type(encoded) is not bytes:
@@ -491,16 +491,16 @@ class Bus:
                     # A foreign clock's now, checked before the sequence is taken: a
                     # refused publish leaves the bus as it was.
                     stamp = check_time_ns(stamp, "stamp_ns")
-                seq = self._next_sequence
-                self._next_sequence = seq + 1
+                seq = state.next_sequence
+                state.next_sequence = seq + 1
                 message = checked_message(checked, stamp, seq, payload, encoded)
-                self._last_stamp = max(self._last_stamp, stamp)
+                state.last_stamp = max(state.last_stamp, stamp)
                 # Due now: pushed and popped at once by flush, unless something queued
                 # comes first (a delivery in progress, or a message stamped now or
                 # earlier that is still waiting for its flush entry).
-                direct = not self._delivering and (not pending or pending[0][0] > stamp)
+                direct = not state.delivering and (not pending or pending[0][0] > stamp)
                 if direct:
-                    self._delivering = True
+                    state.delivering = True
                 else:
                     heapq.heappush(pending, (stamp, seq, message))
             if not direct:
@@ -517,13 +517,13 @@ class Bus:
                         self._report_subscriber_failure(message, sub, exc)
             except BaseException:
                 with lock:
-                    self._delivering = False
+                    state.delivering = False
                 raise
             with lock:
                 if not pending:
                     # _drain's exit, inlined: nothing was published meanwhile. The flag
                     # is cleared in the critical section that saw the queue empty.
-                    self._delivering = False
+                    state.delivering = False
                     return message
             self._drain(None)  # what the subscribers published meanwhile; clears the flag
             return message
@@ -648,4 +648,5 @@ class Bus:
             },
         )
         # Bound: now (== the message's stamp); unbound: never below the last stamp.
-        self.publish(EVENTS_TOPIC, event, stamp_ns=None if self._clock else self._last_stamp)
+        state = self._state
+        self.publish(EVENTS_TOPIC, event, stamp_ns=None if state.clock else state.last_stamp)

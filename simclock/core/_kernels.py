@@ -2,7 +2,7 @@
 
 A session calls these at every boundary: the physics step hook, a sensor's
 ``read(noise)`` and the ``pd`` controller's ``step(latest)``. A run calls
-the folds (`count_by_device`, `split_by_device`, `episode_times`, `acquired_after`,
+the folds (`split_by_device`, `episode_times`, `acquired_after`,
 `values_at`, `lateness`, `abs_errors`, `squared_errors`) once per chunk, on
 the samples delivered in it: its counts and metrics. As Python
 closures each call paid an interpreter frame and its attribute lookups;
@@ -26,7 +26,6 @@ __all__ = [
     "StepHook",
     "abs_errors",
     "acquired_after",
-    "count_by_device",
     "episode_times",
     "lateness",
     "split_by_device",
@@ -175,13 +174,6 @@ class PdStep:
 
 # The folds. Samples are any objects with `Sample`'s attributes; each fold is the list
 # comprehension its docstring shows, in the same order, with the same float operations.
-
-
-def count_by_device(samples: list[Any], counts: dict[str, int]) -> None:
-    """``counts[s.device] += 1`` for each of ``samples`` (``KeyError`` for a device not in it)."""
-    for sample in samples:
-        device: str = sample.device
-        counts[device] += 1
 
 
 def split_by_device(samples: list[Any], buckets: dict[str, list[Any]]) -> None:

@@ -9,9 +9,9 @@ neither the `Message` nor the payload is built; otherwise the message takes
 subscriber sees are the same either way; a sink that raises is reported
 with the message built then (C-BUS-4). See ``Bus.sender`` for the contract.
 
-The bus's state (``_clock``, ``_delivering``, ``_next_sequence``,
-``_last_stamp``) is read and written on the bus itself, under its lock,
-exactly as the bus's other paths do; the bus hands this object its route
+The bus's state (`BusState`: its clock, whether a delivery is in
+progress, the next sequence, the last stamp) is read and written under the
+bus's lock, exactly as the bus's other paths do; the bus hands this object its route
 cache, its pending queue and the helpers it needs. This module imports
 nothing from simclock (the pure build runs the same source).
 """
@@ -21,7 +21,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["SinkSender"]
+__all__ = ["BusState", "SinkSender"]
+
+
+@final
+class BusState:
+    """A bus's sequencing state, read and written under the bus's lock.
+
+    ``clock`` (the bound clock or ``None``), ``delivering`` (a delivery is in
+    progress), ``next_sequence`` and ``last_stamp``: the bus's Python code
+    and `SinkSender` share this one compiled object, so the per-message path
+    reads and writes them natively.
+    """
+
+    def __init__(self) -> None:
+        self.clock: Any = None
+        self.delivering = False
+        self.next_sequence = 0
+        self.last_stamp = 0
 
 
 @final
@@ -44,6 +61,7 @@ class SinkSender:
         message: Callable[[str, Any, Any, Any, Any], Any],
     ) -> None:
         self.bus = bus
+        self.state: BusState = bus._state
         self.topic = topic
         self.publish = publish
         self.routes = routes
@@ -54,10 +72,14 @@ class SinkSender:
         self.release: Callable[[], Any] = lock.release
         self.check_time = check_time
         self.message = message
+        # The bound clock's now_ns, bound once per clock (a method call looks it up).
+        self.clock: Any = None
+        self.now: Callable[[], Any] = int
 
     def __call__(self, encoded: Any, payload: Any, make_payload: Any) -> None:
         bus = self.bus
-        clock = bus._clock
+        state = self.state
+        clock = state.clock
         topic = self.topic
         # Typed: mypyc walks the pairs natively (the bus caches a tuple of pairs, or None).
         sinks: tuple[tuple[Any, Any], ...] | None
@@ -72,18 +94,21 @@ class SinkSender:
         seq: Any = 0
         self.acquire()  # not `with`: half the cost, once per message
         try:
-            stamp: Any = clock.now_ns()
+            if clock is not self.clock:
+                self.clock = clock
+                self.now = clock.now_ns
+            stamp: Any = self.now()
             if type(stamp) is not int or stamp < 0:
                 stamp = self.check_time(stamp, "stamp_ns")  # as publish: nothing taken yet
             # Delivered at once only if nothing queued comes first (see Bus.publisher).
             pending = self.pending
-            direct = not bus._delivering and (not pending or pending[0][0] > stamp)
+            direct = not state.delivering and (not pending or pending[0][0] > stamp)
             if direct:
-                seq = bus._next_sequence
-                bus._next_sequence = seq + 1
-                last = bus._last_stamp
+                seq = state.next_sequence
+                state.next_sequence = seq + 1
+                last = state.last_stamp
                 if stamp > last:
-                    bus._last_stamp = stamp
+                    state.last_stamp = stamp
                 # Under the lock (sinks never publish nor wait on the bus): no other
                 # message can be sequenced or delivered until every sink has this one.
                 for sink, sub in sinks:

@@ -301,6 +301,14 @@ class MetricStream:
         """
         by_device: dict[str, list[Sample]] = {d: [] for d in self._devices}
         split_by_device(samples if type(samples) is list else list(samples), by_device)
+        self._add_by_device(by_device)
+
+    def _add_by_device(self, by_device: Mapping[str, list[Sample]]) -> None:
+        """`add`, for samples already split by device (each list in delivery order).
+
+        ``by_device`` has a list for every metric's device (others are not read):
+        a run splits its chunk once, for its counts and for this.
+        """
         times_of: dict[str, list[int]] = {}
         selections: dict[tuple[str, int], list[Sample]] = {}
         readings: dict[tuple[str, int, int], list[float]] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from simclock.core._bus import Bus, Message
 from simclock.core._errors import SimclockTypeError
-from simclock.core._kernels import count_by_device
+from simclock.core._kernels import split_by_device
 from simclock.core._names import safe_repr
 from simclock.core._protocols import PeriodicStats
 from simclock.core._random import (
@@ -26,6 +26,7 @@ from simclock.core._timeint import check_positive_ns
 from simclock.realtime._pacing import PacingMode, PacingReference, PacingReport, run_paced
 from simclock.recording._fingerprint import Fingerprinter
 from simclock.recording._format import MODEL_SHA256_KEY, SCENARIO_SHA256_KEY, SCENARIO_TEXT_KEY
+from simclock.sim._devices import Sample
 from simclock.sim._grid import GridClock
 from simclock.sim._kinds import KindRun
 from simclock.sim._metrics import MetricStream
@@ -252,9 +253,13 @@ def run_scenario(
 
     def fold_samples() -> None:
         # The chunk's samples go into the counts and metrics, then are dropped: a run's
-        # memory is one chunk's samples, whatever its length.
-        count_by_device(delivered, counts)
-        metrics.add(delivered)
+        # memory is one chunk's samples, whatever its length. One pass splits them by
+        # device (load_scenario checked that every sample's and metric's device is one).
+        by_device: dict[str, list[Sample]] = {device: [] for device in counts}
+        split_by_device(delivered, by_device)
+        for device, of_device in by_device.items():
+            counts[device] += len(of_device)
+        metrics._add_by_device(by_device)
         delivered.clear()
 
     try:
