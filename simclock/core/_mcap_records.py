@@ -375,9 +375,13 @@ def same_json(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind is tuple:
-        if len(a) != len(b):
+        n = len(a)
+        if n != len(b):
             return False
-        return all(same_json(x, y) for x, y in zip(a, b, strict=True))
+        for i in range(n):  # noqa: SIM110 (not all() over a generator: mypyc makes it an object)
+            if not same_json(a[i], b[i]):
+                return False
+        return True
     if kind is float:
         return bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
     if kind is int or kind is str:
