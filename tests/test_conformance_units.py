@@ -218,6 +218,56 @@ def test_C_CONF_2_every_folder_of_the_package_is_suite_code_not_the_backend() ->
     assert not is_suite_file(str(package.parents[1] / "tests" / "backends" / "broken.py"))
 
 
+def _suite_frame() -> object:
+    """A frame whose every frame outwards is the suite's or the standard library's.
+
+    A function compiled under the suite's folder, run as a thread's target: no
+    test (backend) frame is on that thread's stack.
+    """
+    import sys
+    import threading
+    from pathlib import Path
+
+    import simclock_conformance
+
+    fake = str(Path(simclock_conformance.__file__).resolve().parent / "kit" / "_fake.py")
+    namespace: dict[str, object] = {"sys": sys}
+    exec(compile("def grab(out):\n    out.append(sys._getframe())\n", fake, "exec"), namespace)
+    got: list[object] = []
+    thread = threading.Thread(target=namespace["grab"], args=(got,))  # type: ignore[arg-type]
+    thread.start()
+    thread.join()
+    return got[0]
+
+
+def test_C_CONF_2_a_repeated_timeout_in_the_suite_names_where_the_first_found_the_backend() -> None:
+    """The limit fires again every second: a repeat landing in the suite keeps the first place."""
+    import sys
+
+    from simclock_conformance.kit._watchdog import (
+        ConformanceTimeout,
+        in_backend,
+        timeout_where,
+    )
+
+    here = sys._getframe()  # a test's frame: the backend's side (not the suite's)
+    suite = _suite_frame()
+    assert in_backend(here) and not in_backend(suite)  # type: ignore[arg-type]
+    first = ConformanceTimeout("C-PER-3: timed out")
+    first.where = timeout_where(here, [])
+    name = "test_C_CONF_2_a_repeated_timeout_in_the_suite_names_where_the_first_found_the_backend"
+    assert re.fullmatch(rf"\S*test_conformance_units\.py:\d+ in {name}", first.where)
+    # A repeat in the suite's code: the first place, not the thread's standard library frame.
+    assert timeout_where(suite, [first]) == first.where  # type: ignore[arg-type]
+    # Without an earlier timeout: no backend frame to name (the suite's own are never named).
+    assert timeout_where(suite, []) == ""  # type: ignore[arg-type]
+    # A repeat that finds the backend again names its own place, not the first one's.
+    elsewhere = ConformanceTimeout("C-PER-3: timed out")
+    elsewhere.where = "backends/slow.py:25 in advance"
+    again = timeout_where(here, [elsewhere])
+    assert re.fullmatch(rf"\S*test_conformance_units\.py:\d+ in {name}", again)
+
+
 def test_falsifying_program_is_cut_from_pytest_output() -> None:
     text = (
         "E   AssertionError: SM-ORACLE: traces differ\n"

@@ -14,6 +14,8 @@ another's. The timeout is a
 ``BaseException`` (not an ``Exception``), so a backend that catches callback
 ``Exception``\\ s (C-ERR-1) lets it through; it fires again every second
 until the test ends, so one swallowed timeout is not enough to hang the run.
+A repeat that finds the suite or Hypothesis at work (handling the first
+one) names where the first one found the backend.
 Where these timers do not exist (Windows), or off the main thread, there is
 no limit.
 """
@@ -34,8 +36,10 @@ __all__ = [
     "RAISED",
     "ConformanceTimeout",
     "backend_frame",
+    "in_backend",
     "is_standard_library",
     "is_suite_file",
+    "timeout_where",
     "watchdog",
 ]
 
@@ -52,6 +56,8 @@ class ConformanceTimeout(BaseException):
     """
 
     limit_s: float = 0.0
+    where: str = ""
+    """``file:line in function`` the message names (`backend_frame`), or ``""``."""
 
 
 RAISED: list[ConformanceTimeout] = []
@@ -110,6 +116,32 @@ def backend_frame(frame: FrameType | None) -> str:
     return fallback
 
 
+def in_backend(frame: FrameType | None) -> bool:
+    """True when a frame from ``frame`` outwards is the backend's (or its library's).
+
+    False when every one is the suite's, pytest's, Hypothesis's or the
+    standard library's: a time limit that expires there found the suite at work.
+    """
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not is_suite_file(name) and not is_standard_library(name):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def timeout_where(frame: FrameType | None, earlier: list[ConformanceTimeout]) -> str:
+    """Where a timeout of this test says the backend was running (see `watchdog`).
+
+    `backend_frame` of ``frame``; but when the limit expires again outside the
+    backend (the suite or Hypothesis handling an ``earlier`` timeout of the
+    same test, or drawing its next step), the place the first one found.
+    """
+    if earlier and earlier[0].where and not in_backend(frame):
+        return earlier[0].where
+    return backend_frame(frame)
+
+
 def _short(filename: str) -> str:
     try:
         return str(Path(filename).resolve().relative_to(Path.cwd()))
@@ -133,13 +165,14 @@ def watchdog(seconds: float, clause: str) -> Iterator[None]:
     wall = max(10 * seconds, seconds + 60)
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        where = backend_frame(frame)
+        where = timeout_where(frame, RAISED)
         spent = f"{seconds:g} s of CPU time" if signum == signal.SIGPROF else f"{wall:g} s"
         timeout = ConformanceTimeout(
             f"{clause}: timed out after {spent} (C-CONF-2 time limit per test)"
             + (f"; the backend was running {where}" if where else "")
         )
         timeout.limit_s = seconds if signum == signal.SIGPROF else wall
+        timeout.where = where
         RAISED.append(timeout)
         raise timeout
 
