@@ -21,10 +21,12 @@ parameter in turn by each hostile value.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import inspect
 import itertools
 import math
+import shutil
 import sys
 import tempfile
 import threading
@@ -249,6 +251,8 @@ def tree_state(directory: Path) -> tuple[tuple[str, bytes | None], ...]:
 # -- fixtures shared by the cases (made once, read-only) ------------------------------
 
 _TMP = Path(tempfile.mkdtemp(prefix="simclock-hostile-"))
+# Removed when the process ends: each test process that imports this module makes one.
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 _counter = itertools.count()
 _lock = threading.Lock()
 
