@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # than the manifest the last build wrote (pure fallback with one line if it cannot).
 # NATIVE_SRC repeats pyproject's [tool.simclock.native] modules, on this one line
 # (tests/test_native.py::test_C_NATIVE_1_one_module_list parses it and compares).
-NATIVE_SRC := simclock/core/_entry.py simclock/core/_heap.py simclock/core/_heapclock.py simclock/core/_kernels.py simclock/core/_mcap_records.py simclock/core/_phases.py simclock/core/_sender.py
+NATIVE_SRC := simclock/core/_entry.py simclock/core/_heap.py simclock/core/_heapclock.py simclock/core/_kernels.py simclock/core/_mcap_records.py simclock/core/_phases.py simclock/core/_sample.py simclock/core/_sender.py
 NATIVE_MANIFEST := simclock/core/_compiled.json
 
 $(STAMP): pyproject.toml

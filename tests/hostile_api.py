@@ -1935,7 +1935,7 @@ NOT_CALLED: dict[str, str] = {
     "simclock.PhysicsConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.DeviceConfig": "frozen result record (load_scenario validates, driven)",
     "simclock.ControllerConfig": "frozen result record (load_scenario validates, driven)",
-    "simclock.Sample": "frozen result record (Sample.from_json is driven)",
+    "simclock.Sample": "frozen value record (Sample.from_json is driven)",
     # component kinds: base classes whose methods a kind of your own writes, and the
     # records load_scenario and build_session hand to them (tests/test_kinds.py drives
     # kinds through load_scenario, whose refusals are each one ScenarioError line)

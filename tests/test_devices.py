@@ -315,3 +315,46 @@ def test_C_BUS_5_session_clock_topic_may_be_clock_but_not_under_simclock() -> No
         Session(clock, clock_topic="/simclock/clock")
     # Refused before the clock was taken: a second session may still use it.
     Session(clock)
+
+
+_GOOD_FIELDS: tuple[object, ...] = ("imu0", 3, 0, 0, 7 * MS, 8 * MS, 10 * MS, 10 * MS, (0.5,))
+
+
+@pytest.mark.parametrize(
+    ("position", "bad", "message"),
+    [
+        (0, 5, r"^device must be a str, got int 5$"),
+        (
+            1,
+            np.int64(3),
+            r"^index must be an int, got int64 np\.int64\(3\); convert it with int\(\)$",
+        ),
+        (2, True, r"^episode must be an int, got bool True$"),
+        (5, 8e6, r"^acquisition_ns must be an int, got float 8000000\.0; convert it with int\(\)$"),
+        (7, None, r"^delivery_ns must be an int, got NoneType None; convert it with int\(\)$"),
+        (8, [0.5], r"^values must be a tuple, got list \[0\.5\]; pass tuple\(values\)$"),
+    ],
+)
+def test_C_DEV_2_sample_refuses_a_field_of_the_wrong_type(
+    position: int, bad: object, message: str
+) -> None:
+    """The constructor names the first wrong field (compiled and pure builds alike)."""
+    fields = list(_GOOD_FIELDS)
+    fields[position] = bad
+    with pytest.raises(TypeError, match=message):
+        Sample(*fields)
+
+
+def test_C_DEV_2_sample_keeps_a_str_subclass_as_a_plain_str_and_cannot_be_subclassed() -> None:
+    class Name(str):
+        def __hash__(self) -> int:
+            raise AssertionError("never hashed inside the library")
+
+    sample = Sample(Name("imu0"), *_GOOD_FIELDS[1:])
+    assert type(sample.device) is str and sample == Sample(*_GOOD_FIELDS)
+    with pytest.raises(
+        TypeError, match=r"^simclock\.Sample cannot be subclassed; wrap a Sample instead$"
+    ):
+
+        class Mine(Sample):  # type: ignore[misc]
+            pass

@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -34,7 +36,7 @@ from simclock import (
 )
 from simclock.core._bus import checked_message
 from simclock.recording._fingerprint import Fingerprinter, canonical_json, trace_fingerprint
-from simclock.sim._devices import Sample, new_sample, sample_json_template
+from simclock.sim._devices import Sample, sample_json_template
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDULUM_XML = ROOT / "examples" / "pendulum.xml"
@@ -163,7 +165,7 @@ _time = st.integers(0, 2**64 - 1)
     times=st.tuples(_time, _time, _time, _time, _time),
     values=st.lists(_finite, max_size=5).map(tuple),
 )
-def test_C_X_FP_C_DEV_2_sample_template_is_the_canonical_json_and_new_sample_equal(
+def test_C_X_FP_C_DEV_2_sample_template_is_the_canonical_json_and_sample_a_frozen_value(
     device: str,
     index: int,
     episode: int,
@@ -173,12 +175,18 @@ def test_C_X_FP_C_DEV_2_sample_template_is_the_canonical_json_and_new_sample_equ
     sample = Sample(device, index, episode, *times, values=values)
     expected = canonical_json(sample.to_json()).encode()
     assert sample.canonical_json(canonical_json(device)) == expected
-    # The session's sample, made by its slot stores, is the same frozen sample.
-    fast = new_sample(device, index, episode, *times, values)
-    assert type(fast) is Sample
-    assert _slots(fast) == _slots(sample) and fast == sample and hash(fast) == hash(sample)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.index = 0  # type: ignore[misc]
+    # A value: equal, hashed, copied and pickled by its fields; never changed in place.
+    same = Sample(device, index, episode, *times, values=values)
+    assert _slots(same) == _slots(sample) and same == sample and hash(same) == hash(sample)
+    assert pickle.loads(pickle.dumps(sample)) == sample == copy.deepcopy(sample)
+    assert dataclasses.replace(sample, index=index + 1) == Sample(
+        device, index + 1, episode, *times, values=values
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError, match=r"^cannot assign to field 'index'$"):
+        sample.index = 0
+    with pytest.raises(dataclasses.FrozenInstanceError, match=r"^cannot delete field 'values'$"):
+        del sample.values
+    assert _slots(sample) == _slots(same)
 
 
 @given(

@@ -34,6 +34,7 @@ from simclock.core._kernels import (
     values_at,
 )
 from simclock.core._random import SeededRandomSource
+from simclock.core._sample import Sample
 
 U_JSON = b'{"u":%r}'
 
@@ -168,28 +169,15 @@ def test_C_NATIVE_1_the_kernels_are_compiled_with_the_core() -> None:
     assert str(kernels.__file__).endswith(suffix)
 
 
-class Delivered:
-    """What the folds read of a sample."""
-
-    def __init__(
-        self,
-        device: str,
-        nominal: int,
-        start: int,
-        requested: int,
-        delivery: int,
-        values: tuple[float, ...],
-    ) -> None:
-        self.device = device
-        self.nominal_acquisition_ns = nominal
-        self.episode_start_ns = start
-        self.requested_delivery_ns = requested
-        self.delivery_ns = delivery
-        self.values = values
+def _sample(
+    device: str, nominal: int, start: int, requested: int, delivery: int, values: tuple[float, ...]
+) -> Sample:
+    """A sample with the fields the folds read (the others fixed)."""
+    return Sample(device, 0, 0, start, nominal, nominal, requested, delivery, values)
 
 
 delivered = st.builds(
-    Delivered,
+    _sample,
     st.sampled_from(["a", "b", "c"]),
     st.integers(0, 2**64 - 1),
     st.integers(0, 2**64 - 1),
@@ -201,9 +189,9 @@ delivered = st.builds(
 
 @given(st.lists(delivered, max_size=30), st.integers(-(2**64), 2**64), floats)
 def test_C_SWEEP_1_the_folds_are_their_list_comprehensions(
-    samples: list[Delivered], after: int, target: float
+    samples: list[Sample], after: int, target: float
 ) -> None:
-    buckets: dict[str, list[Any]] = {"a": [], "c": []}
+    buckets: dict[str, list[Sample]] = {"a": [], "c": []}
     split_by_device(samples, buckets)
     assert buckets == {d: [s for s in samples if s.device == d] for d in "ac"}
     times = episode_times(samples)

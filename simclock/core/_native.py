@@ -43,6 +43,7 @@ NATIVE_MODULES: Final = (
     "simclock.core._kernels",
     "simclock.core._mcap_records",
     "simclock.core._phases",
+    "simclock.core._sample",
     "simclock.core._sender",
 )
 """The compiled core; equal to ``[tool.simclock.native] modules`` (a test checks)."""

@@ -8,10 +8,10 @@ public API; this module owns only the loop that runs once per boundary, so
 it can be compiled with the core (C-NATIVE-1): the components are native
 objects, and the per-firing bookkeeping is native int arithmetic.
 
-It knows nothing of samples, JSON or the bus: the session hands it the sample
-type and its slot setters, the callables that make a sample's canonical JSON
-template and a command's encoding, and each component's ``send``
-(``Bus.sender``). It imports nothing from simclock.
+It builds each `Sample` (compiled with it: a direct C call) and knows nothing
+of JSON or the bus: the session hands it the callables that make a sample's
+canonical JSON template and a command's encoding, and each component's
+``send`` (``Bus.sender``). It imports nothing from simclock but `Sample`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
-__all__ = ["Component", "Phases"]
+from simclock.core._sample import Sample
 
-new_object = object.__new__
+__all__ = ["Component", "Phases"]
 
 Send = Callable[[bytes | None, Any, Callable[[], Any] | None], None]
 
@@ -102,9 +102,7 @@ class Component:
 class Phases:
     """The components of a session and the work of one boundary (`tick`).
 
-    A sample is ``object.__new__(sample_type)`` given its fields by ``setters``,
-    the slot setters of (device, index, episode, episode_start_ns, nominal,
-    acquisition, requested, delivery, values); ``template(device_json,
+    ``template(device_json,
     episode, episode_start_ns, n, at_now)`` is the bytes template of its canonical JSON
     for ``n`` finite float values (``template % (acquisition, delivery, index,
     nominal, requested, *values)``; with ``at_now`` the four times are the
@@ -117,8 +115,6 @@ class Phases:
     def __init__(
         self,
         step_ns: int,
-        sample_type: type,
-        setters: tuple[Callable[[Any, Any], None], ...],
         template: Callable[[str, int, int, int, bool], bytes],
         encode: Callable[[Any], bytes | None],
         failed: Callable[[Component, Exception], None],
@@ -126,10 +122,6 @@ class Phases:
         samples: list[Any],
     ) -> None:
         self.step_ns = step_ns
-        self.sample_type = sample_type
-        # Invariant: the nine slot setters of sample_type's fields, in that order (the
-        # session passes SAMPLE_SETTERS); tick unpacks them once per boundary.
-        self.setters = setters
         self.template = template
         self.encode = encode
         self.failed = failed
@@ -179,18 +171,6 @@ class Phases:
             clock_message(now)
             self.next_clock_ns = now + self.clock_period
         deliveries = self.deliveries
-        sample_type = self.sample_type
-        (
-            set_device,
-            set_index,
-            set_episode,
-            set_episode_start,
-            set_nominal,
-            set_acquisition,
-            set_requested,
-            set_delivery,
-            set_values,
-        ) = self.setters
         at_once: list[tuple[Any, Component, bytes | None]] = []
         # The times and counters below are native ints; a Python object is made once for
         # each (typed Any), for the sample's slot, its JSON and the heap alike.
@@ -218,17 +198,17 @@ class Phases:
                 nominal: Any = now_obj if nominal_ns == now else nominal_ns
                 requested: Any = now_obj if requested_ns == now else requested_ns
                 delivery: Any = now_obj if delivery_ns == now else delivery_ns
-                # make_sample, inlined: its nine slot stores, without its frame.
-                sample: Any = new_object(sample_type)
-                set_device(sample, comp.device_id)
-                set_index(sample, index)
-                set_episode(sample, episode)
-                set_episode_start(sample, episode_start)
-                set_nominal(sample, nominal)
-                set_acquisition(sample, now_obj)
-                set_requested(sample, requested)
-                set_delivery(sample, delivery)
-                set_values(sample, values)
+                sample = Sample(
+                    comp.device_id,
+                    index,
+                    episode,
+                    episode_start,
+                    nominal,
+                    now_obj,
+                    requested,
+                    delivery,
+                    values,
+                )
                 encoded: bytes | None = None
                 total = sum(values)
                 if total - total == 0.0:  # every value finite (else the generic encoder reports)

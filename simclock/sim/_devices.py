@@ -21,28 +21,26 @@ controller's component id is ``controllers/<id>``.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from simclock.core._bus import check_topic, is_reserved_topic
-from simclock.core._errors import SimclockTypeError, SimclockValueError
-from simclock.core._names import check_str_matching, exact_str, safe_repr
+from simclock.core._errors import SimclockValueError
+from simclock.core._names import check_str_matching
 from simclock.core._protocols import RandomSource
+from simclock.core._sample import Sample, sample_json_template
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.sim._grid import Policy, check_policy, check_schedule_on_grid
 
 __all__ = [
-    "SAMPLE_SETTERS",
     "ControllerSpec",
     "ControllerStep",
     "DeviceRead",
     "Sample",
     "SensorSpec",
     "check_component_segment",
-    "new_sample",
     "sample_json_template",
 ]
 
@@ -176,182 +174,3 @@ class ControllerSpec:
         ``step_ns`` is a time-int > 0 (``TypeError``/``ValueError`` otherwise).
         """
         _check_spec_grid(self, step_ns)
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One delivered sample with its four times (C-DEV-2), all session-time int ns.
-
-    ``episode_start_ns`` lets a reader compute EpisodeTime
-    (``acquisition_ns - episode_start_ns``).
-    """
-
-    device: str
-    index: int
-    episode: int
-    episode_start_ns: int
-    nominal_acquisition_ns: int
-    acquisition_ns: int
-    requested_delivery_ns: int
-    delivery_ns: int
-    values: tuple[float, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        """The bus payload and trace record: JSON-friendly, keys as the field names."""
-        return {
-            "device": self.device,
-            "index": self.index,
-            "episode": self.episode,
-            "episode_start_ns": self.episode_start_ns,
-            "nominal_acquisition_ns": self.nominal_acquisition_ns,
-            "acquisition_ns": self.acquisition_ns,
-            "requested_delivery_ns": self.requested_delivery_ns,
-            "delivery_ns": self.delivery_ns,
-            "values": list(self.values),
-        }
-
-    def canonical_json(self, device_json: str) -> bytes | None:
-        """The canonical JSON of `to_json` as bytes (C-X-FP), made without a JSON encoder.
-
-        ``device_json`` is the canonical JSON string of `device` (made
-        once per device). ``None`` unless every value is a finite ``float``:
-        NaN and infinities have no canonical form, and the generic encoder
-        reports the error. Equal to ``canonical_json(self.to_json()).encode()``
-        otherwise (keys in sorted order, ints and floats as Python's
-        ``repr``, as ``json`` writes them); the tests check it.
-        """
-        values = self.values
-        if not all(type(v) is float and math.isfinite(v) for v in values):
-            return None
-        template = sample_json_template(
-            device_json, self.episode, self.episode_start_ns, len(values)
-        )
-        return template % (
-            self.acquisition_ns,
-            self.delivery_ns,
-            self.index,
-            self.nominal_acquisition_ns,
-            self.requested_delivery_ns,
-            *values,
-        )
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Sample:
-        """Inverse of `to_json` (used by the timeline reader).
-
-        ``TypeError`` for a non-mapping or a field of the wrong type, ``ValueError``
-        naming the first missing key; times are time-ints, never rounded floats.
-        """
-        if not isinstance(data, Mapping):
-            raise SimclockTypeError(
-                f"data must be a mapping as made by Sample.to_json(), got "
-                f"{type(data).__name__} {safe_repr(data)}"
-            )
-        for key in _JSON_KEYS:
-            if key not in data:
-                raise SimclockValueError(
-                    f"data has no {safe_repr(key)}; a sample needs the keys {list(_JSON_KEYS)}"
-                )
-        device = data["device"]
-        if not isinstance(device, str):
-            raise SimclockTypeError(
-                f"device must be a str, got {type(device).__name__} {safe_repr(device)}"
-            )
-        values = data["values"]
-        if not isinstance(values, list | tuple) or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in values
-        ):
-            raise SimclockTypeError(
-                f"values must be a list of numbers, got {type(values).__name__} {safe_repr(values)}"
-            )
-        times = {key: check_time_ns(data[key], key) for key in _JSON_KEYS[1:-1]}
-        return cls(device=exact_str(device), values=tuple(float(v) for v in values), **times)
-
-
-_new_object = object.__new__
-
-
-def new_sample(
-    device: str,
-    index: int,
-    episode: int,
-    episode_start_ns: int,
-    nominal_acquisition_ns: int,
-    acquisition_ns: int,
-    requested_delivery_ns: int,
-    delivery_ns: int,
-    values: tuple[float, ...],
-) -> Sample:
-    """``Sample(...)`` by its nine slot stores: a frozen dataclass's ``__init__`` costs
-
-    three times as much, and a session makes one sample per acquisition. Equal to
-    ``Sample(...)`` in every field (a test compares them).
-    """
-    sample: Sample = _new_object(Sample)
-    _set_device(sample, device)
-    _set_index(sample, index)
-    _set_episode(sample, episode)
-    _set_episode_start(sample, episode_start_ns)
-    _set_nominal(sample, nominal_acquisition_ns)
-    _set_acquisition(sample, acquisition_ns)
-    _set_requested(sample, requested_delivery_ns)
-    _set_delivery(sample, delivery_ns)
-    _set_values(sample, values)
-    return sample
-
-
-def sample_json_template(
-    device_json: str, episode: int, episode_start_ns: int, dim: int, at_now: bool = False
-) -> bytes:
-    """The canonical JSON of a sample of one device and episode with ``dim`` values, as a template.
-
-    ``template % (acquisition_ns, delivery_ns, index, nominal_acquisition_ns,
-    requested_delivery_ns, *values)`` is `Sample.canonical_json` for
-    finite ``float`` values (``%r`` is their ``repr``, as ``json`` writes
-    them); the keys are in sorted order (C-X-FP). A session makes one per
-    device, episode and number of values, then one format per sample.
-
-    ``at_now``: for a sample whose four times are equal (acquired, requested
-    and delivered at its nominal time: a sensor on the grid with no latency),
-    the times are ``%s``, each given the time's decimal digits as ``bytes``:
-    one conversion of the time for the whole sample, the same text.
-    """
-    device = device_json.replace("%", "%%")  # a literal in the template
-    time = "%s" if at_now else "%d"
-    return (
-        f'{{"acquisition_ns":{time},"delivery_ns":{time},'
-        f'"device":{device},"episode":{int(episode)},"episode_start_ns":{int(episode_start_ns)},'
-        f'"index":%d,"nominal_acquisition_ns":{time},"requested_delivery_ns":{time},'
-        f'"values":[{",".join(["%r"] * dim)}]}}'
-    ).encode("ascii")
-
-
-_JSON_KEYS = (
-    "device",
-    "index",
-    "episode",
-    "episode_start_ns",
-    "nominal_acquisition_ns",
-    "acquisition_ns",
-    "requested_delivery_ns",
-    "delivery_ns",
-    "values",
-)
-
-SAMPLE_SETTERS = tuple(
-    Sample.__dict__[name].__set__
-    for name in _JSON_KEYS  # the fields, in their order
-)
-"""The slot setters of `Sample`'s fields, in their order (see `new_sample`)."""
-
-(
-    _set_device,
-    _set_index,
-    _set_episode,
-    _set_episode_start,
-    _set_nominal,
-    _set_acquisition,
-    _set_requested,
-    _set_delivery,
-    _set_values,
-) = SAMPLE_SETTERS

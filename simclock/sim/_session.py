@@ -45,7 +45,6 @@ from simclock.core._readonly import ReadOnly
 from simclock.core._timeint import check_positive_ns, check_time_ns
 from simclock.recording._fingerprint import canonical_json, fast_canonical_bytes
 from simclock.sim._devices import (
-    SAMPLE_SETTERS,
     ControllerSpec,
     ControllerStep,
     DeviceRead,
@@ -230,8 +229,6 @@ class Session:
         # The per-boundary loop and its state (compiled with the core where it can be).
         self._phases = Phases(
             self._step,
-            Sample,
-            SAMPLE_SETTERS,
             sample_json_template,
             fast_canonical_bytes,
             self._failed,
