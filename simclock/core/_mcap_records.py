@@ -246,21 +246,25 @@ class McapWriter:
         packed = data if compress is None else compress(data)
         name = self.compression.encode()
         start = self.base + self.position
-        record = bytearray(
-            _CHUNK_HEAD.pack(
-                _OP_CHUNK,
-                8 + 8 + 8 + 4 + 4 + len(name) + 8 + len(packed),
-                self.chunk_start,
-                self.chunk_end,
-                len(data),
-                zlib.crc32(data),
-            )
+        head = b"".join(
+            [
+                _CHUNK_HEAD.pack(
+                    _OP_CHUNK,
+                    8 + 8 + 8 + 4 + 4 + len(name) + 8 + len(packed),
+                    self.chunk_start,
+                    self.chunk_end,
+                    len(data),
+                    zlib.crc32(data),
+                ),
+                _U32.pack(len(name)),
+                name,
+                _U64.pack(len(packed)),
+            ]
         )
-        record += _U32.pack(len(name))
-        record += name
-        record += _U64.pack(len(packed))
-        record += packed
-        self._emit(bytes(record))
+        # The head and the records written apart: the same bytes, without two copies
+        # of the (compressed) records.
+        self._emit(head)
+        self._emit(packed)
         index_start = self.base + self.position
         offsets: dict[int, int] = {}
         indexes = bytearray()
@@ -276,7 +280,7 @@ class McapWriter:
                 message_start_time=self.chunk_start,
                 message_end_time=self.chunk_end,
                 chunk_start_offset=start,
-                chunk_length=len(record),
+                chunk_length=len(head) + len(packed),
                 message_index_offsets=offsets,
                 message_index_length=len(indexes),
                 compression=self.compression,

@@ -13,13 +13,16 @@ The bus's state (`BusState`: its clock, whether a delivery is in
 progress, the next sequence, the last stamp) is read and written under the
 bus's lock, exactly as the bus's other paths do; the bus hands this object its route
 cache, its pending queue and the helpers it needs. This module imports
-nothing from simclock (the pure build runs the same source).
+nothing from simclock but the two sink classes it calls natively (the pure
+build runs the same source).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, final
+
+from simclock.core._mcap_records import LineSink, TopicSink
 
 __all__ = ["BusState", "SinkSender"]
 
@@ -113,7 +116,16 @@ class SinkSender:
                 # message can be sequenced or delivered until every sink has this one.
                 for sink, sub in sinks:
                     try:
-                        sink(stamp, seq, encoded)
+                        # The sinks simclock makes (a Fingerprinter's, a Recorder's) are
+                        # called natively; the call is the same.
+                        if type(sink) is LineSink:
+                            line_sink: LineSink = sink
+                            line_sink.__call__(stamp, seq, encoded)
+                        elif type(sink) is TopicSink:
+                            topic_sink: TopicSink = sink
+                            topic_sink.__call__(stamp, seq, encoded)
+                        else:
+                            sink(stamp, seq, encoded)
                     except Exception as exc:  # C-BUS-4: reported once all sinks have it
                         if failures is None:
                             failures = []
