@@ -56,7 +56,9 @@ from simclock.core._entry import (
 from simclock.core._errors import SimclockRuntimeError, SimclockTypeError, SimclockValueError
 from simclock.core._failure import publish_callback_failure
 from simclock.core._heap import LazyHeap
+from simclock.core._kernels import StepHook
 from simclock.core._names import check_callable, safe_repr
+from simclock.core._phases import Phases
 from simclock.core._protocols import Callback, Handle
 from simclock.core._random import DrawObserver, SeededRandomSource
 from simclock.core._source import TimedSource, check_timed_source
@@ -387,10 +389,15 @@ class HeapSimClock:
         k = self._now // step_ns + 1
         boundary = k * step_ns
         at = None if source is None else source.next_ns()
+        # MuJoCo's step hook, called natively (the same call).
+        step_hook = hook if type(hook) is StepHook else None
         while boundary <= target_ns:
             at = self._run_to(boundary - 1, source, at)
             try:
-                hook(k)
+                if step_hook is not None:
+                    step_hook.__call__(k)
+                else:
+                    hook(k)
             except Exception as exc:
                 on_hook_failure(k, exc)
             k += 1
@@ -403,6 +410,8 @@ class HeapSimClock:
         Returns the source's next time after the last fire (or ``at`` unchanged).
         """
         if source is not None:
+            # A session's phases, run natively (the same calls as fire and next_ns).
+            phases = source if type(source) is Phases else None
             while at is not None and at <= target:
                 self._fire(at - 1)
                 if at < self._now:
@@ -412,10 +421,13 @@ class HeapSimClock:
                 self._now = at
                 self._running = True
                 try:
-                    source.fire(at)
+                    if phases is not None:
+                        phases.tick(at)
+                    else:
+                        source.fire(at)
                 finally:
                     self._running = False
-                at = source.next_ns()
+                at = source.next_ns() if phases is None else phases.due
         self._fire(target)
         self._now = target
         return at

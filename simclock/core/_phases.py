@@ -144,6 +144,20 @@ class Phases:
         # tick has work (a /clock message, an acquisition, a delivery or a controller).
         self.due: int | None = None
 
+    # The session's TimedSource (C-GRID-2): the clock runs the phases at every boundary
+    # where the session has work, before the entries due there, so the session adds no
+    # heap entry (the clock's next_event_ns/pending_count show the user's entries only)
+    # and an idle stretch costs nothing. The compiled clock calls tick and reads due
+    # natively when its source is a Phases.
+
+    def fire(self, at_ns: int) -> None:
+        """``TimedSource.fire``: run the phases due at ``at_ns`` (the clock's ``now``)."""
+        self.tick(at_ns)
+
+    def next_ns(self) -> int | None:
+        """``TimedSource.next_ns``: `due`, or ``None`` before the session starts."""
+        return self.due
+
     def refresh_due(self) -> None:
         """Recompute `due`, the first boundary with work: O(components)."""
         due: int | None = None if self.clock_message is None else self.next_clock_ns

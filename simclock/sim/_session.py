@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -244,7 +243,7 @@ class Session:
             self._phases.clock_message = clock_message
             self._phases.clock_period = self._clock_period
         # Last: a clock that already runs a session refuses, and nothing above leaked.
-        clock.attach_source(_Phases(self))
+        clock.attach_source(self._phases)  # its TimedSource: the clock runs the phases
 
     # -- the plan -----------------------------------------------------------
 
@@ -493,25 +492,3 @@ class Session:
             exc,
             {"component": comp.component_id},
         )
-
-
-class _Phases:
-    """A session's phases as the `TimedSource` of its grid clock.
-
-    The clock runs them at every boundary where the session has work, before
-    the entries due there, so the session adds no heap entry (the clock's
-    ``next_event_ns``/``pending_count`` show the user's entries only) and an idle
-    stretch costs nothing. Kept apart from `Session` so its public API
-    stays the session's.
-    """
-
-    __slots__ = ("_session", "fire", "next_ns")
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        phases = session._phases
-        self.fire = phases.tick
-        """``fire(at_ns)``: run the phases due at ``at_ns`` (the clock's ``now``)."""
-        # getattr in a partial: the clock asks once per boundary, with no Python frame.
-        self.next_ns = partial(getattr, phases, "due")
-        """``next_ns()``: the next boundary with work, or ``None`` before the session starts."""
