@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
+from simclock.core._kernels import PdStep, SliceReader
 from simclock.core._sample import Sample
+from simclock.core._sender import SinkSender
 
 __all__ = ["Component", "Phases"]
 
@@ -199,7 +201,12 @@ class Phases:
                 nominal_ns = comp.take(now)
                 try:
                     if comp.floats:
-                        values: tuple[Any, ...] = comp.fn(comp.noise)
+                        fn = comp.fn
+                        if type(fn) is SliceReader:  # the built-in reader, called natively
+                            reader: SliceReader = fn
+                            values: tuple[Any, ...] = reader.__call__(comp.noise)
+                        else:
+                            values = fn(comp.noise)
                     else:
                         values = tuple(map(float, comp.fn(comp.noise)))
                 except Exception as exc:
@@ -255,23 +262,37 @@ class Phases:
             _, _, sample, comp, encoded = heapq.heappop(deliveries)
             latest[comp.device_id] = sample
             samples.append(sample)
-            comp.send(encoded, None, sample.to_json)
+            _send(comp.send, encoded, None, sample.to_json)
         for sample, comp, encoded in at_once:
             latest[comp.device_id] = sample
             samples.append(sample)
-            comp.send(encoded, None, sample.to_json)
+            _send(comp.send, encoded, None, sample.to_json)
         # 4. controllers, seeing every sample delivered so far.
         for comp in self.controllers:
             while comp.next_at <= now:
                 comp.take(now)
                 try:
-                    command = comp.fn(self.latest_view)
+                    fn = comp.fn
+                    if type(fn) is PdStep:  # the built-in controller, called natively
+                        pd: PdStep = fn
+                        command: Any = pd.__call__(self.latest_view)
+                    else:
+                        command = fn(self.latest_view)
                     if comp.encodes:
                         payload, encoded = command
-                        comp.send(encoded, payload, None)
+                        _send(comp.send, encoded, payload, None)
                     elif command is not None:
                         payload = dict(command)
-                        comp.send(self.encode(payload), payload, None)
+                        _send(comp.send, self.encode(payload), payload, None)
                 except Exception as exc:
                     self.failed(comp, exc)
         self.refresh_due()
+
+
+def _send(send: Send, encoded: bytes | None, payload: Any, make_payload: Any) -> None:
+    """``send(encoded, payload, make_payload)``; a `SinkSender` (``Bus.sender``'s) natively."""
+    if type(send) is SinkSender:
+        sender: SinkSender = send
+        sender.__call__(encoded, payload, make_payload)
+    else:
+        send(encoded, payload, make_payload)
