@@ -21,7 +21,7 @@ EQUIVALENT: dict[str, str] = {
         "the exponential search quadruples instead of doubling: lo_k still only takes grid "
         "indexes below now, so the binary search that follows finds the same first index"
     ),
-    "simclock/core/_heapclock.py:213:core/ReplaceComparisonOperator_IsNot_NotEq:1": (
+    "simclock/core/_heapclock.py:215:core/ReplaceComparisonOperator_IsNot_NotEq:1": (
         "kind is a type object: `kind != _FUNCTION` is `kind is not _FUNCTION` (types compare "
         "by identity)"
     ),
@@ -96,7 +96,7 @@ UNDECIDED: dict[str, str] = {
     "simclock/core/_entry.py:40:core/NumberReplacer:11": (
         "_FAILED equal to _FIRED: only a one-shot's stats().failed changes; " + _NO_FAILED_COUNT
     ),
-    "simclock/core/_heapclock.py:511:core/ReplaceComparisonOperator_GtE_Eq:1": _OVERRUN,
+    "simclock/core/_heapclock.py:523:core/ReplaceComparisonOperator_GtE_Eq:1": _OVERRUN,
     "simclock/core/_random.py:261:core/ReplaceComparisonOperator_LtE_NotEq:0": (
         "uniform(a, b) refusing a == b and accepting a > b: " + _DRAW_ARGUMENTS
     ),

@@ -261,10 +261,9 @@ class McapWriter:
                 _U64.pack(len(packed)),
             ]
         )
-        # The head and the records written apart: the same bytes, without two copies
-        # of the (compressed) records.
-        self._emit(head)
-        self._emit(packed)
+        # One write per record, as the Writer: a process killed mid-run leaves the file
+        # at a record's end (in a buffered stream), and one copy of the records, not two.
+        self._emit(b"".join([head, packed]))
         index_start = self.base + self.position
         offsets: dict[int, int] = {}
         indexes = bytearray()
