@@ -358,3 +358,16 @@ def test_C_DEV_2_sample_keeps_a_str_subclass_as_a_plain_str_and_cannot_be_subcla
 
         class Mine(Sample):  # type: ignore[misc]
             pass
+
+
+def test_C_NATIVE_1_a_sessions_samples_are_the_compiled_sample_when_the_core_is() -> None:
+    """The phases build `Sample` natively: the class is compiled with the core, or pure with it."""
+    import simclock
+
+    assert ("__mypyc_attrs__" in vars(Sample)) is simclock.COMPILED
+    session = Session(GridClock(0, 2 * MS))
+    session.add_sensor(SensorSpec("enc0", 2 * MS), _zero)
+    session.start()
+    session.clock.advance(4 * MS)
+    assert [type(s) for s in session.samples] == [Sample, Sample, Sample]
+    assert session.samples[2] == Sample("enc0", 2, 0, 0, 4 * MS, 4 * MS, 4 * MS, 4 * MS, (0.0,))
