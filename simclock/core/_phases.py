@@ -11,7 +11,9 @@ objects, and the per-firing bookkeeping is native int arithmetic.
 It builds each `Sample` (compiled with it: a direct C call) and knows nothing
 of JSON or the bus: the session hands it the callables that make a sample's
 canonical JSON template and a command's encoding, and each component's
-``send`` (``Bus.sender``). It imports nothing from simclock but `Sample`.
+``send`` (``Bus.sender``). From simclock it imports only the compiled classes
+it builds or calls natively: `Sample`, the built-in reader and controller,
+and the bus's sender.
 """
 
 from __future__ import annotations
@@ -104,13 +106,13 @@ class Component:
 class Phases:
     """The components of a session and the work of one boundary (`tick`).
 
-    ``template(device_json,
-    episode, episode_start_ns, n, at_now)`` is the bytes template of its canonical JSON
-    for ``n`` finite float values (``template % (acquisition, delivery, index,
-    nominal, requested, *values)``; with ``at_now`` the four times are the
-    same ``bytes``, the boundary's decimal digits); ``encode(payload)`` is a command's
-    canonical JSON or ``None``; ``failed(component, exc)`` reports a failed
-    firing (C-ERR-1). ``latest`` and ``samples`` are the session's own
+    ``template(device_json, episode, episode_start_ns, n, at_now)`` is the bytes
+    template of a sample's canonical JSON for ``n`` finite float values
+    (``template % (acquisition, delivery, index, nominal, requested, *values)``;
+    with ``at_now`` the four times are the same ``bytes``, the boundary's
+    decimal digits); ``encode(payload)`` is a command's canonical JSON or
+    ``None``; ``failed(component, exc)`` reports a failed firing (C-ERR-1).
+    ``latest`` and ``samples`` are the session's own
     mapping and list, updated in place.
     """
 
@@ -189,7 +191,8 @@ class Phases:
         deliveries = self.deliveries
         at_once: list[tuple[Any, Component, bytes | None]] = []
         # The times and counters below are native ints; a Python object is made once for
-        # each (typed Any), for the sample's slot, its JSON and the heap alike.
+        # each (typed Any), for the sample's JSON and the heap alike (the compiled Sample
+        # stores them natively).
         now_obj: Any = now
         episode: Any = self.episode
         episode_start: Any = self.episode_start
